@@ -1,0 +1,142 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/memctl/memctl/mdmem"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newAddCmd) }
+
+type addOptions struct {
+	Content    string
+	Category   string
+	Source     string
+	Scope      []string
+	Refs       []string
+	Tags       []string
+	Topic      string
+	Confidence float64
+	HasConf    bool
+	JSON       bool
+}
+
+// maxJSONLine caps one line of `add --json` / `import` input.
+const maxJSONLine = 1 << 20
+
+func newAddCmd(f *Factory) *cobra.Command {
+	opts := &addOptions{}
+	cmd := &cobra.Command{
+		Use:   "add [content]",
+		Short: "Queue a candidate memory for the next consolidation",
+		Long: `Add queues candidate memories in .memctl/queue/, one file each, for
+memctl consolidate to merge into the memory. It never touches MEMORY.md and
+takes no lock, so any number of agents can add at once.
+
+With --json, candidates are read from standard input as JSON Lines, one
+object per line: {"content", "category", "source", "created_at", "scope",
+"confidence", "refs", "topic", "tags"}. Lines that are not valid are
+reported with their line number; the valid ones are queued.
+
+Categories: preference, constraint, decision (core profile), fact, incident,
+lesson, note, todo (topic files). The candidate ids are printed, one a line.`,
+		Example: `  memctl add "Example code uses Python 3.11" --category preference --source user_explicit
+  memctl add "Order cache is Redis plus a local cache" -c decision --scope project:order-service --ref session:2026-01-08
+  echo '{"content":"Order cache is Redis plus a local cache","category":"decision"}' | memctl add --json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Content = args[0]
+			}
+			opts.HasConf = cmd.Flags().Changed("confidence")
+			if opts.JSON == (len(args) == 1) {
+				return FlagErrorf("give the content as an argument, or --json with JSON Lines on stdin")
+			}
+			return runAdd(cmd.Context(), f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Category, "category", "c", "note", "category: "+strings.Join(mdmem.CategoryNames(), ", "))
+	fl.StringVarP(&opts.Source, "source", "s", "user_explicit", "where it came from: user_explicit, inference, session_summary, tool, …")
+	fl.StringSliceVar(&opts.Scope, "scope", nil, "scope, e.g. project:order-service (repeatable; none = global)")
+	fl.StringSliceVar(&opts.Refs, "ref", nil, "reference: session id, dialog turn, file, URL (repeatable)")
+	fl.StringSliceVar(&opts.Tags, "tag", nil, "label for retrieval (repeatable)")
+	fl.StringVar(&opts.Topic, "topic", "", "topic file to keep it in (topics/<topic>.md)")
+	fl.Float64Var(&opts.Confidence, "confidence", 0, "confidence in [0,1]")
+	fl.BoolVar(&opts.JSON, "json", false, "read JSON Lines candidates from stdin")
+	return cmd
+}
+
+func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
+	s, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	now := f.Now()
+	maxBytes := s.Config.Add.MaxContentBytes
+	if !opts.JSON {
+		c := &mdmem.Candidate{Content: opts.Content, Category: opts.Category, Source: opts.Source,
+			Scope: opts.Scope, Refs: opts.Refs, Tags: opts.Tags, Topic: opts.Topic}
+		if opts.HasConf {
+			c.Confidence = &opts.Confidence
+		}
+		if err := c.Normalize(now, maxBytes, nil); err != nil {
+			return fmt.Errorf("candidate not queued: %w", err)
+		}
+		ids, err := mdmem.Enqueue(ctx, s.Dir, []*mdmem.Candidate{c}, now)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(f.IO.Out, ids[0])
+		return nil
+	}
+	cands, bad, err := readCandidates(f, maxBytes)
+	if err != nil {
+		return err
+	}
+	ids, err := mdmem.Enqueue(ctx, s.Dir, cands, now)
+	for _, id := range ids {
+		fmt.Fprintln(f.IO.Out, id)
+	}
+	if err != nil {
+		return fmt.Errorf("queued %d of %d valid candidates, then: %w", len(ids), len(cands), err)
+	}
+	if bad > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: queued %d %s; %d %s rejected (nothing else was written)\n",
+			len(ids), pluralize(len(ids), "candidate", "candidates"), bad, pluralize(bad, "line", "lines"))
+		return &ExitError{Code: ExitFailure}
+	}
+	return nil
+}
+
+// readCandidates reads and normalises JSON Lines from stdin, reporting each
+// bad line on stderr. It returns the valid candidates and the number of bad
+// lines.
+func readCandidates(f *Factory, maxBytes int) ([]*mdmem.Candidate, int, error) {
+	var cands []*mdmem.Candidate
+	bad := 0
+	t := f.Now()
+	err := mdmem.DecodeJSONLines(f.IO.In, maxJSONLine, func(line int, c *mdmem.Candidate, err error) error {
+		if err == nil {
+			err = c.Normalize(t, maxBytes, nil)
+		}
+		if err != nil {
+			bad++
+			fmt.Fprintf(f.IO.ErrOut, "memctl: line %d: %v\n", line, err)
+			return nil
+		}
+		cands = append(cands, c)
+		return nil
+	})
+	return cands, bad, err
+}
+
+func pluralize(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,92 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/memctl/memctl/mdmem"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newImportCmd) }
+
+type importOptions struct {
+	File        string
+	SkipInvalid bool
+	JSON        bool
+}
+
+func newImportCmd(f *Factory) *cobra.Command {
+	opts := &importOptions{}
+	cmd := &cobra.Command{
+		Use:   "import [file.jsonl]",
+		Short: "Bulk-load entries straight into the memory (no queue, no LLM)",
+		Long: `Import reads JSON Lines in the schema of add --json (from the file, or
+stdin) and writes the entries straight into the memory in one commit: ids
+are allocated per category, core categories go to their section of the core
+profile, entries with a topic and other categories go to
+topics/<topic or category>.md, and the topic index is kept up to date.
+
+Import is all or nothing: if any line is invalid, every bad line is
+reported and nothing is imported, unless --skip-invalid is given.`,
+		Example: `  memctl import notes.jsonl
+  memctl import --skip-invalid < export.jsonl
+  memctl import notes.jsonl --json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.File = args[0]
+			}
+			return runImport(cmd.Context(), f, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.SkipInvalid, "skip-invalid", false, "import the valid lines even if some are invalid")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
+	s, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.File != "" && opts.File != "-" {
+		fh, err := os.Open(opts.File)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		io := *f.IO
+		io.In = fh
+		f = &Factory{IO: &io, DirArg: f.DirArg, Getenv: f.Getenv, Now: f.Now}
+	}
+	cands, bad, err := readCandidates(f, s.Config.Add.MaxContentBytes)
+	if err != nil {
+		return err
+	}
+	if bad > 0 && !opts.SkipInvalid {
+		return &HintError{Err: fmt.Errorf("%d invalid %s; nothing imported", bad, pluralize(bad, "line", "lines")),
+			Hint: "fix the lines above, or pass --skip-invalid to import the rest"}
+	}
+	res, err := s.Import(ctx, cands)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return writeJSON(f.IO.Out, struct {
+			*mdmem.ImportResult
+			Invalid int `json:"invalid"`
+		}{res, bad})
+	}
+	fmt.Fprintf(f.IO.Out, "imported %d %s", len(res.IDs), pluralize(len(res.IDs), "entry", "entries"))
+	if res.Commit != "" {
+		fmt.Fprintf(f.IO.Out, " (commit %s)", short(res.Commit))
+	}
+	fmt.Fprintln(f.IO.Out)
+	if bad > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: skipped %d invalid %s\n", bad, pluralize(bad, "line", "lines"))
+		return &ExitError{Code: ExitFailure}
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/memctl/memctl/mdmem"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newLintCmd) }
+
+type lintOptions struct{ JSON bool }
+
+func newLintCmd(f *Factory) *cobra.Command {
+	opts := &lintOptions{}
+	cmd := &cobra.Command{
+		Use:   "lint",
+		Short: "Report format problems in the memory files",
+		Long: `Lint checks MEMORY.md and the topic files against the format
+(docs/FORMAT.md) and prints each problem as file:line: message. It changes
+nothing. Exit status 1 when there is any problem, 0 when there is none.`,
+		Example: `  memctl lint
+  memctl lint --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLint(cmd.Context(), f, opts) },
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runLint(ctx context.Context, f *Factory, opts *lintOptions) error {
+	s, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	mem, err := s.Load(ctx)
+	if err != nil {
+		return err
+	}
+	ps := mem.Lint()
+	if opts.JSON {
+		if ps == nil {
+			ps = []mdmem.Problem{}
+		}
+		if err := writeJSON(f.IO.Out, ps); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range ps {
+			fmt.Fprintln(f.IO.Out, p.String())
+		}
+	}
+	if len(ps) > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: %d %s\n", len(ps), pluralize(len(ps), "problem", "problems"))
+		return &ExitError{Code: ExitFailure}
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/memctl/memctl/mdmem"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newListCmd) }
+
+type listOptions struct {
+	Place    string
+	Category string
+	Topic    string
+	JSON     bool
+}
+
+func newListCmd(f *Factory) *cobra.Command {
+	opts := &listOptions{}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List memory entries by section",
+		Long: `List prints the entries of MEMORY.md and the topic files, grouped by
+section: core profile, pending confirmation, topic files, archive. Filters
+narrow the list; --json prints one array of entries for scripts.`,
+		Example: `  memctl list
+  memctl list --place core
+  memctl list --category decision --json
+  memctl list --topic db-notes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runList(cmd.Context(), f, opts) },
+	}
+	cmd.Flags().StringVar(&opts.Place, "place", "", "only entries in: core, pending, topic, archive, other")
+	cmd.Flags().StringVar(&opts.Category, "category", "", "only entries of this category")
+	cmd.Flags().StringVar(&opts.Topic, "topic", "", "only entries of this topic file")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runList(ctx context.Context, f *Factory, opts *listOptions) error {
+	switch opts.Place {
+	case "", "core", "pending", "topic", "archive", "other":
+	default:
+		return FlagErrorf("unknown --place %q (want core, pending, topic, archive or other)", opts.Place)
+	}
+	s, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	mem, err := s.Load(ctx)
+	if err != nil {
+		return err
+	}
+	var sel []*mdmem.Entry
+	for _, e := range mem.Entries() {
+		if opts.Place != "" && string(e.Place) != opts.Place ||
+			opts.Category != "" && e.Category != opts.Category ||
+			opts.Topic != "" && e.Topic != opts.Topic {
+			continue
+		}
+		sel = append(sel, e)
+	}
+	if opts.JSON {
+		if sel == nil {
+			sel = []*mdmem.Entry{}
+		}
+		return writeJSON(f.IO.Out, sel)
+	}
+	group := ""
+	for _, e := range sel {
+		g := e.File
+		if e.Section != "" && e.File == mdmem.MainFile {
+			g += " · " + e.Section
+		}
+		if g != group {
+			if group != "" {
+				fmt.Fprintln(f.IO.Out)
+			}
+			fmt.Fprintf(f.IO.Out, "%s\n", g)
+			group = g
+		}
+		fmt.Fprintf(f.IO.Out, "  %s\n", strings.TrimSuffix(strings.TrimPrefix(e.Render(), "- "), "\n"))
+	}
+	if len(sel) == 0 {
+		fmt.Fprintln(f.IO.ErrOut, "memctl: no entries")
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/memctl/memctl/mdmem"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newQueueCmd) }
+
+type queueOptions struct{ JSON bool }
+
+func newQueueCmd(f *Factory) *cobra.Command {
+	opts := &queueOptions{}
+	cmd := &cobra.Command{
+		Use:   "queue",
+		Short: "List candidate memories awaiting consolidation",
+		Long: `Queue lists the candidates in .memctl/queue/, oldest first. Queue files
+that cannot be read are reported on stderr and left in place.`,
+		Example: `  memctl queue
+  memctl queue --json | jq length`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runQueue(cmd.Context(), f, opts) },
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runQueue(ctx context.Context, f *Factory, opts *queueOptions) error {
+	s, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	cands, bad, err := mdmem.ReadQueue(ctx, s.Dir)
+	if err != nil {
+		return err
+	}
+	for _, b := range bad {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s: %v (left in place)\n", b.File, b.Err)
+	}
+	if opts.JSON {
+		if cands == nil {
+			cands = []*mdmem.Candidate{}
+		}
+		return writeJSON(f.IO.Out, cands)
+	}
+	for _, c := range cands {
+		fmt.Fprintf(f.IO.Out, "%s  %-10s %s\n", c.ID, c.Category, snippet(c.Content, 80))
+	}
+	if len(cands) == 0 {
+		fmt.Fprintln(f.IO.ErrOut, "memctl: the queue is empty")
+	}
+	return nil
+}
+
+// snippet shortens s to at most n runes on one line.
+func snippet(s string, n int) string {
+	s = mdmem.OneLine(s)
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,232 @@
+// Package cmd is memctl's command line: one thin file per subcommand that
+// parses flags into an options struct and calls into mdmem, consolidate or
+// inject. Errors are mapped to exit codes here and nowhere else.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/memctl/memctl/mdmem"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, documented in `memctl --help` and the README.
+const (
+	ExitOK        = 0   // success
+	ExitFailure   = 1   // an error, or lint found problems
+	ExitUsage     = 2   // bad flags or arguments
+	ExitLocked    = 3   // another memctl holds the memory's lock
+	ExitCancelled = 130 // interrupted (Ctrl-C, SIGTERM)
+)
+
+// Version is set at build time with -ldflags "-X github.com/memctl/memctl/cmd.Version=…".
+var Version = "dev"
+
+// IOStreams are the standard streams a command uses; tests replace them.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	// InTTY and ErrTTY tell whether stdin / stderr are terminals.
+	InTTY, ErrTTY bool
+}
+
+// Factory builds the dependencies commands need, lazily.
+type Factory struct {
+	IO     *IOStreams
+	DirArg string // --dir
+	Getenv func(string) string
+	Now    func() time.Time
+}
+
+// MemoryDir resolves the memory directory: --dir, then MEMCTL_DIR, then the
+// nearest parent holding .memctl/, then $XDG_DATA_HOME/memctl (or
+// ~/.local/share/memctl).
+func (f *Factory) MemoryDir() (string, error) {
+	if f.DirArg != "" {
+		return filepath.Abs(f.DirArg)
+	}
+	if d := f.Getenv("MEMCTL_DIR"); d != "" {
+		return filepath.Abs(d)
+	}
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			if fi, err := os.Stat(filepath.Join(d, mdmem.MarkerDir)); err == nil && fi.IsDir() {
+				return d, nil
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if x := f.Getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "memctl"), nil
+	}
+	home := f.Getenv("HOME")
+	if home == "" {
+		return "", errors.New("cannot choose a memory directory: no --dir, MEMCTL_DIR, .memctl/ in a parent, XDG_DATA_HOME or HOME")
+	}
+	return filepath.Join(home, ".local", "share", "memctl"), nil
+}
+
+// Store opens the memory directory.
+func (f *Factory) Store(ctx context.Context) (*mdmem.Store, error) {
+	dir, err := f.MemoryDir()
+	if err != nil {
+		return nil, err
+	}
+	s, err := mdmem.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	s.Now = f.Now
+	return s, nil
+}
+
+// FlagError is a usage error: wrong flags or arguments.
+type FlagError struct{ Err error }
+
+func (e *FlagError) Error() string { return e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+// FlagErrorf returns a usage error.
+func FlagErrorf(format string, args ...any) error {
+	return &FlagError{Err: fmt.Errorf(format, args...)}
+}
+
+// ExitError ends the command with a given code after it has printed what it
+// had to say (e.g. lint found problems). Msg, if set, is printed as an error.
+type ExitError struct {
+	Code int
+	Msg  string
+}
+
+func (e *ExitError) Error() string {
+	if e.Msg != "" {
+		return e.Msg
+	}
+	return fmt.Sprintf("exit status %d", e.Code)
+}
+
+// HintError carries a hint printed after the error.
+type HintError struct {
+	Err  error
+	Hint string
+}
+
+func (e *HintError) Error() string { return e.Err.Error() }
+func (e *HintError) Unwrap() error { return e.Err }
+
+// command constructors registered by each subcommand file's init.
+var commands []func(*Factory) *cobra.Command
+
+func register(ctor func(*Factory) *cobra.Command) { commands = append(commands, ctor) }
+
+// NewRootCmd builds the memctl command tree.
+func NewRootCmd(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "memctl",
+		Short: "Durable, budgeted memory for long-running LLM agents",
+		Long: `memctl keeps an agent's memory as human-editable Markdown in a git repository.
+
+Agents queue candidate memories (add, extract); a cron job consolidates them
+(consolidate); agent wrappers print a token-budgeted memory block before each
+model call (inject). People edit MEMORY.md by hand, read git log, and forget
+entries. Every rewrite is a git commit.
+
+The memory directory is --dir, else $MEMCTL_DIR, else the nearest parent
+holding .memctl/, else $XDG_DATA_HOME/memctl (~/.local/share/memctl).
+
+Exit status: 0 ok; 1 error (or lint found problems); 2 usage error;
+3 the memory is locked by another memctl; 130 interrupted.`,
+		Example: `  memctl init ~/agent-memory
+  memctl --dir ~/agent-memory add "Example code uses Python 3.11" --category preference
+  memctl --dir ~/agent-memory list
+  memctl --dir ~/agent-memory inject --task "fix the slow report API" --budget 4000`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	root.SetVersionTemplate("memctl {{.Version}}\n")
+	root.PersistentFlags().StringVarP(&f.DirArg, "dir", "C", "", "memory directory (default: $MEMCTL_DIR, nearest .memctl/, XDG data home)")
+	root.SetIn(f.IO.In)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &FlagError{Err: err} })
+	subs := make([]*cobra.Command, 0, len(commands))
+	for _, ctor := range commands {
+		subs = append(subs, ctor(f))
+	}
+	sort.Slice(subs, func(i, j int) bool { return subs[i].Name() < subs[j].Name() })
+	root.AddCommand(subs...)
+	return root
+}
+
+// Main runs memctl with args and returns the exit code.
+func Main(args []string) int {
+	f := &Factory{
+		IO:     &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, InTTY: isTerminal(os.Stdin), ErrTTY: isTerminal(os.Stderr)},
+		Getenv: os.Getenv,
+		Now:    time.Now,
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, f, args)
+}
+
+// Run executes the command tree with a prepared factory; tests call it.
+func Run(ctx context.Context, f *Factory, args []string) int {
+	root := NewRootCmd(f)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	return reportError(f.IO.ErrOut, root, err, ctx)
+}
+
+func reportError(w io.Writer, root *cobra.Command, err error, ctx context.Context) int {
+	var exitErr *ExitError
+	if errors.As(err, &exitErr) {
+		if exitErr.Msg != "" {
+			fmt.Fprintf(w, "memctl: error: %s\n", exitErr.Msg)
+		}
+		return exitErr.Code
+	}
+	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
+		fmt.Fprintln(w, "memctl: error: interrupted; nothing was left half written")
+		return ExitCancelled
+	}
+	fmt.Fprintf(w, "memctl: error: %s\n", err)
+	var hint *HintError
+	if errors.As(err, &hint) && hint.Hint != "" {
+		fmt.Fprintf(w, "memctl: hint: %s\n", hint.Hint)
+	}
+	var flagErr *FlagError
+	if errors.As(err, &flagErr) {
+		fmt.Fprintln(w, "memctl: hint: see `memctl --help` or `memctl <command> --help`")
+		return ExitUsage
+	}
+	if errors.Is(err, mdmem.ErrLocked) {
+		fmt.Fprintln(w, "memctl: hint: another memctl is writing this memory; retry later (writers wait up to git.lock_wait)")
+		return ExitLocked
+	}
+	if errors.Is(err, mdmem.ErrNotMemory) {
+		return ExitFailure
+	}
+	return ExitFailure
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,151 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/memctl/memctl/mdmem"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newShowCmd) }
+
+type showOptions struct {
+	IDs  []string
+	JSON bool
+}
+
+func newShowCmd(f *Factory) *cobra.Command {
+	opts := &showOptions{}
+	cmd := &cobra.Command{
+		Use:   "show <id>...",
+		Short: "Show entries (or queued candidates) with all their metadata",
+		Long: `Show prints one or more entries with every metadata field and where they
+live (file and line), from anywhere in the memory: core profile, pending
+confirmation, topic files and archive. A candidate id (c…) shows the queued
+candidate.`,
+		Example: `  memctl show pref-001
+  memctl show dec-014 dec-007 --json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.IDs = args
+			return runShow(cmd.Context(), f, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runShow(ctx context.Context, f *Factory, opts *showOptions) error {
+	s, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	mem, err := s.Load(ctx)
+	if err != nil {
+		return err
+	}
+	var queue map[string]*mdmem.Candidate
+	var out []any
+	for _, id := range opts.IDs {
+		if e := mem.Find(id); e != nil {
+			out = append(out, e)
+			continue
+		}
+		if queue == nil {
+			cands, _, err := mdmem.ReadQueue(ctx, s.Dir)
+			if err != nil {
+				return err
+			}
+			queue = map[string]*mdmem.Candidate{}
+			for _, c := range cands {
+				queue[c.ID] = c
+			}
+		}
+		if c := queue[id]; c != nil {
+			out = append(out, c)
+			continue
+		}
+		return &HintError{Err: fmt.Errorf("no entry or queued candidate %q", id), Hint: "`memctl list` shows the entries, `memctl queue` the candidates"}
+	}
+	if opts.JSON {
+		if len(out) == 1 {
+			return writeJSON(f.IO.Out, out[0])
+		}
+		return writeJSON(f.IO.Out, out)
+	}
+	for i, v := range out {
+		if i > 0 {
+			fmt.Fprintln(f.IO.Out)
+		}
+		switch v := v.(type) {
+		case *mdmem.Entry:
+			printEntry(f, v)
+		case *mdmem.Candidate:
+			printCandidate(f, v)
+		}
+	}
+	return nil
+}
+
+func printField(f *Factory, name, value string) {
+	if value != "" {
+		fmt.Fprintf(f.IO.Out, "%-13s %s\n", name+":", value)
+	}
+}
+
+func printEntry(f *Factory, e *mdmem.Entry) {
+	j := e.JSON()
+	printField(f, "id", j.ID)
+	printField(f, "category", j.Category)
+	printField(f, "content", j.Content)
+	printField(f, "source", j.Source)
+	if !j.CreatedAt.IsZero() {
+		printField(f, "created", mdmem.FormatTime(j.CreatedAt))
+	}
+	if !j.UpdatedAt.IsZero() {
+		printField(f, "updated", mdmem.FormatTime(j.UpdatedAt))
+	}
+	if !j.ExpiresAt.IsZero() {
+		printField(f, "expires", mdmem.FormatTime(j.ExpiresAt))
+	}
+	printField(f, "scope", strings.Join(j.Scope, ", "))
+	if j.Confidence != nil {
+		printField(f, "confidence", fmt.Sprint(*j.Confidence))
+	}
+	printField(f, "refs", strings.Join(j.Refs, ", "))
+	printField(f, "tags", strings.Join(j.Tags, ", "))
+	if j.SupersededBy != "" {
+		s := j.SupersededBy
+		if !j.SupersededOn.IsZero() {
+			s += " on " + mdmem.FormatTime(j.SupersededOn)
+		}
+		printField(f, "superseded by", s)
+	}
+	printField(f, "see", strings.Join(j.See, ", "))
+	printField(f, "notes", strings.Join(j.Notes, "; "))
+	where := string(j.Place)
+	if j.Section != "" {
+		where += " (" + j.Section + ")"
+	}
+	printField(f, "place", where)
+	printField(f, "file", fmt.Sprintf("%s:%d", j.File, j.Line))
+}
+
+func printCandidate(f *Factory, c *mdmem.Candidate) {
+	printField(f, "candidate", c.ID)
+	printField(f, "category", c.Category)
+	printField(f, "content", c.Content)
+	printField(f, "source", c.Source)
+	printField(f, "created", mdmem.FormatTime(c.CreatedAt))
+	printField(f, "scope", strings.Join(c.Scope, ", "))
+	if c.Confidence != nil {
+		printField(f, "confidence", fmt.Sprint(*c.Confidence))
+	}
+	printField(f, "refs", strings.Join(c.Refs, ", "))
+	printField(f, "tags", strings.Join(c.Tags, ", "))
+	printField(f, "topic", c.Topic)
+	printField(f, "queued", mdmem.FormatTime(c.QueuedAt))
+	printField(f, "place", "queue (awaiting consolidation)")
+}

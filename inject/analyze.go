@@ -1,0 +1,110 @@
+package inject
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Analyzer turns text into index terms.
+type Analyzer struct {
+	Stem      bool // apply the Porter stemmer to English words
+	StopWords bool // drop English stop words
+}
+
+// Terms appends the terms of text to dst. Words are runs of letters and
+// digits, lower-cased; apostrophes split ("Caroline's" → "caroline", "s").
+// Runs of CJK characters (Han, Hiragana, Katakana, Hangul) become
+// overlapping character bigrams (a single character stays a unigram), the
+// usual way to index text without spaces.
+func (a Analyzer) Terms(dst []string, text string) []string {
+	i := 0
+	for i < len(text) {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case isCJK(r):
+			j := i
+			var prev string
+			count := 0
+			for j < len(text) {
+				r2, n2 := utf8.DecodeRuneInString(text[j:])
+				if !isCJK(r2) {
+					break
+				}
+				cur := text[j : j+n2]
+				if prev != "" {
+					dst = append(dst, prev+cur)
+				}
+				prev = cur
+				count++
+				j += n2
+			}
+			if count == 1 {
+				dst = append(dst, prev)
+			}
+			i = j
+		case isWordRune(r):
+			j := i
+			ascii := true
+			for j < len(text) {
+				r2, n2 := utf8.DecodeRuneInString(text[j:])
+				if !isWordRune(r2) || isCJK(r2) {
+					break
+				}
+				if r2 >= utf8.RuneSelf || 'A' <= r2 && r2 <= 'Z' {
+					ascii = false
+				}
+				j += n2
+			}
+			w := text[i:j]
+			if !ascii {
+				w = strings.ToLower(w)
+			}
+			i = j
+			if a.StopWords && stopWords[w] {
+				continue
+			}
+			if a.Stem {
+				w = Stem(w)
+			}
+			dst = append(dst, w)
+		default:
+			i += n
+		}
+	}
+	return dst
+}
+
+func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+}
+
+func isCJK(r rune) bool {
+	if r < 0x2E80 {
+		return false
+	}
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+}
+
+// stopWords is a common English stop list (function words, question words,
+// auxiliaries). Content words are never on it.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a about above after again against all am an and any are aren as at
+be because been before being below between both but by can cannot could couldn
+d did didn do does doesn doing don down during each few for from further had hadn has hasn
+have haven having he her here hers herself him himself his how i if in into is isn it its
+itself just ll m me more most mustn my myself no nor not now o of off on once only or other
+our ours ourselves out over own re s same shan she should shouldn so some such t than that
+the their theirs them themselves then there these they this those through to too under until
+up ve very was wasn we were weren what when where which while who whom why will with won
+would wouldn y you your yours yourself yourselves also ever may might must shall us get got
+let like many much yet via per`) {
+		m[w] = true
+	}
+	return m
+}()

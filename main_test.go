@@ -1,0 +1,53 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/memctl/memctl/cmd"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "update testscript files with actual output")
+
+// scriptCmds holds extra testscript commands registered by other test files
+// (e.g. a fake LLM server).
+var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){}
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"memctl": func() { os.Exit(cmd.Main(os.Args[1:])) },
+	})
+}
+
+// TestScript runs the end-to-end scenarios in testdata/script.
+func TestScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end scenarios skipped in -short mode")
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("testdata", "script"),
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       *update,
+		Cmds:                scriptCmds,
+		Setup: func(env *testscript.Env) error {
+			home := filepath.Join(env.WorkDir, "home")
+			env.Setenv("HOME", home)
+			env.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			env.Setenv("GIT_AUTHOR_NAME", "Test Person")
+			env.Setenv("GIT_AUTHOR_EMAIL", "person@example.com")
+			env.Setenv("GIT_COMMITTER_NAME", "Test Person")
+			env.Setenv("GIT_COMMITTER_EMAIL", "person@example.com")
+			env.Setenv("MEMCTL_DIR", "")
+			env.Setenv("OPENAI_API_KEY", "")
+			env.Setenv("OPENAI_BASE_URL", "")
+			env.Setenv("MEMCTL_MODEL", "")
+			return os.MkdirAll(home, 0o755)
+		},
+	})
+}

@@ -1,0 +1,26 @@
+package mdmem
+
+import "fmt"
+
+// InjectConfig governs memctl inject.
+type InjectConfig struct {
+	Budget       int     `toml:"budget"`         // whole memory budget in tokens
+	CoreShare    float64 `toml:"core_share"`     // share of the budget for L1 core entries
+	CoreMaxLines int     `toml:"core_max_lines"` // physical limit of the core, lines
+	CoreMaxBytes int     `toml:"core_max_bytes"` // physical limit of the core, bytes
+	TopK         int     `toml:"top_k"`          // L2 entries retrieved; 0 = as many as fit
+	Tokenizer    string  `toml:"tokenizer"`      // "o200k", "cl100k" or "chars:N"
+	StaleDays    int     `toml:"stale_days"`     // entries older than this are labelled with their age
+	Log          bool    `toml:"log"`            // record injects in .memctl/cache for stats
+}
+
+func defaultInjectConfig() InjectConfig {
+	return InjectConfig{Budget: 4000, CoreShare: 0.15, CoreMaxLines: 200, CoreMaxBytes: 25 * 1024, TopK: 8, Tokenizer: "o200k", StaleDays: 90}
+}
+
+func (c InjectConfig) validate() error {
+	if c.Budget <= 0 || c.CoreShare < 0 || c.CoreShare > 1 || c.CoreMaxLines < 0 || c.CoreMaxBytes < 0 || c.TopK < 0 {
+		return fmt.Errorf("inject: budget must be positive, core_share in [0,1], limits and top_k not negative")
+	}
+	return nil
+}

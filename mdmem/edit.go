@@ -1,0 +1,422 @@
+package mdmem
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// splice replaces Src[start:end] with text. Inserts have start == end.
+type splice struct {
+	start, end int
+	text       string
+	seq        int
+}
+
+// Editor collects entry edits against a loaded Memory and applies them in
+// one pass per file, splicing bytes so that everything it was not asked to
+// change stays byte-identical. Offsets always refer to the sources as
+// loaded; an Editor is used once.
+type Editor struct {
+	m        *Memory
+	splices  map[string][]splice // by memory-relative path
+	created  map[string]*strings.Builder
+	titles   map[string]string // topic slug → title for new topic files
+	removed  map[*Entry]bool
+	inserted []string
+	seq      int
+	// pending headings created in this edit, so two inserts share one
+	newHeads map[string]*strings.Builder
+}
+
+// Edit starts a batch of edits on m.
+func (m *Memory) Edit() *Editor {
+	return &Editor{m: m, splices: map[string][]splice{}, created: map[string]*strings.Builder{},
+		titles: map[string]string{}, removed: map[*Entry]bool{}, newHeads: map[string]*strings.Builder{}}
+}
+
+func (ed *Editor) add(path string, start, end int, text string) {
+	ed.seq++
+	ed.splices[path] = append(ed.splices[path], splice{start, end, text, ed.seq})
+}
+
+// Target says where Insert puts an entry.
+type Target struct {
+	Place Place  // PlaceCore (by the entry's category), PlacePending, PlaceArchive or PlaceTopic
+	Topic string // topic slug, for PlaceTopic
+}
+
+// TargetFor is the default place of an entry: its core section for core
+// categories without a topic, else its topic file (the topic, or the
+// category name when it has none).
+func TargetFor(e *Entry, topic string) Target {
+	if c, ok := CategoryByName(e.Category); ok && c.Core && topic == "" {
+		return Target{Place: PlaceCore}
+	}
+	if topic == "" {
+		topic = e.Category
+	}
+	return Target{Place: PlaceTopic, Topic: topic}
+}
+
+// Remove deletes an entry's lines (nested content included).
+func (ed *Editor) Remove(e *Entry) {
+	ed.removed[e] = true
+	ed.add(e.File, e.Start, e.End, "")
+}
+
+// Replace rewrites an entry in place from its fields. Nested content under
+// the item (continuation blocks, sub-lists) is kept.
+func (ed *Editor) Replace(old *Entry, e *Entry) {
+	doc := ed.m.Doc(old.File)
+	ed.add(old.File, old.Start, old.HeadEnd, ed.renderFor(doc, e))
+}
+
+// Move removes old and inserts e at t, carrying old's nested content.
+func (ed *Editor) Move(old *Entry, e *Entry, t Target) error {
+	if err := ed.insert(e, t, nestedOf(ed.m.Doc(old.File), old)); err != nil {
+		return err
+	}
+	ed.Remove(old)
+	return nil
+}
+
+// Insert adds a new entry at t.
+func (ed *Editor) Insert(e *Entry, t Target) error { return ed.insert(e, t, "") }
+
+func nestedOf(doc *Doc, e *Entry) string {
+	if doc == nil || e.HeadEnd >= e.End {
+		return ""
+	}
+	return strings.ReplaceAll(string(doc.Src[e.HeadEnd:e.End]), "\r\n", "\n")
+}
+
+// renderFor renders e with the line ending the document uses.
+func (ed *Editor) renderFor(doc *Doc, e *Entry) string {
+	line := e.Render()
+	if doc != nil && usesCRLF(doc.Src) {
+		line = strings.ReplaceAll(line, "\n", "\r\n")
+	}
+	return line
+}
+
+func usesCRLF(src []byte) bool {
+	i := bytes.IndexByte(src, '\n')
+	return i > 0 && src[i-1] == '\r'
+}
+
+func (ed *Editor) insert(e *Entry, t Target, nested string) error {
+	ed.inserted = append(ed.inserted, e.ID)
+	text := e.Render() + nested
+	switch t.Place {
+	case PlaceTopic:
+		if err := ValidSlug(t.Topic); err != nil {
+			return err
+		}
+		return ed.insertTopic(t.Topic, text)
+	case PlaceCore:
+		c, ok := CategoryByName(e.Category)
+		if !ok || !c.Core {
+			return fmt.Errorf("entry %s: category %q has no core section", e.ID, e.Category)
+		}
+		ed.insertMain(TitleCore, c.Heading, text)
+	case PlacePending:
+		ed.insertMain(TitleCore, TitlePending, text)
+	case PlaceArchive:
+		ed.insertMain(TitleArchive, "", text)
+	default:
+		return fmt.Errorf("cannot insert into place %q", t.Place)
+	}
+	return nil
+}
+
+// SetTopicTitle sets the title (H1 and index line) used if the topic file
+// is created by this edit.
+func (ed *Editor) SetTopicTitle(slug, title string) { ed.titles[slug] = OneLine(title) }
+
+func (ed *Editor) insertTopic(slug, text string) error {
+	doc := ed.m.Topics[slug]
+	if doc == nil {
+		b := ed.created[slug]
+		if b == nil {
+			b = &strings.Builder{}
+			title := ed.titles[slug]
+			if title == "" {
+				title = strings.ToUpper(slug[:1]) + strings.ReplaceAll(slug[1:], "-", " ")
+			}
+			fmt.Fprintf(b, "# %s\n\n", title)
+			ed.created[slug] = b
+			ed.indexTopic(slug, title)
+		}
+		b.WriteString(text)
+		return nil
+	}
+	if usesCRLF(doc.Src) {
+		text = strings.ReplaceAll(text, "\n", "\r\n")
+	}
+	at := len(doc.Src)
+	if n := len(doc.Entries); n > 0 {
+		at = doc.Entries[n-1].End
+	}
+	ed.add(doc.Path, at, at, lineStartText(doc.Src, at)+text)
+	return nil
+}
+
+// lineStartText returns "\n" when an insert at off would not start a line.
+func lineStartText(src []byte, off int) string {
+	if off > 0 && off <= len(src) && src[off-1] != '\n' {
+		if usesCRLF(src) {
+			return "\r\n"
+		}
+		return "\n"
+	}
+	return ""
+}
+
+func (ed *Editor) indexTopic(slug, title string) {
+	path := TopicPath(slug)
+	for _, l := range ed.m.Main.Index {
+		if l.Path == path {
+			return
+		}
+	}
+	ed.insertMain(TitleIndex, "", fmt.Sprintf("- %s → %s\n", title, path))
+}
+
+// insertMain inserts text (one or more lines) at the end of the entries of
+// section h1/h2 of MEMORY.md, creating the headings when missing.
+func (ed *Editor) insertMain(h1, h2, text string) {
+	doc := ed.m.Main
+	if usesCRLF(doc.Src) {
+		text = strings.ReplaceAll(text, "\n", "\r\n")
+	}
+	start, end, found := doc.sectionRange(h1, h2)
+	if found {
+		at := doc.lastItemEnd(start, end, h1 == TitleIndex)
+		ed.add(doc.Path, at, at, lineStartText(doc.Src, at)+text)
+		return
+	}
+	// The section is missing: create it, once per edit, at a place
+	// consistent with the layout.
+	key := h1 + "\x00" + h2
+	if b := ed.newHeads[key]; b != nil {
+		b.WriteString(text)
+		return
+	}
+	b := &strings.Builder{}
+	ed.newHeads[key] = b
+	at, heading := doc.newSectionPoint(h1, h2)
+	nl := "\n"
+	if usesCRLF(doc.Src) {
+		nl = "\r\n"
+	}
+	prefix := lineStartText(doc.Src, at)
+	if at > 0 && !endsWithBlankLine(doc.Src[:at]) {
+		prefix += nl
+	}
+	b.WriteString(prefix + strings.ReplaceAll(heading, "\n", nl))
+	b.WriteString(text)
+	ed.seq++
+	ed.splices[doc.Path] = append(ed.splices[doc.Path], splice{start: at, end: at, seq: ed.seq, text: "\x00" + key})
+}
+
+func endsWithBlankLine(src []byte) bool {
+	return bytes.HasSuffix(src, []byte("\n\n")) || bytes.HasSuffix(src, []byte("\r\n\r\n"))
+}
+
+// sectionRange finds the byte range of section h1 (and its h2 subsection
+// when h2 != ""): from the end of its heading line to the next heading of
+// the same or a higher level.
+func (d *Doc) sectionRange(h1, h2 string) (start, end int, ok bool) {
+	in1 := false
+	for i, h := range d.Headings {
+		if h.Level == 1 {
+			in1 = strings.EqualFold(h.Title, h1)
+			if in1 && h2 == "" {
+				return h.End, d.nextHeading(i, 1), true
+			}
+			continue
+		}
+		if h2 != "" && h.Level == 2 && strings.EqualFold(h.Title, h2) && (in1 || h2 == TitlePending) {
+			return h.End, d.nextHeading(i, 2), true
+		}
+	}
+	return 0, 0, false
+}
+
+func (d *Doc) nextHeading(i, level int) int {
+	for _, h := range d.Headings[i+1:] {
+		if h.Level <= level {
+			return h.Start
+		}
+	}
+	return len(d.Src)
+}
+
+// lastItemEnd is the insertion point of a section: after its last entry (or
+// index line), else right after its heading.
+func (d *Doc) lastItemEnd(start, end int, index bool) int {
+	at := start
+	if index {
+		for _, l := range d.Index {
+			off := d.lineStart[l.Line-1]
+			if off >= start && off < end {
+				at = lineEndAt(d.Src, off)
+			}
+		}
+		return at
+	}
+	for _, e := range d.Entries {
+		if e.Start >= start && e.Start < end && e.End > at {
+			at = e.End
+		}
+	}
+	return at
+}
+
+// newSectionPoint decides where a missing section goes and returns the
+// heading text to write there.
+func (d *Doc) newSectionPoint(h1, h2 string) (int, string) {
+	order := []string{TitleCore, TitleIndex, TitleArchive}
+	if h2 != "" {
+		heading := "## " + h2 + "\n"
+		if s, e, ok := d.sectionRange(h1, ""); ok {
+			// Before the first later core subsection, else at the end of the H1.
+			later := false
+			for _, c := range Categories {
+				if later && c.Core {
+					if hs, _, ok := d.sectionRange(h1, c.Heading); ok {
+						return d.headingStartBefore(hs), heading
+					}
+				}
+				if c.Heading == h2 {
+					later = true
+				}
+			}
+			if h2 != TitlePending {
+				if hs, _, ok := d.sectionRange(h1, TitlePending); ok {
+					return d.headingStartBefore(hs), heading
+				}
+			}
+			_ = s
+			return trimBlankTail(d.Src, e), heading
+		}
+		at, h := d.newSectionPoint(h1, "")
+		return at, h + heading
+	}
+	heading := "# " + h1 + "\n"
+	idx := 0
+	for i, t := range order {
+		if t == h1 {
+			idx = i
+		}
+	}
+	for _, t := range order[idx+1:] {
+		if s, _, ok := d.sectionRange(t, ""); ok {
+			return d.headingStartBefore(s), heading
+		}
+	}
+	return len(d.Src), heading
+}
+
+// headingStartBefore maps a section start (end of heading line) back to the
+// start of that heading line.
+func (d *Doc) headingStartBefore(sectionStart int) int {
+	for _, h := range d.Headings {
+		if h.End == sectionStart {
+			return h.Start
+		}
+	}
+	return sectionStart
+}
+
+func trimBlankTail(src []byte, end int) int {
+	for end > 0 {
+		ls := lineStartAt(src, end-1)
+		if len(bytes.TrimSpace(src[ls:end])) != 0 {
+			break
+		}
+		end = ls
+	}
+	return end
+}
+
+// Changed returns the new content of every file the edit changes or creates,
+// by memory-relative path.
+func (ed *Editor) Changed() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for path, sp := range ed.splices {
+		doc := ed.m.Doc(path)
+		if doc == nil {
+			return nil, fmt.Errorf("edit of unknown file %s", path)
+		}
+		sort.SliceStable(sp, func(i, j int) bool {
+			if sp[i].start != sp[j].start {
+				return sp[i].start < sp[j].start
+			}
+			return sp[i].seq < sp[j].seq
+		})
+		var b bytes.Buffer
+		b.Grow(len(doc.Src) + 1024)
+		pos := 0
+		for _, s := range sp {
+			if s.start < pos {
+				return nil, fmt.Errorf("%s: overlapping edits at line %d", path, doc.LineOf(s.start))
+			}
+			b.Write(doc.Src[pos:s.start])
+			if strings.HasPrefix(s.text, "\x00") {
+				b.WriteString(ed.newHeads[s.text[1:]].String())
+			} else {
+				b.WriteString(s.text)
+			}
+			pos = s.end
+		}
+		b.Write(doc.Src[pos:])
+		out[path] = b.Bytes()
+	}
+	for slug, b := range ed.created {
+		out[TopicPath(slug)] = []byte(b.String())
+	}
+	return out, ed.verify(out)
+}
+
+// verify re-parses the changed files and checks that the entries are
+// exactly those expected: every entry not removed is still there once, and
+// every inserted one is there. It is the last guard against an edit that
+// would lose or duplicate a memory.
+func (ed *Editor) verify(out map[string][]byte) error {
+	want := map[string]int{}
+	for _, e := range ed.m.Entries() {
+		if !ed.removed[e] {
+			want[e.ID]++
+		}
+	}
+	for _, id := range ed.inserted {
+		want[id]++
+	}
+	got := map[string]int{}
+	for _, d := range ed.m.Docs() {
+		if _, changed := out[d.Path]; !changed {
+			for _, e := range d.Entries {
+				got[e.ID]++
+			}
+		}
+	}
+	for path, data := range out {
+		for _, e := range ParseDoc(path, data).Entries {
+			got[e.ID]++
+		}
+	}
+	for id, n := range want {
+		if got[id] != n {
+			return fmt.Errorf("internal error: edit would leave %d copies of entry %q instead of %d; nothing written", got[id], id, n)
+		}
+	}
+	for id, n := range got {
+		if want[id] != n {
+			return fmt.Errorf("internal error: edit would leave %d copies of entry %q instead of %d; nothing written", n, id, want[id])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,385 @@
+package mdmem
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Place says where an entry lives, which decides how memctl treats it.
+type Place string
+
+// The places an entry can live in.
+const (
+	PlaceCore    Place = "core"    // a category subsection of "# Core profile" (L1)
+	PlacePending Place = "pending" // "## Pending confirmation"
+	PlaceTopic   Place = "topic"   // a topic file (L2)
+	PlaceArchive Place = "archive" // "# Archive" (L3, never injected)
+	PlaceOther   Place = "other"   // a section memctl does not know; kept verbatim
+)
+
+// Entry is one memory: a Markdown list item "- [id] content (metadata)".
+// Everything the JSON schema holds round-trips through the Markdown form.
+type Entry struct {
+	ID           string    // "dec-014"; empty for a hand-written item without id
+	Category     string    // from the section (core) or the id prefix
+	Content      string    // the fact, one line, without id and metadata
+	Source       string    // "user_explicit", "session_summary", "code review", …
+	Created      time.Time // zero if absent
+	Updated      time.Time // zero if absent
+	Expires      time.Time // zero if absent
+	Scope        []string  // "project:order-service"; empty = global
+	Confidence   float64   // meaningful only if HasConf
+	HasConf      bool      // whether a "conf" field was present
+	Refs         []string  // where the memory came from: session ids, dialog turns, files
+	Tags         []string  // labels for retrieval
+	SupersededBy string    // id of the entry that replaced this one
+	SupersededOn time.Time // when it was superseded
+	See          []string  // related entry ids (conflicts, pending questions)
+	Notes        []string  // free metadata parts kept verbatim ("pending user confirmation")
+
+	// Position, filled by the parser.
+	File    string // memory-relative path: "MEMORY.md" or "topics/x.md"
+	Topic   string // topic slug for entries of topic files
+	Place   Place
+	Section string // heading title of the section holding the entry
+	Line    int    // 1-based line of the item's marker
+	Start   int    // byte offset of the item's first line
+	End     int    // byte offset just past the item's last line (incl. newline)
+	HeadEnd int    // byte offset just past the item's first paragraph
+	Raw     string // the item's bytes as they are in the file
+	Nested  bool   // the item has more than its first paragraph (kept on edits)
+}
+
+// Field keys of the metadata trailer, in rendering order.
+const (
+	keyConf       = "conf"
+	keyScope      = "scope"
+	keyRefs       = "refs"
+	keyTags       = "tags"
+	keyUpdated    = "updated"
+	keyExpires    = "expires"
+	keySuperseded = "superseded by"
+	keySee        = "see"
+)
+
+// MetaSep separates the parts of the metadata trailer.
+const MetaSep = " · "
+
+// IsValidID reports whether id has the form prefix-number ("pref-001").
+func IsValidID(id string) bool {
+	_, _, ok := splitID(id)
+	return ok
+}
+
+// splitID splits "dec-014" into ("dec", 14).
+func splitID(id string) (string, int, bool) {
+	i := strings.LastIndexByte(id, '-')
+	if i <= 0 || i == len(id)-1 || len(id)-i-1 > 9 {
+		return "", 0, false
+	}
+	prefix := id[:i]
+	for j := 0; j < len(prefix); j++ {
+		c := prefix[j]
+		if !(c >= 'a' && c <= 'z' || j > 0 && (c >= '0' && c <= '9' || c == '_')) {
+			return "", 0, false
+		}
+	}
+	n := 0
+	for _, c := range []byte(id[i+1:]) {
+		if c < '0' || c > '9' {
+			return "", 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return prefix, n, true
+}
+
+// FormatID renders an id with at least three digits: ("dec", 14) → "dec-014".
+func FormatID(prefix string, n int) string {
+	return fmt.Sprintf("%s-%03d", prefix, n)
+}
+
+// Global reports whether the entry has no scope (visible in every scope).
+func (e *Entry) Global() bool { return len(e.Scope) == 0 }
+
+// Date is the entry's most recent date: updated if set, else created.
+func (e *Entry) Date() time.Time {
+	if !e.Updated.IsZero() {
+		return e.Updated
+	}
+	return e.Created
+}
+
+// Render renders the entry as one Markdown list item line, with newline.
+func (e *Entry) Render() string {
+	var b strings.Builder
+	b.WriteString("- ")
+	if e.ID != "" {
+		b.WriteString("[")
+		b.WriteString(e.ID)
+		b.WriteString("] ")
+	}
+	b.WriteString(OneLine(e.Content))
+	if meta := e.renderMeta(); meta != "" {
+		b.WriteString(" (")
+		b.WriteString(meta)
+		b.WriteString(")")
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func (e *Entry) renderMeta() string {
+	var parts []string
+	if e.Source != "" {
+		parts = append(parts, cleanMeta(e.Source))
+	}
+	if !e.Created.IsZero() {
+		parts = append(parts, FormatTime(e.Created))
+	}
+	if e.HasConf {
+		parts = append(parts, keyConf+" "+strconv.FormatFloat(e.Confidence, 'f', -1, 64))
+	}
+	list := func(key string, vals []string) {
+		if len(vals) > 0 {
+			clean := make([]string, 0, len(vals))
+			for _, v := range vals {
+				if v = cleanListItem(v); v != "" {
+					clean = append(clean, v)
+				}
+			}
+			if len(clean) > 0 {
+				parts = append(parts, key+" "+strings.Join(clean, ", "))
+			}
+		}
+	}
+	list(keyScope, e.Scope)
+	list(keyRefs, e.Refs)
+	list(keyTags, e.Tags)
+	if !e.Updated.IsZero() {
+		parts = append(parts, keyUpdated+" "+FormatTime(e.Updated))
+	}
+	if !e.Expires.IsZero() {
+		parts = append(parts, keyExpires+" "+FormatTime(e.Expires))
+	}
+	if e.SupersededBy != "" {
+		s := keySuperseded + " " + e.SupersededBy
+		if !e.SupersededOn.IsZero() {
+			s += " on " + FormatTime(e.SupersededOn)
+		}
+		parts = append(parts, s)
+	}
+	list(keySee, e.See)
+	for _, n := range e.Notes {
+		if n = cleanMeta(n); n != "" {
+			parts = append(parts, n)
+		}
+	}
+	return strings.Join(parts, MetaSep)
+}
+
+// cleanMeta makes a free metadata part safe to render: one line, no
+// separator, no parentheses that would end the trailer.
+func cleanMeta(s string) string {
+	s = OneLine(s)
+	s = strings.ReplaceAll(s, "·", "-")
+	s = strings.NewReplacer("(", "[", ")", "]").Replace(s)
+	return strings.TrimSpace(s)
+}
+
+func cleanListItem(s string) string {
+	return strings.TrimSpace(strings.ReplaceAll(cleanMeta(s), ",", ";"))
+}
+
+// OneLine folds whitespace runs (newlines included) into single spaces.
+func OneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// FormatTime renders a time as a date when it is midnight UTC, else as an
+// RFC 3339 UTC timestamp.
+func FormatTime(t time.Time) string {
+	t = t.UTC()
+	if t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 && t.Nanosecond() == 0 {
+		return t.Format("2006-01-02")
+	}
+	return t.Format(time.RFC3339)
+}
+
+var timeLayouts = []string{"2006-01-02", time.RFC3339, "2006-01-02T15:04Z07:00", "2006-01-02 15:04", "2006-01-02T15:04:05"}
+
+// ParseTime parses the date and time forms FORMAT.md allows.
+func ParseTime(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) < 10 || s[4] != '-' {
+		return time.Time{}, false
+	}
+	for _, l := range timeLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// parseItemText splits an item's first-paragraph text into id, content and
+// metadata. It returns problems for metadata it could not read (kept as notes).
+func parseItemText(text string, firstLineLen int, e *Entry) (problems []string) {
+	if strings.HasPrefix(text, "[") {
+		if end := strings.IndexByte(text, ']'); end > 1 && IsValidID(text[1:end]) {
+			e.ID = text[1:end]
+			cut := len(text)
+			text = strings.TrimLeft(text[end+1:], " \t")
+			firstLineLen -= cut - len(text)
+		}
+	}
+	content, meta, ok := splitTrailer(text)
+	if !ok && firstLineLen > 0 && firstLineLen < len(text) {
+		// A hand-wrapped item: the trailer may end its first line.
+		if c, m, ok1 := splitTrailer(strings.TrimSpace(text[:firstLineLen])); ok1 {
+			content, meta, ok = c+" "+strings.TrimSpace(text[firstLineLen:]), m, true
+		}
+	}
+	e.Content = content
+	if !ok {
+		return nil
+	}
+	for _, part := range strings.Split(meta, "·") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if p := e.parseMetaPart(part); p != "" {
+			problems = append(problems, p)
+		}
+	}
+	return problems
+}
+
+// splitTrailer finds a final "( … )" group that is a metadata trailer: it
+// must contain a "·" separator or be a single date.
+func splitTrailer(text string) (content, meta string, ok bool) {
+	if !strings.HasSuffix(text, ")") {
+		return text, "", false
+	}
+	depth := 0
+	for i := len(text) - 1; i >= 0; i-- {
+		switch text[i] {
+		case ')':
+			depth++
+		case '(':
+			depth--
+			if depth == 0 {
+				inner := text[i+1 : len(text)-1]
+				if strings.Contains(inner, "·") || isDate(inner) {
+					return strings.TrimSpace(text[:i]), inner, true
+				}
+				return text, "", false
+			}
+		}
+	}
+	return text, "", false
+}
+
+func isDate(s string) bool {
+	_, ok := ParseTime(s)
+	return ok
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// parseMetaPart reads one trailer part into e; it returns a problem text for
+// a known key with an unreadable value (the part is then kept as a note).
+func (e *Entry) parseMetaPart(part string) string {
+	if t, ok := ParseTime(part); ok && e.Created.IsZero() {
+		e.Created = t
+		return ""
+	}
+	key, val, _ := strings.Cut(part, " ")
+	val = strings.TrimSpace(val)
+	bad := func(what string) string {
+		e.Notes = append(e.Notes, part)
+		return fmt.Sprintf("unreadable %s in metadata part %q", what, part)
+	}
+	switch key {
+	case keyConf:
+		f, err := strconv.ParseFloat(val, 64)
+		if err != nil || f < 0 || f > 1 {
+			return bad("confidence (want a number in [0,1])")
+		}
+		e.Confidence, e.HasConf = f, true
+		return ""
+	case keyScope:
+		e.Scope = append(e.Scope, splitList(val)...)
+		return ""
+	case keyRefs:
+		e.Refs = append(e.Refs, splitList(val)...)
+		return ""
+	case keyTags:
+		e.Tags = append(e.Tags, splitList(val)...)
+		return ""
+	case keySee:
+		e.See = append(e.See, splitList(val)...)
+		return ""
+	case keyUpdated, keyExpires:
+		t, ok := ParseTime(val)
+		if !ok {
+			return bad(key + " date")
+		}
+		if key == keyUpdated {
+			e.Updated = t
+		} else {
+			e.Expires = t
+		}
+		return ""
+	case "superseded":
+		rest, ok := strings.CutPrefix(val, "by ")
+		if !ok {
+			break
+		}
+		id, on, _ := strings.Cut(strings.TrimSpace(rest), " on ")
+		e.SupersededBy = strings.TrimSpace(id)
+		if on != "" {
+			t, ok := ParseTime(on)
+			if !ok {
+				return bad("superseded date")
+			}
+			e.SupersededOn = t
+		}
+		return ""
+	}
+	if e.Source == "" && len(e.Notes) == 0 {
+		e.Source = part
+	} else {
+		e.Notes = append(e.Notes, part)
+	}
+	return ""
+}
+
+// ValidText checks text memctl is about to store: valid UTF-8, no NUL or
+// other control characters except tab and newline, within max bytes.
+func ValidText(what, s string, max int) error {
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%s is not valid UTF-8", what)
+	}
+	if max > 0 && len(s) > max {
+		return fmt.Errorf("%s is %d bytes, over the limit of %d", what, len(s), max)
+	}
+	for _, r := range s {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f {
+			return fmt.Errorf("%s contains control character %U", what, r)
+		}
+	}
+	return nil
+}

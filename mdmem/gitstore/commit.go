@@ -1,0 +1,447 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// CommitRequest describes one memctl commit.
+type CommitRequest struct {
+	// Paths are memory-dir-relative slash paths ("MEMORY.md",
+	// "topics/db.md"). A listed path whose file no longer exists in the
+	// worktree is removed from the tree. Paths must be clean, relative,
+	// without "..", and must not lead through a symlink.
+	Paths []string
+	// Message is the full commit message including trailers.
+	Message string
+	// Author is the author and committer; zero means MemctlSignature.
+	Author Signature
+	// When is the author and committer date; zero means now.
+	When time.Time
+}
+
+// commitLockWait is how long Commit waits for memctl.lock when the caller
+// did not take it.
+var commitLockWait = 10 * time.Second
+
+// validatePath checks a memory-relative path and returns its tree path.
+func (r *Repo) validatePath(p string) (string, error) {
+	bad := func(why string) (string, error) {
+		return "", fmt.Errorf("gitstore: invalid memory path %q: %s", p, why)
+	}
+	switch {
+	case p == "":
+		return bad("empty")
+	case strings.ContainsAny(p, "\x00\\\n\r"):
+		return bad("contains NUL, backslash or newline")
+	case strings.HasPrefix(p, "/") || filepath.IsAbs(p) || filepath.VolumeName(p) != "":
+		return bad("absolute")
+	case path.Clean(p) != p || p == ".":
+		return bad("not a clean relative path")
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == ".." {
+			return bad(`contains ".."`)
+		}
+		if strings.EqualFold(c, ".git") {
+			return bad(`contains ".git"`)
+		}
+	}
+	if r.prefix == "" {
+		return p, nil
+	}
+	return r.prefix + "/" + p, nil
+}
+
+// lstatInRepo lstats a tree path after making sure no directory on the way
+// is a symlink (git refuses paths "beyond a symbolic link"; a symlinked
+// directory could also point outside the repository). missing is true when
+// the file or a parent does not exist.
+func (r *Repo) lstatInRepo(treePath string) (fi os.FileInfo, missing bool, err error) {
+	parts := strings.Split(treePath, "/")
+	cur := r.root
+	for i, c := range parts {
+		cur = filepath.Join(cur, c)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) || isNotDir(err) {
+				return nil, true, nil
+			}
+			return nil, false, err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			if i == len(parts)-1 {
+				return nil, false, fmt.Errorf("gitstore: %s is a symbolic link; memory files must be regular files", treePath)
+			}
+			return nil, false, fmt.Errorf("gitstore: %s: %s is a symbolic link; memory paths must not lead through symlinks",
+				treePath, strings.Join(parts[:i+1], "/"))
+		}
+		if i < len(parts)-1 && !fi.IsDir() {
+			return nil, true, nil
+		}
+		if i == len(parts)-1 {
+			if !fi.Mode().IsRegular() {
+				return nil, false, fmt.Errorf("gitstore: %s is not a regular file", treePath)
+			}
+			return fi, false, nil
+		}
+	}
+	return nil, true, nil
+}
+
+// worktreeFile is the committed state of one path.
+type worktreeFile struct {
+	treePath string
+	missing  bool
+	mode     string
+	data     []byte // normalised content
+	hash     plumbing.Hash
+	fi       os.FileInfo
+}
+
+// readWorktree reads a file for committing, normalised like git would.
+func (r *Repo) readWorktree(o *objStore, ar *attrResolver, headTree plumbing.Hash, treePath string) (*worktreeFile, error) {
+	fi, missing, err := r.lstatInRepo(treePath)
+	if err != nil {
+		return nil, err
+	}
+	wf := &worktreeFile{treePath: treePath, missing: missing}
+	if missing {
+		return wf, nil
+	}
+	conv, err := ar.conversion(treePath)
+	if err != nil {
+		return nil, err
+	}
+	full := filepath.Join(r.root, filepath.FromSlash(treePath))
+	f, err := os.Open(full)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(f)
+	if err == nil {
+		var after os.FileInfo
+		after, err = f.Stat()
+		if err == nil && (!os.SameFile(fi, after) || after.Size() != int64(len(data)) || !after.ModTime().Equal(fi.ModTime())) {
+			// replaced or modified while we read: keep what we read but
+			// do not let the index vouch for the file's stat data.
+			fi = nil
+		}
+	}
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	headEnt, headOK, err := o.lookup(headTree, treePath)
+	if err != nil {
+		return nil, err
+	}
+	wf.data = normalize(conv, data, func() bool {
+		if !headOK || headEnt.isTree() {
+			return false
+		}
+		_, b, err := o.read(headEnt.hash)
+		return err == nil && bytes.Contains(b, []byte("\r\n"))
+	})
+	wf.fi = fi
+	if r.cfg.fileMode() {
+		wf.mode = modeBlob
+		if info, err := os.Lstat(full); err == nil && info.Mode()&0o111 != 0 {
+			wf.mode = modeExec
+		}
+	} else {
+		wf.mode = modeBlob
+		if headOK && headEnt.mode == modeExec {
+			wf.mode = modeExec
+		}
+	}
+	wf.hash = hashObject("blob", wf.data)
+	return wf, nil
+}
+
+func checkSignature(s Signature) error {
+	for _, v := range []string{s.Name, s.Email} {
+		if strings.ContainsAny(v, "<>\n\r\x00") {
+			return fmt.Errorf("gitstore: invalid signature %q <%s>: must not contain <, > or newlines", s.Name, s.Email)
+		}
+	}
+	if strings.TrimSpace(s.Name) == "" {
+		return errors.New("gitstore: signature name is empty")
+	}
+	return nil
+}
+
+// Commit records the current worktree content of exactly req.Paths on top
+// of HEAD (or as the root commit on an unborn branch) and returns the new
+// commit hash; it returns "" and no error when those paths already equal
+// HEAD. Other index entries (a person's staged changes) are left as they
+// are. The caller should hold Lock; if it does not, Commit takes it for the
+// duration (waiting up to 10s).
+//
+// Order of durable steps: objects are written and fsynced; index.lock and
+// then <ref>.lock are taken (git's protocol; a lock held by a git process
+// makes Commit fail before anything visible changed); the ref is compared
+// with the commit we built on (packed-refs included); the new index and ref
+// are written into their lock files and fsynced; index.lock is renamed
+// first, then the ref lock; directories are fsynced; reflogs are appended.
+// A crash between the two renames leaves an index that already contains
+// memctl's new blobs (shown as staged by git status) and which the next
+// Commit finishes; it never leaves an index that would revert the commit.
+func (r *Repo) Commit(ctx context.Context, req CommitRequest) (hash string, err error) {
+	if len(req.Paths) == 0 {
+		return "", errors.New("gitstore: commit: no paths")
+	}
+	if strings.TrimSpace(req.Message) == "" {
+		return "", errors.New("gitstore: commit: empty message")
+	}
+	if req.Author == (Signature{}) {
+		req.Author = MemctlSignature
+	}
+	if err := checkSignature(req.Author); err != nil {
+		return "", err
+	}
+	treePaths := make([]string, 0, len(req.Paths))
+	seen := map[string]bool{}
+	for _, p := range req.Paths {
+		tp, err := r.validatePath(p)
+		if err != nil {
+			return "", err
+		}
+		if !seen[tp] {
+			seen[tp] = true
+			treePaths = append(treePaths, tp)
+		}
+	}
+	sort.Strings(treePaths)
+	err = r.withLock(ctx, commitLockWait, func() error {
+		var err error
+		hash, err = r.commitLocked(ctx, req, treePaths)
+		return err
+	})
+	return hash, err
+}
+
+func (r *Repo) commitLocked(ctx context.Context, req CommitRequest, treePaths []string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	cleanupStaleLocks(r.gitDir)
+	if _, err := os.Stat(filepath.Join(r.gitDir, "MERGE_HEAD")); err == nil {
+		return "", fmt.Errorf("gitstore: a merge is in progress (MERGE_HEAD exists); finish or abort it first: %w", ErrUnsupported)
+	}
+	ref, oldHash, born, err := r.head()
+	if err != nil {
+		return "", err
+	}
+	o := r.newObjStore()
+	defer o.close()
+	var oldTree plumbing.Hash
+	if born {
+		oldTree, err = o.commitTree(oldHash)
+		if err != nil {
+			return "", err
+		}
+	}
+	ar := newAttrResolver(r)
+	files := make([]*worktreeFile, 0, len(treePaths))
+	changes := map[string]change{}
+	for _, tp := range treePaths {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		wf, err := r.readWorktree(o, ar, oldTree, tp)
+		if err != nil {
+			return "", err
+		}
+		files = append(files, wf)
+		if wf.missing {
+			changes[tp] = change{del: true}
+		} else {
+			changes[tp] = change{mode: wf.mode, hash: wf.hash}
+		}
+	}
+	// Write blobs that changed (unchanged ones exist already).
+	for _, wf := range files {
+		if wf.missing {
+			continue
+		}
+		if _, err := o.write("blob", wf.data); err != nil {
+			return "", err
+		}
+	}
+	newTree, empty, err := o.updateTree(oldTree, changes)
+	if err != nil {
+		return "", err
+	}
+	if empty {
+		if newTree, err = o.write("tree", nil); err != nil {
+			return "", err
+		}
+	}
+	if born && newTree == oldTree {
+		return "", nil
+	}
+	when := req.When
+	if when.IsZero() {
+		when = time.Now()
+	}
+	msg := strings.TrimRight(req.Message, " \t\r\n") + "\n"
+	var cb strings.Builder
+	fmt.Fprintf(&cb, "tree %s\n", newTree)
+	if born {
+		fmt.Fprintf(&cb, "parent %s\n", oldHash)
+	}
+	sig := formatSig(req.Author, when)
+	fmt.Fprintf(&cb, "author %s\ncommitter %s\n\n%s", sig, sig, msg)
+	newHash, err := o.write("commit", []byte(cb.String()))
+	if err != nil {
+		return "", err
+	}
+	if err := o.syncDirs(); err != nil {
+		return "", err
+	}
+
+	// Locks: index first, then the ref (as git commit does).
+	ilock, err := acquireLock(r.gitDir, r.indexPath(), "index")
+	if err != nil {
+		return "", err
+	}
+	defer ilock.release()
+	ix, err := r.readIndex()
+	if err != nil {
+		if !errors.Is(err, errIndexCorrupt) {
+			return "", err
+		}
+		// derived state: rebuild from the commit we build on
+		if ix, err = r.indexFromTree(o, oldTree); err != nil {
+			return "", err
+		}
+	}
+	if um := ix.unmerged(); len(um) > 0 {
+		return "", fmt.Errorf("gitstore: the index has unmerged paths (%s); resolve the conflict first: %w",
+			strings.Join(um, ", "), ErrUnsupported)
+	}
+	rlock, err := acquireLock(r.gitDir, filepath.Join(r.gitDir, filepath.FromSlash(ref)), refMarker(ref))
+	if err != nil {
+		return "", err
+	}
+	defer rlock.release()
+	cur, curOK, err := r.readRef(ref)
+	if err != nil {
+		return "", err
+	}
+	if curOK != born || cur != oldHash {
+		return "", fmt.Errorf("gitstore: %s moved from %s to %s while committing: %w", ref, oldHash, cur, ErrConcurrentUpdate)
+	}
+	for _, wf := range files {
+		if wf.missing {
+			ix.removeEntry(wf.treePath)
+			continue
+		}
+		e := &idxEntry{name: wf.treePath, hash: wf.hash}
+		e.mode = 0o100644
+		if wf.mode == modeExec {
+			e.mode = 0o100755
+		}
+		if wf.fi != nil {
+			fillStat(e, wf.fi)
+		}
+		if old := ix.find(wf.treePath); old != nil {
+			e.flags = old.flags & flagAssumeValid
+			e.xflags = old.xflags & xflagSkipWT
+		}
+		ix.setEntry(e)
+		ix.sort()
+	}
+	if err := ilock.write(ix.encode()); err != nil {
+		return "", err
+	}
+	if err := rlock.write([]byte(newHash.String() + "\n")); err != nil {
+		return "", err
+	}
+	if err := ilock.commit(); err != nil {
+		return "", err
+	}
+	if err := rlock.commit(); err != nil {
+		return "", err
+	}
+	subject, _, _ := strings.Cut(msg, "\n")
+	logMsg := "commit: " + subject
+	if !born {
+		logMsg = "commit (initial): " + subject
+	}
+	r.appendReflog(ref, oldHash, newHash, req.Author, when, logMsg)
+	return newHash.String(), nil
+}
+
+// commitTree returns the tree of a commit.
+func (o *objStore) commitTree(h plumbing.Hash) (plumbing.Hash, error) {
+	typ, b, err := o.read(h)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if typ != plumbing.CommitObject {
+		return plumbing.ZeroHash, fmt.Errorf("gitstore: %s is a %s, not a commit", h, typ)
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	t, ok := bytes.CutPrefix(line, []byte("tree "))
+	if !ok || !plumbing.IsHash(string(t)) {
+		return plumbing.ZeroHash, fmt.Errorf("gitstore: commit %s is corrupt", h)
+	}
+	return plumbing.NewHash(string(t)), nil
+}
+
+// indexFromTree builds an index for a tree. Stat data is filled in for
+// worktree files whose content matches (so git status needs no rehash);
+// other entries get zero stat data, which makes git re-check them.
+func (r *Repo) indexFromTree(o *objStore, tree plumbing.Hash) (*indexFile, error) {
+	ix := &indexFile{version: 2}
+	ar := newAttrResolver(r)
+	var walk func(h plumbing.Hash, dir string) error
+	walk = func(h plumbing.Hash, dir string) error {
+		ents, err := o.readTree(h)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			p := e.name
+			if dir != "" {
+				p = dir + "/" + e.name
+			}
+			if e.isTree() {
+				if err := walk(e.hash, p); err != nil {
+					return err
+				}
+				continue
+			}
+			var m uint32
+			if _, err := fmt.Sscanf(e.mode, "%o", &m); err != nil {
+				return fmt.Errorf("gitstore: bad mode %q in tree", e.mode)
+			}
+			ie := &idxEntry{name: p, hash: e.hash, mode: m}
+			if e.mode == modeBlob || e.mode == modeExec {
+				if wf, err := r.readWorktree(o, ar, tree, p); err == nil && !wf.missing && wf.hash == e.hash && wf.fi != nil {
+					fillStat(ie, wf.fi)
+				}
+			}
+			ix.entries = append(ix.entries, ie)
+		}
+		return nil
+	}
+	if err := walk(tree, ""); err != nil {
+		return nil, err
+	}
+	ix.sort()
+	return ix, nil
+}

@@ -1,0 +1,351 @@
+package gitstore
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// objStore reads objects through go-git (loose and packed, alternates) and
+// writes loose objects itself, durably.
+type objStore struct {
+	gitDir string
+	st     *filesystem.Storage
+	dirty  map[string]bool // object directories to fsync
+}
+
+// newObjStore opens a fresh go-git storage; a fresh one per operation so
+// packs written by `git gc` in between are seen.
+func (r *Repo) newObjStore() *objStore {
+	st := filesystem.NewStorageWithOptions(osfs.New(r.gitDir), cache.NewObjectLRU(4*cache.MiByte),
+		filesystem.Options{AlternatesFS: osfs.New("/")})
+	return &objStore{gitDir: r.gitDir, st: st, dirty: map[string]bool{}}
+}
+
+func (o *objStore) close() { _ = o.st.Close() }
+
+// read returns an object's type and content.
+func (o *objStore) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	obj, err := o.st.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return 0, nil, fmt.Errorf("gitstore: read object %s: %w", h, err)
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return 0, nil, err
+	}
+	defer rd.Close()
+	b, err := io.ReadAll(rd)
+	if err != nil {
+		return 0, nil, fmt.Errorf("gitstore: read object %s: %w", h, err)
+	}
+	return obj.Type(), b, nil
+}
+
+func (o *objStore) has(h plumbing.Hash) bool {
+	if _, err := os.Stat(o.loosePath(h)); err == nil {
+		return true
+	}
+	return o.st.HasEncodedObject(h) == nil
+}
+
+func (o *objStore) loosePath(h plumbing.Hash) string {
+	s := h.String()
+	return filepath.Join(o.gitDir, "objects", s[:2], s[2:])
+}
+
+func hashObject(typ string, content []byte) plumbing.Hash {
+	hh := sha1.New()
+	hh.Write([]byte(typ + " " + strconv.Itoa(len(content)) + "\x00"))
+	hh.Write(content)
+	var h plumbing.Hash
+	copy(h[:], hh.Sum(nil))
+	return h
+}
+
+// write stores a loose object unless it exists, fsyncing the file. The
+// containing directories are fsynced by syncDirs.
+func (o *objStore) write(typ string, content []byte) (plumbing.Hash, error) {
+	h := hashObject(typ, content)
+	if o.has(h) {
+		return h, nil
+	}
+	final := o.loosePath(h)
+	dir := filepath.Dir(final)
+	if _, err := os.Stat(dir); err != nil {
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return h, err
+		}
+		o.dirty[filepath.Dir(dir)] = true
+	}
+	// git's fsck tolerates leftover files named tmp_obj_* after a crash.
+	f, err := os.CreateTemp(dir, "tmp_obj_memctl_")
+	if err != nil {
+		return h, err
+	}
+	tmp := f.Name()
+	zw := zlib.NewWriter(f)
+	_, err = zw.Write([]byte(typ + " " + strconv.Itoa(len(content)) + "\x00"))
+	if err == nil {
+		_, err = zw.Write(content)
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		_ = os.Chmod(tmp, 0o444)
+		err = os.Rename(tmp, final)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return h, fmt.Errorf("gitstore: write object %s: %w", h, err)
+	}
+	o.dirty[dir] = true
+	return h, nil
+}
+
+// syncDirs makes the renames of all written objects durable.
+func (o *objStore) syncDirs() error {
+	dirs := make([]string, 0, len(o.dirty))
+	for d := range o.dirty {
+		dirs = append(dirs, d)
+	}
+	// deeper directories first, then objects/ itself
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
+	for _, d := range dirs {
+		if err := syncDir(d); err != nil {
+			return err
+		}
+	}
+	o.dirty = map[string]bool{}
+	return nil
+}
+
+// treeEntry is one raw tree entry; the mode is kept as written so that
+// unchanged entries are re-serialised byte for byte.
+type treeEntry struct {
+	mode string
+	name string
+	hash plumbing.Hash
+}
+
+func (e treeEntry) isTree() bool { return e.mode == "40000" }
+
+const (
+	modeTree   = "40000"
+	modeBlob   = "100644"
+	modeExec   = "100755"
+	modeLink   = "120000"
+	modeGitlnk = "160000"
+)
+
+func parseTree(b []byte) ([]treeEntry, error) {
+	var out []treeEntry
+	for len(b) > 0 {
+		sp := bytes.IndexByte(b, ' ')
+		if sp < 0 {
+			return nil, errors.New("gitstore: corrupt tree object")
+		}
+		nul := bytes.IndexByte(b[sp:], 0)
+		if nul < 0 || sp+nul+21 > len(b) {
+			return nil, errors.New("gitstore: corrupt tree object")
+		}
+		nul += sp
+		var e treeEntry
+		e.mode = string(b[:sp])
+		e.name = string(b[sp+1 : nul])
+		copy(e.hash[:], b[nul+1:nul+21])
+		out = append(out, e)
+		b = b[nul+21:]
+	}
+	return out, nil
+}
+
+// treeLess is git's tree order: names compared as if directories had a
+// trailing slash.
+func treeLess(a, b treeEntry) bool {
+	an, bn := a.name, b.name
+	if a.isTree() {
+		an += "/"
+	}
+	if b.isTree() {
+		bn += "/"
+	}
+	return an < bn
+}
+
+func encodeTree(ents []treeEntry) []byte {
+	sort.SliceStable(ents, func(i, j int) bool { return treeLess(ents[i], ents[j]) })
+	var buf bytes.Buffer
+	for _, e := range ents {
+		buf.WriteString(e.mode)
+		buf.WriteByte(' ')
+		buf.WriteString(e.name)
+		buf.WriteByte(0)
+		buf.Write(e.hash[:])
+	}
+	return buf.Bytes()
+}
+
+func (o *objStore) readTree(h plumbing.Hash) ([]treeEntry, error) {
+	if h.IsZero() {
+		return nil, nil
+	}
+	typ, b, err := o.read(h)
+	if err != nil {
+		return nil, err
+	}
+	if typ != plumbing.TreeObject {
+		return nil, fmt.Errorf("gitstore: object %s is a %s, not a tree", h, typ)
+	}
+	return parseTree(b)
+}
+
+// lookup finds the entry for a slash path under tree root.
+func (o *objStore) lookup(root plumbing.Hash, p string) (treeEntry, bool, error) {
+	cur := root
+	parts := strings.Split(p, "/")
+	for i, name := range parts {
+		ents, err := o.readTree(cur)
+		if err != nil {
+			return treeEntry{}, false, err
+		}
+		var found *treeEntry
+		for k := range ents {
+			if ents[k].name == name {
+				found = &ents[k]
+				break
+			}
+		}
+		if found == nil {
+			return treeEntry{}, false, nil
+		}
+		if i == len(parts)-1 {
+			return *found, true, nil
+		}
+		if !found.isTree() {
+			return treeEntry{}, false, nil
+		}
+		cur = found.hash
+	}
+	return treeEntry{}, false, nil
+}
+
+// change is the new state of one tree path; del removes it.
+type change struct {
+	del  bool
+	mode string
+	hash plumbing.Hash
+}
+
+// updateTree applies changes (keyed by slash paths relative to this tree)
+// to the tree h (zero = empty) and returns the new tree hash, writing only
+// the trees that changed. empty reports a tree without entries.
+func (o *objStore) updateTree(h plumbing.Hash, changes map[string]change) (plumbing.Hash, bool, error) {
+	ents, err := o.readTree(h)
+	if err != nil {
+		return h, false, err
+	}
+	leaf := map[string]change{}
+	sub := map[string]map[string]change{}
+	for p, c := range changes {
+		first, rest, found := strings.Cut(p, "/")
+		if !found {
+			leaf[first] = c
+			continue
+		}
+		if sub[first] == nil {
+			sub[first] = map[string]change{}
+		}
+		sub[first][rest] = c
+	}
+	for name := range leaf {
+		if _, ok := sub[name]; ok {
+			return h, false, fmt.Errorf("gitstore: path %q is used both as a file and as a directory", name)
+		}
+	}
+	idx := map[string]int{}
+	for i, e := range ents {
+		idx[e.name] = i
+	}
+	removed := map[string]bool{}
+	set := func(e treeEntry) {
+		if i, ok := idx[e.name]; ok {
+			ents[i] = e
+			delete(removed, e.name)
+			return
+		}
+		idx[e.name] = len(ents)
+		ents = append(ents, e)
+	}
+	for name, c := range leaf {
+		if c.del {
+			if i, ok := idx[name]; ok && !ents[i].isTree() {
+				removed[name] = true
+			}
+			continue
+		}
+		set(treeEntry{mode: c.mode, name: name, hash: c.hash})
+	}
+	for name, ch := range sub {
+		var old plumbing.Hash
+		if i, ok := idx[name]; ok && ents[i].isTree() {
+			old = ents[i].hash
+		} else if ok {
+			// a file is being replaced by a directory only if something is added
+			allDel := true
+			for _, c := range ch {
+				if !c.del {
+					allDel = false
+				}
+			}
+			if allDel {
+				continue
+			}
+		}
+		nh, empty, err := o.updateTree(old, ch)
+		if err != nil {
+			return h, false, err
+		}
+		if empty {
+			if _, ok := idx[name]; ok && (old != plumbing.ZeroHash) {
+				removed[name] = true
+			}
+			continue
+		}
+		set(treeEntry{mode: modeTree, name: name, hash: nh})
+	}
+	out := ents[:0:0]
+	for _, e := range ents {
+		if !removed[e.name] {
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return plumbing.ZeroHash, true, nil
+	}
+	nh, err := o.write("tree", encodeTree(out))
+	return nh, false, err
+}
+
+// emptyTree is the hash of the empty tree.
+var emptyTree = hashObject("tree", nil)

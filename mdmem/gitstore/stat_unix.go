@@ -1,0 +1,20 @@
+//go:build linux
+
+package gitstore
+
+import (
+	"os"
+	"syscall"
+)
+
+// fillStat copies the stat data git keeps in the index.
+func fillStat(e *idxEntry, fi os.FileInfo) {
+	mt := fi.ModTime()
+	e.mtimeS, e.mtimeN = uint32(mt.Unix()), uint32(mt.Nanosecond())
+	e.size = uint32(fi.Size())
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		e.ctimeS, e.ctimeN = uint32(st.Ctim.Sec), uint32(st.Ctim.Nsec)
+		e.dev, e.ino = uint32(st.Dev), uint32(st.Ino)
+		e.uid, e.gid = st.Uid, st.Gid
+	}
+}

@@ -1,0 +1,181 @@
+package mdmem
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// ImportResult says what Import did.
+type ImportResult struct {
+	IDs    []string       // allocated entry ids, in input order
+	Files  []string       // files written
+	Places map[string]int // entries per destination ("core", "topics/x.md", …)
+	Commit string         // the commit hash
+}
+
+// Import loads normalised candidates straight into the memory, without the
+// queue or an LLM: ids are allocated per category prefix (never reused);
+// entries of core categories without a topic go to their core section,
+// everything else to topics/<topic or category>.md, with the topic index
+// kept up to date. The whole import is one commit. It takes the lock and
+// commits a person's uncommitted edits first.
+func (s *Store) Import(ctx context.Context, cands []*Candidate) (*ImportResult, error) {
+	if len(cands) == 0 {
+		return &ImportResult{Places: map[string]int{}}, nil
+	}
+	unlock, err := s.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, err := s.CommitHandEdits(ctx); err != nil {
+		return nil, fmt.Errorf("commit hand edits: %w", err)
+	}
+	mem, err := s.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := mem.CheckEditable(); err != nil {
+		return nil, err
+	}
+	st, err := s.ReadState()
+	if err != nil {
+		return nil, err
+	}
+	alloc := NewIDAllocator(st, mem)
+	ed := mem.Edit()
+	res := &ImportResult{Places: map[string]int{}}
+	for _, c := range cands {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		id, err := alloc.Next(c.Category)
+		if err != nil {
+			return nil, err
+		}
+		e := c.Entry(id)
+		t := TargetFor(e, c.Topic)
+		if t.Place == PlaceTopic && c.Topic == "" {
+			ed.SetTopicTitle(t.Topic, strings.ToUpper(t.Topic[:1])+t.Topic[1:]+" notes")
+		}
+		if err := ed.Insert(e, t); err != nil {
+			return nil, err
+		}
+		res.IDs = append(res.IDs, id)
+		if t.Place == PlaceTopic {
+			res.Places[TopicPath(t.Topic)]++
+		} else {
+			res.Places[string(t.Place)]++
+		}
+	}
+	files, err := ed.Changed()
+	if err != nil {
+		return nil, err
+	}
+	if state, ok := alloc.StateFile(); ok {
+		files[StatePath] = state
+	}
+	for p := range files {
+		res.Files = append(res.Files, p)
+	}
+	sort.Strings(res.Files)
+	msg := CommitMessage{
+		Subject: fmt.Sprintf("import: %d %s", len(res.IDs), plural(len(res.IDs), "entry", "entries")),
+		Body:    placesSummary(res.Places),
+		Op:      "import",
+		Extra:   idRangeTrailers(res.IDs),
+	}
+	if res.Commit, err = s.Write(ctx, files, msg); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func placesSummary(places map[string]int) string {
+	keys := make([]string, 0, len(places))
+	for k := range places {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "- %s: %d\n", k, places[k])
+	}
+	return b.String()
+}
+
+// idRangeTrailers compresses ids into Memctl-Entry trailers, runs of
+// consecutive numbers written as "fact-001..fact-250", so a 10,000-entry
+// import has a short message and `memctl log` still finds every id.
+func idRangeTrailers(ids []string) [][2]string {
+	type num struct {
+		prefix string
+		n      int
+		id     string
+	}
+	var nums []num
+	for _, id := range ids {
+		p, n, ok := splitID(id)
+		if ok {
+			nums = append(nums, num{p, n, id})
+		}
+	}
+	sort.Slice(nums, func(i, j int) bool {
+		if nums[i].prefix != nums[j].prefix {
+			return nums[i].prefix < nums[j].prefix
+		}
+		return nums[i].n < nums[j].n
+	})
+	var out [][2]string
+	for i := 0; i < len(nums); {
+		j := i
+		for j+1 < len(nums) && nums[j+1].prefix == nums[i].prefix && nums[j+1].n == nums[j].n+1 {
+			j++
+		}
+		v := nums[i].id
+		if j > i {
+			v += ".." + nums[j].id
+		}
+		out = append(out, [2]string{TrailerEntry, v})
+		i = j + 1
+	}
+	return out
+}
+
+// TrailerNames reports whether a Memctl-Entry trailer value names id: the
+// id itself or a range "a-001..a-250" containing it.
+func TrailerNames(value, id string) bool {
+	if value == id {
+		return true
+	}
+	lo, hi, ok := strings.Cut(value, "..")
+	if !ok {
+		return false
+	}
+	p, n, ok := splitID(id)
+	p1, n1, ok1 := splitID(lo)
+	p2, n2, ok2 := splitID(hi)
+	return ok && ok1 && ok2 && p == p1 && p == p2 && n >= n1 && n <= n2
+}
+
+// CheckEditable refuses to edit a memory whose files memctl cannot splice
+// safely (invalid UTF-8).
+func (m *Memory) CheckEditable() error {
+	for _, d := range m.Docs() {
+		for _, p := range d.Problems {
+			if strings.Contains(p.Message, "not valid UTF-8") {
+				return fmt.Errorf("%s is not valid UTF-8: fix it by hand (memctl lint shows where) before memctl edits the memory", d.Path)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,124 @@
+package mdmem
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/memctl/memctl/mdmem/gitstore"
+	"github.com/memctl/memctl/templates"
+)
+
+// InitResult says what Init did.
+type InitResult struct {
+	Dir        string
+	CreatedGit bool     // a new git repository was created
+	Created    []string // memory-relative files created or extended
+	Commit     string   // the init commit, "" if nothing changed
+}
+
+// Init creates the memory directory dir, or adopts an existing directory
+// or git repository: it writes what is missing of MEMORY.md, topics/,
+// .memctl/config.toml and .gitignore, and commits them. Existing files are
+// never overwritten; running it twice changes nothing.
+func Init(ctx context.Context, dir string) (*Store, *InitResult, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi, err := os.Lstat(abs); err == nil && !fi.IsDir() {
+		return nil, nil, fmt.Errorf("%s exists and is not a directory", abs)
+	}
+	if err := os.MkdirAll(filepath.Join(abs, MarkerDir), 0o755); err != nil {
+		return nil, nil, err
+	}
+	repo, created, err := gitstore.Init(ctx, abs)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := LoadConfig(abs)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &Store{Dir: abs, Config: cfg, Repo: repo, Now: time.Now}
+	res := &InitResult{Dir: abs, CreatedGit: created}
+	unlock, err := s.Lock(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	files := map[string][]byte{}
+	for _, f := range []struct{ path, tmpl string }{{MainFile, "MEMORY.md"}, {ConfigPath, "config.toml"}} {
+		if _, err := os.Lstat(filepath.Join(abs, filepath.FromSlash(f.path))); errors.Is(err, fs.ErrNotExist) {
+			files[f.path] = []byte(templates.Embedded(f.tmpl))
+		} else if err != nil {
+			return nil, nil, err
+		}
+	}
+	if gi, changed, err := gitignoreWithMemctl(abs); err != nil {
+		return nil, nil, err
+	} else if changed {
+		files[".gitignore"] = gi
+	}
+	if err := os.MkdirAll(filepath.Join(abs, TopicDir), 0o755); err != nil {
+		return nil, nil, err
+	}
+	for p := range files {
+		res.Created = append(res.Created, p)
+	}
+	for p, data := range files {
+		if err := s.writeFile(ctx, p, data); err != nil {
+			return nil, nil, err
+		}
+	}
+	// Commit what init wrote plus memory files present but uncommitted (an
+	// adopted directory), so `git status` is clean afterwards.
+	msg := CommitMessage{Subject: "init: memory repository", Op: "init"}
+	changed, err := s.Repo.Changed(ctx, []string{MainFile, ConfigPath, ".gitignore"}, []string{TopicDir})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(changed) > 0 {
+		res.Commit, err = s.Repo.Commit(ctx, gitstore.CommitRequest{Paths: changed, Message: msg.String(), Author: s.Signature(), When: s.Now()})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return s, res, nil
+}
+
+// gitignoreWithMemctl returns .gitignore with memctl's lines added, and
+// whether that changed it.
+func gitignoreWithMemctl(dir string) ([]byte, bool, error) {
+	p := filepath.Join(dir, ".gitignore")
+	old, err := os.ReadFile(p)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, false, err
+	}
+	want := templates.Embedded("gitignore.tmpl")
+	var add []string
+	for _, line := range strings.Split(want, "\n") {
+		if strings.HasPrefix(line, ".memctl/") && !bytes.Contains(old, []byte(line)) {
+			add = append(add, line)
+		}
+	}
+	if len(add) == 0 {
+		return nil, false, nil
+	}
+	if len(old) == 0 {
+		return []byte(want), true, nil
+	}
+	out := append([]byte(nil), old...)
+	if !bytes.HasSuffix(out, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	out = append(out, "# memctl: queue and cache are local, never committed\n"...)
+	out = append(out, strings.Join(add, "\n")+"\n"...)
+	return out, true, nil
+}

@@ -1,0 +1,101 @@
+package mdmem
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Lint returns the format problems of the memory, sorted by file and line:
+// what the parser could not read, plus structural checks (duplicate ids,
+// entries without ids, ids whose prefix disagrees with their section,
+// unknown sections, a topic index out of step with topics/).
+func (m *Memory) Lint() []Problem {
+	var ps []Problem
+	add := func(file string, line int, format string, args ...any) {
+		ps = append(ps, Problem{File: file, Line: line, Message: fmt.Sprintf(format, args...)})
+	}
+	seen := map[string]*Entry{}
+	for _, d := range m.Docs() {
+		ps = append(ps, d.Problems...)
+		for _, e := range d.Entries {
+			switch {
+			case e.ID == "":
+				add(e.File, e.Line, "list item without an [id]: memctl keeps it but cannot manage it")
+			case seen[e.ID] != nil:
+				first := seen[e.ID]
+				add(e.File, e.Line, "duplicate id %s (first at %s:%d)", e.ID, first.File, first.Line)
+			default:
+				seen[e.ID] = e
+			}
+			if e.ID == "" {
+				continue
+			}
+			if _, ok := CategoryOfID(e.ID); !ok {
+				add(e.File, e.Line, "id %s has an unknown prefix", e.ID)
+			}
+			if e.Place == PlaceCore {
+				if c, ok := CategoryOfID(e.ID); ok && c.Name != e.Category {
+					add(e.File, e.Line, "id %s is a %s but sits under %q", e.ID, c.Name, e.Section)
+				}
+			}
+			if e.Place == PlaceOther {
+				add(e.File, e.Line, "entry %s is in section %q, which memctl does not know; it is kept but never injected", e.ID, e.Section)
+			}
+			if strings.TrimSpace(e.Content) == "" {
+				add(e.File, e.Line, "entry %s has no content", e.ID)
+			}
+		}
+	}
+	ps = append(ps, m.lintHeadings()...)
+	ps = append(ps, m.lintIndex()...)
+	sort.SliceStable(ps, func(i, j int) bool {
+		if ps[i].File != ps[j].File {
+			return ps[i].File == MainFile || ps[j].File != MainFile && ps[i].File < ps[j].File
+		}
+		return ps[i].Line < ps[j].Line
+	})
+	return ps
+}
+
+func (m *Memory) lintHeadings() []Problem {
+	var ps []Problem
+	known := []string{TitleCore, TitleIndex, TitleArchive, TitlePending}
+	for _, h := range m.Main.Headings {
+		if h.Level != 1 {
+			continue
+		}
+		ok := false
+		for _, k := range known {
+			ok = ok || strings.EqualFold(h.Title, k)
+		}
+		if !ok {
+			ps = append(ps, Problem{File: MainFile, Line: h.Line, Message: fmt.Sprintf("unknown section %q (known: %s); kept verbatim", h.Title, strings.Join(known[:3], ", "))})
+		}
+	}
+	return ps
+}
+
+func (m *Memory) lintIndex() []Problem {
+	var ps []Problem
+	indexed := map[string]bool{}
+	for _, l := range m.Main.Index {
+		indexed[l.Path] = true
+		slug := TopicSlug(l.Path)
+		if !strings.HasPrefix(l.Path, TopicDir+"/") || ValidSlug(slug) != nil || TopicPath(slug) != l.Path {
+			ps = append(ps, Problem{File: MainFile, Line: l.Line, Message: fmt.Sprintf("topic index points to %q, which is not a topics/<name>.md path", l.Path)})
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(m.Dir, filepath.FromSlash(l.Path))); err != nil {
+			ps = append(ps, Problem{File: MainFile, Line: l.Line, Message: fmt.Sprintf("topic index points to %s, which does not exist", l.Path)})
+		}
+	}
+	for _, slug := range m.TopicSlugs() {
+		if p := TopicPath(slug); !indexed[p] {
+			ps = append(ps, Problem{File: p, Line: 1, Message: "topic file is not listed in the topic index of MEMORY.md"})
+		}
+	}
+	return ps
+}

@@ -1,0 +1,331 @@
+package mdmem
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// QueueDir is the memory-relative directory of queued candidates.
+const QueueDir = ".memctl/queue"
+
+// Candidate is one queued memory awaiting consolidation, in the JSON schema
+// of `memctl add --json` and `memctl import` (the seed's entry).
+type Candidate struct {
+	ID         string    `json:"id,omitempty"` // candidate id, assigned when queued
+	Content    string    `json:"content"`
+	Category   string    `json:"category"`
+	Source     string    `json:"source,omitempty"`
+	CreatedAt  time.Time `json:"created_at,omitzero"`
+	UpdatedAt  time.Time `json:"updated_at,omitzero"`
+	Scope      Strings   `json:"scope,omitempty"`
+	Confidence *float64  `json:"confidence,omitempty"`
+	Refs       Strings   `json:"refs,omitempty"`
+	Topic      string    `json:"topic,omitempty"`
+	Tags       Strings   `json:"tags,omitempty"`
+	QueuedAt   time.Time `json:"queued_at,omitzero"`
+}
+
+// Strings is a list that also accepts a single JSON string.
+type Strings []string
+
+// UnmarshalJSON accepts "x" as well as ["x", "y"].
+func (s *Strings) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var one string
+		if err := json.Unmarshal(b, &one); err != nil {
+			return err
+		}
+		*s = Strings{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return err
+	}
+	*s = many
+	return nil
+}
+
+// Redactor inspects text before it reaches disk. It returns the text to
+// store (possibly redacted) or an error to refuse it. The governance work
+// plugs its detectors in here; the default lets everything through.
+type Redactor interface {
+	Redact(field, text string) (string, error)
+}
+
+type noRedactor struct{}
+
+func (noRedactor) Redact(_, text string) (string, error) { return text, nil }
+
+// DefaultRedactor is the redaction hook used when none is given.
+var DefaultRedactor Redactor = noRedactor{}
+
+// Normalize validates a candidate and fills defaults: category known,
+// content non-empty valid UTF-8 within maxBytes, confidence in [0,1], topic
+// a valid slug, dates default to now. It runs every text field through r.
+func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
+	if r == nil {
+		r = DefaultRedactor
+	}
+	c.Content = strings.TrimSpace(c.Content)
+	if c.Content == "" {
+		return errors.New("content is empty")
+	}
+	if err := ValidText("content", c.Content, maxBytes); err != nil {
+		return err
+	}
+	if c.Category == "" {
+		return fmt.Errorf("category is missing (known: %s)", strings.Join(CategoryNames(), ", "))
+	}
+	cat, ok := CategoryByName(c.Category)
+	if !ok {
+		return unknownCategoryError(c.Category)
+	}
+	c.Category = cat.Name
+	if c.Confidence != nil && (*c.Confidence < 0 || *c.Confidence > 1 || *c.Confidence != *c.Confidence) {
+		return fmt.Errorf("confidence %v is outside [0,1]", *c.Confidence)
+	}
+	if c.Topic != "" {
+		if err := ValidSlug(c.Topic); err != nil {
+			return err
+		}
+	}
+	small := func(what string, vals []string) error {
+		for _, v := range vals {
+			if err := ValidText(what, v, 512); err != nil {
+				return err
+			}
+			if strings.TrimSpace(v) == "" {
+				return fmt.Errorf("%s has an empty value", what)
+			}
+		}
+		return nil
+	}
+	if err := ValidText("source", c.Source, 256); err != nil {
+		return err
+	}
+	for what, vals := range map[string][]string{"scope": c.Scope, "refs": c.Refs, "tags": c.Tags} {
+		if err := small(what, vals); err != nil {
+			return err
+		}
+	}
+	if len(c.Refs) > 256 || len(c.Scope) > 32 || len(c.Tags) > 64 {
+		return errors.New("too many refs, scopes or tags (limits 256, 32, 64)")
+	}
+	var err error
+	if c.Content, err = r.Redact("content", c.Content); err != nil {
+		return err
+	}
+	if c.Source == "" {
+		c.Source = "user_explicit"
+	}
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = now.UTC().Truncate(time.Second)
+	}
+	return nil
+}
+
+// Entry converts the candidate to an entry with the given id.
+func (c *Candidate) Entry(id string) *Entry {
+	e := &Entry{ID: id, Category: c.Category, Content: OneLine(c.Content), Source: c.Source,
+		Created: c.CreatedAt, Updated: c.UpdatedAt, Scope: c.Scope, Refs: c.Refs, Tags: c.Tags}
+	if c.Confidence != nil {
+		e.Confidence, e.HasConf = *c.Confidence, true
+	}
+	return e
+}
+
+// NewCandidateID returns a fresh, sortable candidate id:
+// c<UTC time to the microsecond>-<8 random hex digits>.
+func NewCandidateID(now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "c" + now.UTC().Format("20060102T150405.000000") + "-" + hex.EncodeToString(b[:])
+}
+
+func validCandidateID(id string) bool {
+	if len(id) < 10 || id[0] != 'c' || len(id) > 64 {
+		return false
+	}
+	for _, c := range id[1:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c == 'T' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Enqueue writes each candidate to its own queue file (temp, fsync, rename),
+// so concurrent writers need no lock and a crash never leaves half a
+// candidate. It assigns and returns the candidate ids. Candidates must have
+// been normalised.
+func Enqueue(ctx context.Context, dir string, cands []*Candidate, now time.Time) ([]string, error) {
+	qd := filepath.Join(dir, filepath.FromSlash(QueueDir))
+	if err := os.MkdirAll(qd, 0o755); err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(cands))
+	for _, c := range cands {
+		c.ID = NewCandidateID(now)
+		c.QueuedAt = now.UTC()
+		data, err := json.Marshal(c)
+		if err != nil {
+			return ids, err
+		}
+		if err := WriteFileAtomic(ctx, filepath.Join(qd, c.ID+".json"), append(data, '\n'), 0o644); err != nil {
+			return ids, fmt.Errorf("queue candidate: %w", err)
+		}
+		ids = append(ids, c.ID)
+	}
+	return ids, nil
+}
+
+// QueueProblem is a queue file memctl could not read.
+type QueueProblem struct {
+	File string
+	Err  error
+}
+
+// ReadQueue returns the queued candidates, oldest first, and the files it
+// could not read (left in place for a person to look at).
+func ReadQueue(ctx context.Context, dir string) ([]*Candidate, []QueueProblem, error) {
+	qd := filepath.Join(dir, filepath.FromSlash(QueueDir))
+	ents, err := os.ReadDir(qd)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []*Candidate
+	var bad []QueueProblem
+	for _, de := range ents {
+		name := de.Name()
+		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") || !de.Type().IsRegular() {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		c, err := readCandidate(filepath.Join(qd, name))
+		if err == nil && c.ID != strings.TrimSuffix(name, ".json") {
+			err = fmt.Errorf("id %q does not match the file name", c.ID)
+		}
+		if err != nil {
+			bad = append(bad, QueueProblem{File: filepath.ToSlash(filepath.Join(QueueDir, name)), Err: err})
+			continue
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, bad, nil
+}
+
+func readCandidate(path string) (*Candidate, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	var c Candidate
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, err
+	}
+	if !validCandidateID(c.ID) {
+		return nil, fmt.Errorf("invalid candidate id %q", c.ID)
+	}
+	return &c, nil
+}
+
+// Dequeue removes queue files of the given candidate ids. Missing files are
+// not an error, so a rerun after a crash finishes the job.
+func Dequeue(ctx context.Context, dir string, ids []string) error {
+	qd := filepath.Join(dir, filepath.FromSlash(QueueDir))
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !validCandidateID(id) {
+			return fmt.Errorf("invalid candidate id %q", id)
+		}
+		if err := os.Remove(filepath.Join(qd, id+".json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return SyncDir(qd)
+}
+
+// DecodeJSONLines reads candidates from JSON Lines. It calls fn for every
+// non-blank line with its 1-based number and either the candidate or the
+// reason the line is unreadable. Lines longer than maxLine bytes are
+// reported, not read whole into memory.
+func DecodeJSONLines(r io.Reader, maxLine int, fn func(line int, c *Candidate, err error) error) error {
+	br := bufio.NewReaderSize(r, 64*1024)
+	for n := 1; ; n++ {
+		line, tooLong, err := readLine(br, maxLine)
+		if len(bytes.TrimSpace(line)) > 0 || tooLong {
+			var c *Candidate
+			var perr error
+			switch {
+			case tooLong:
+				perr = fmt.Errorf("line is longer than %d bytes", maxLine)
+			default:
+				c = &Candidate{}
+				dec := json.NewDecoder(bytes.NewReader(line))
+				dec.DisallowUnknownFields()
+				if perr = dec.Decode(c); perr != nil {
+					perr = fmt.Errorf("invalid JSON: %v", perr)
+					c = nil
+				}
+			}
+			if ferr := fn(n, c, perr); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// readLine reads one line, keeping at most max bytes of it.
+func readLine(br *bufio.Reader, max int) ([]byte, bool, error) {
+	var line []byte
+	tooLong := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > max+2 {
+				tooLong = true
+				line = nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return line, tooLong, err
+	}
+}

@@ -1,0 +1,352 @@
+package mdmem
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/memctl/memctl/mdmem/gitstore"
+)
+
+// StatePath is the memory-relative path of memctl's committed state: the id
+// high-water marks that keep ids from ever being reused.
+const StatePath = ".memctl/state.json"
+
+// MarkerDir is the directory whose presence marks a memory directory.
+const MarkerDir = ".memctl"
+
+// Trailer keys memctl writes into its commit messages.
+const (
+	TrailerEntry    = "Memctl-Entry"    // an entry id the commit touched
+	TrailerConsumed = "Memctl-Consumed" // a candidate id the commit consumed
+	TrailerOp       = "Memctl-Op"       // the command that made the commit
+)
+
+// ErrNotMemory is returned when a directory is not a memory directory.
+var ErrNotMemory = errors.New("not a memctl memory directory")
+
+// ErrLocked is returned (wrapped) when another memctl holds the repo lock.
+var ErrLocked = gitstore.ErrLocked
+
+// Store is an opened memory directory: its configuration, its git
+// repository and the lock that serialises writers.
+type Store struct {
+	Dir    string
+	Config *Config
+	Repo   *gitstore.Repo
+	Now    func() time.Time
+}
+
+// State is .memctl/state.json.
+type State struct {
+	// NextID maps an id prefix to the highest number ever allocated.
+	LastID map[string]int `json:"last_id"`
+}
+
+// Open opens the memory directory dir, which must hold .memctl/.
+func Open(ctx context.Context, dir string) (*Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(filepath.Join(abs, MarkerDir)); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%s: %w (run `memctl init %s` first)", abs, ErrNotMemory, dir)
+	}
+	cfg, err := LoadConfig(abs)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := gitstore.Open(ctx, abs)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{Dir: abs, Config: cfg, Repo: repo, Now: time.Now}, nil
+}
+
+// Lock takes the exclusive writer lock, waiting up to the configured
+// lock_wait.
+func (s *Store) Lock(ctx context.Context) (unlock func() error, err error) {
+	return s.Repo.Lock(ctx, s.Config.Git.LockWait.Duration)
+}
+
+// Load parses the memory files as they are on disk now.
+func (s *Store) Load(ctx context.Context) (*Memory, error) { return Load(ctx, s.Dir) }
+
+// Signature is the identity memctl commits as.
+func (s *Store) Signature() gitstore.Signature {
+	return gitstore.Signature{Name: s.Config.Git.AuthorName, Email: s.Config.Git.AuthorEmail}
+}
+
+// ReadState reads .memctl/state.json (an empty state if absent).
+func (s *Store) ReadState() (*State, error) {
+	st := &State{LastID: map[string]int{}}
+	data, err := os.ReadFile(filepath.Join(s.Dir, filepath.FromSlash(StatePath)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, st); err != nil {
+		return nil, fmt.Errorf("%s: %w", StatePath, err)
+	}
+	if st.LastID == nil {
+		st.LastID = map[string]int{}
+	}
+	return st, nil
+}
+
+// IDAllocator hands out entry ids that were never used: above both the
+// recorded high-water mark and every id present in the memory.
+type IDAllocator struct {
+	state *State
+	dirty bool
+}
+
+// NewIDAllocator starts from the state and the ids in m.
+func NewIDAllocator(st *State, m *Memory) *IDAllocator {
+	for _, e := range m.Entries() {
+		if p, n, ok := splitID(e.ID); ok && n > st.LastID[p] {
+			st.LastID[p] = n
+		}
+	}
+	return &IDAllocator{state: st}
+}
+
+// Next returns a fresh id for a category.
+func (a *IDAllocator) Next(category string) (string, error) {
+	c, ok := CategoryByName(category)
+	if !ok {
+		return "", unknownCategoryError(category)
+	}
+	a.state.LastID[c.Prefix]++
+	a.dirty = true
+	return FormatID(c.Prefix, a.state.LastID[c.Prefix]), nil
+}
+
+// StateFile returns the state's bytes if ids were allocated.
+func (a *IDAllocator) StateFile() ([]byte, bool) {
+	if !a.dirty {
+		return nil, false
+	}
+	data, _ := json.MarshalIndent(a.state, "", "  ")
+	return append(data, '\n'), true
+}
+
+// CommitMessage is a memctl commit: a subject, a body, and trailers that
+// name the entries touched and the candidates consumed.
+type CommitMessage struct {
+	Subject  string
+	Body     string
+	Op       string
+	Entries  []string
+	Consumed []string
+	Extra    [][2]string // further trailers, in order
+}
+
+// String renders the message with its trailers.
+func (m CommitMessage) String() string {
+	var b strings.Builder
+	b.WriteString(OneLine(m.Subject))
+	b.WriteString("\n")
+	if body := strings.TrimSpace(m.Body); body != "" {
+		b.WriteString("\n" + body + "\n")
+	}
+	var tr []string
+	if m.Op != "" {
+		tr = append(tr, TrailerOp+": "+m.Op)
+	}
+	for _, id := range uniqueSorted(m.Entries) {
+		tr = append(tr, TrailerEntry+": "+id)
+	}
+	for _, id := range uniqueSorted(m.Consumed) {
+		tr = append(tr, TrailerConsumed+": "+id)
+	}
+	for _, kv := range m.Extra {
+		tr = append(tr, kv[0]+": "+OneLine(kv[1]))
+	}
+	if len(tr) > 0 {
+		b.WriteString("\n" + strings.Join(tr, "\n") + "\n")
+	}
+	return b.String()
+}
+
+func uniqueSorted(ids []string) []string {
+	out := append([]string(nil), ids...)
+	sort.Strings(out)
+	n := 0
+	for i, id := range out {
+		if id != "" && (i == 0 || id != out[i-1]) {
+			out[n] = id
+			n++
+		}
+	}
+	return out[:n]
+}
+
+// Write replaces the given memory-relative files atomically (a nil content
+// deletes the file) and commits exactly those paths. The caller holds the
+// lock. It returns the commit hash, or "" if nothing changed.
+func (s *Store) Write(ctx context.Context, files map[string][]byte, msg CommitMessage) (string, error) {
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if err := s.writeFile(ctx, p, files[p]); err != nil {
+			return "", err
+		}
+	}
+	return s.Repo.Commit(ctx, gitstore.CommitRequest{Paths: paths, Message: msg.String(), Author: s.Signature(), When: s.Now()})
+}
+
+func (s *Store) writeFile(ctx context.Context, rel string, data []byte) error {
+	if err := checkRelPath(rel); err != nil {
+		return err
+	}
+	p := filepath.Join(s.Dir, filepath.FromSlash(rel))
+	if err := s.checkNoSymlinkParents(rel); err != nil {
+		return err
+	}
+	if data == nil {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return SyncDir(filepath.Dir(p))
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return WriteFileAtomic(ctx, p, data, 0o644)
+}
+
+// checkRelPath refuses absolute paths, "..", and anything but clean slash
+// paths.
+func checkRelPath(rel string) error {
+	if rel == "" || strings.HasPrefix(rel, "/") || strings.Contains(rel, "\\") || filepath.ToSlash(filepath.Clean(rel)) != rel || rel == ".." || strings.HasPrefix(rel, "../") {
+		return fmt.Errorf("refusing path %q: not a clean path inside the memory directory", rel)
+	}
+	return nil
+}
+
+// checkNoSymlinkParents refuses to write through a symlinked directory.
+func (s *Store) checkNoSymlinkParents(rel string) error {
+	dir := s.Dir
+	parts := strings.Split(rel, "/")
+	for _, part := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, part)
+		fi, err := os.Lstat(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("refusing to write %s: %s is a symlink or not a directory", rel, dir)
+		}
+	}
+	fi, err := os.Lstat(filepath.Join(s.Dir, filepath.FromSlash(rel)))
+	if err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("refusing to write %s: it is a symlink or not a regular file", rel)
+	}
+	return nil
+}
+
+// ManagedPaths returns the memory-relative paths memctl commits: MEMORY.md,
+// config, state and every topic file on disk.
+func (s *Store) ManagedPaths() []string {
+	return []string{MainFile, ConfigPath, StatePath, ".gitignore"}
+}
+
+// CommitHandEdits records uncommitted changes a person made to memory files
+// as their own commit, authored by the person when git knows them. The
+// caller holds the lock. It returns the hash, or "" if there was nothing.
+func (s *Store) CommitHandEdits(ctx context.Context) (string, error) {
+	changed, err := s.Repo.Changed(ctx, []string{MainFile, ConfigPath}, []string{TopicDir})
+	if err != nil {
+		return "", err
+	}
+	if len(changed) == 0 {
+		return "", nil
+	}
+	ids, err := s.changedIDs(ctx, changed)
+	if err != nil {
+		return "", err
+	}
+	author, ok := s.Repo.PersonSignature()
+	if !ok {
+		author = gitstore.Signature{Name: "memctl (hand edit)", Email: s.Config.Git.AuthorEmail}
+	}
+	msg := CommitMessage{
+		Subject: "hand edit: " + strings.Join(changed, ", "),
+		Body:    "Uncommitted edits of memory files, recorded by memctl before it writes.",
+		Op:      "hand-edit",
+		Entries: ids,
+	}
+	return s.Repo.Commit(ctx, gitstore.CommitRequest{Paths: changed, Message: msg.String(), Author: author, When: s.Now()})
+}
+
+// changedIDs compares entries at HEAD and on disk for the changed files and
+// returns the ids whose text differs.
+func (s *Store) changedIDs(ctx context.Context, paths []string) ([]string, error) {
+	var ids []string
+	for _, p := range paths {
+		if p != MainFile && !strings.HasPrefix(p, TopicDir+"/") {
+			continue
+		}
+		old, _, err := s.Repo.ReadHead(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		cur, err := readMemoryFile(s.Dir, p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		ids = append(ids, diffIDs(ParseDoc(p, old), ParseDoc(p, cur))...)
+	}
+	return ids, nil
+}
+
+// diffIDs returns ids added, removed or changed between two versions.
+func diffIDs(a, b *Doc) []string {
+	before := map[string]string{}
+	for _, e := range a.Entries {
+		before[e.ID] = e.Raw
+	}
+	var ids []string
+	for _, e := range b.Entries {
+		if raw, ok := before[e.ID]; !ok || raw != e.Raw {
+			ids = append(ids, e.ID)
+		}
+		delete(before, e.ID)
+	}
+	for id := range before {
+		ids = append(ids, id)
+	}
+	return uniqueSorted(ids)
+}
+
+// History returns the commits that name entry id in a Memctl-Entry trailer
+// (all commits when id is ""), newest first, at most limit (0 = all).
+func (s *Store) History(ctx context.Context, id string, limit int) ([]*gitstore.Commit, error) {
+	return s.Repo.Log(ctx, func(c *gitstore.Commit) bool {
+		if id == "" {
+			return true
+		}
+		for _, v := range c.Trailers[TrailerEntry] {
+			if TrailerNames(v, id) {
+				return true
+			}
+		}
+		return false
+	}, limit)
+}
