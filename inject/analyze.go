@@ -103,7 +103,7 @@ our ours ourselves out over own re s same shan she should shouldn so some such t
 the their theirs them themselves then there these they this those through to too under until
 up ve very was wasn we were weren what when where which while who whom why will with won
 would wouldn y you your yours yourself yourselves also ever may might must shall us get got
-let like many much yet via per`) {
+let yet via per`) {
 		m[w] = true
 	}
 	return m

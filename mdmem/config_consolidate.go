@@ -1,12 +1,18 @@
 package mdmem
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // ConsolidateConfig governs memctl consolidate.
 type ConsolidateConfig struct {
 	MaxArchiveShare float64 `toml:"max_archive_share"` // most a run may archive, as a share of entries
 	BatchSize       int     `toml:"batch_size"`        // candidates per LLM call
 	NearDuplicate   float64 `toml:"near_duplicate"`    // shingle Jaccard at or above which two entries are duplicates
+	Related         float64 `toml:"related"`           // shingle Jaccard at or above which a pair is ambiguous and goes to the LLM
+	CoreMaxTokens   int     `toml:"core_max_tokens"`   // token limit of the core profile (estimate: bytes/4); 0 = none
+	MaxRetries      int     `toml:"max_retries"`       // LLM retries on 429, 5xx, timeouts and unreadable answers
 }
 
 // LLMConfig names the OpenAI-compatible endpoint. OPENAI_BASE_URL,
@@ -20,16 +26,17 @@ type LLMConfig struct {
 }
 
 func defaultConsolidateConfig() ConsolidateConfig {
-	return ConsolidateConfig{MaxArchiveShare: 0.2, BatchSize: 20, NearDuplicate: 0.8}
+	return ConsolidateConfig{MaxArchiveShare: 0.2, BatchSize: 20, NearDuplicate: 0.8, Related: 0.4, CoreMaxTokens: 6400, MaxRetries: 3}
 }
 
 func defaultLLMConfig() LLMConfig {
-	return LLMConfig{APIKeyEnv: "OPENAI_API_KEY"}
+	return LLMConfig{APIKeyEnv: "OPENAI_API_KEY", Timeout: Duration{2 * time.Minute}}
 }
 
 func (c ConsolidateConfig) validate() error {
-	if c.MaxArchiveShare < 0 || c.MaxArchiveShare > 1 || c.BatchSize <= 0 || c.NearDuplicate <= 0 || c.NearDuplicate > 1 {
-		return fmt.Errorf("consolidate: max_archive_share in [0,1], batch_size positive, near_duplicate in (0,1]")
+	if c.MaxArchiveShare < 0 || c.MaxArchiveShare > 1 || c.BatchSize <= 0 || c.BatchSize > 200 || c.NearDuplicate <= 0 || c.NearDuplicate > 1 ||
+		c.Related <= 0 || c.Related > c.NearDuplicate || c.CoreMaxTokens < 0 || c.MaxRetries < 0 || c.MaxRetries > 10 {
+		return fmt.Errorf("consolidate: max_archive_share in [0,1], batch_size in 1..200, near_duplicate in (0,1], related in (0,near_duplicate], core_max_tokens not negative, max_retries in 0..10")
 	}
 	return nil
 }

@@ -12,15 +12,19 @@ type InjectConfig struct {
 	Tokenizer    string  `toml:"tokenizer"`      // "o200k", "cl100k" or "chars:N"
 	StaleDays    int     `toml:"stale_days"`     // entries older than this are labelled with their age
 	Log          bool    `toml:"log"`            // record injects in .memctl/cache for stats
+	Ranker       string  `toml:"ranker"`         // L2 ranking: "bm25" or "bm25-plain"
 }
 
 func defaultInjectConfig() InjectConfig {
-	return InjectConfig{Budget: 4000, CoreShare: 0.15, CoreMaxLines: 200, CoreMaxBytes: 25 * 1024, TopK: 8, Tokenizer: "o200k", StaleDays: 90}
+	return InjectConfig{Budget: 4000, CoreShare: 0.15, CoreMaxLines: 200, CoreMaxBytes: 25 * 1024, TopK: 8, Tokenizer: "o200k", StaleDays: 90, Ranker: "bm25"}
 }
 
 func (c InjectConfig) validate() error {
-	if c.Budget <= 0 || c.CoreShare < 0 || c.CoreShare > 1 || c.CoreMaxLines < 0 || c.CoreMaxBytes < 0 || c.TopK < 0 {
-		return fmt.Errorf("inject: budget must be positive, core_share in [0,1], limits and top_k not negative")
+	if c.Budget <= 0 || c.CoreShare < 0 || c.CoreShare > 1 || c.CoreMaxLines < 0 || c.CoreMaxBytes < 0 || c.TopK < 0 || c.StaleDays < 0 {
+		return fmt.Errorf("inject: budget must be positive, core_share in [0,1], limits, top_k and stale_days not negative")
+	}
+	if c.Ranker != "bm25" && c.Ranker != "bm25-plain" {
+		return fmt.Errorf("inject: unknown ranker %q (known: bm25, bm25-plain)", c.Ranker)
 	}
 	return nil
 }

@@ -27,13 +27,16 @@ type Editor struct {
 	inserted []string
 	seq      int
 	// pending headings created in this edit, so two inserts share one
-	newHeads map[string]*strings.Builder
+	newHeads   map[string]*strings.Builder
+	blankAfter map[string]string // newHeads key → blank line to add after it
+	atCount    map[string]int    // items inserted per offset, to number lists
 }
 
 // Edit starts a batch of edits on m.
 func (m *Memory) Edit() *Editor {
 	return &Editor{m: m, splices: map[string][]splice{}, created: map[string]*strings.Builder{},
-		titles: map[string]string{}, removed: map[*Entry]bool{}, newHeads: map[string]*strings.Builder{}}
+		titles: map[string]string{}, removed: map[*Entry]bool{}, newHeads: map[string]*strings.Builder{},
+		blankAfter: map[string]string{}, atCount: map[string]int{}}
 }
 
 func (ed *Editor) add(path string, start, end int, text string) {
@@ -70,7 +73,7 @@ func (ed *Editor) Remove(e *Entry) {
 // the item (continuation blocks, sub-lists) is kept.
 func (ed *Editor) Replace(old *Entry, e *Entry) {
 	doc := ed.m.Doc(old.File)
-	ed.add(old.File, old.Start, old.HeadEnd, ed.renderFor(doc, e))
+	ed.add(old.File, old.Start, old.HeadEnd, ed.renderFor(doc, e, old.Marker))
 }
 
 // Move removes old and inserts e at t, carrying old's nested content.
@@ -92,9 +95,12 @@ func nestedOf(doc *Doc, e *Entry) string {
 	return strings.ReplaceAll(string(doc.Src[e.HeadEnd:e.End]), "\r\n", "\n")
 }
 
-// renderFor renders e with the line ending the document uses.
-func (ed *Editor) renderFor(doc *Doc, e *Entry) string {
-	line := e.Render()
+// renderFor renders e behind marker with the line ending the document uses.
+func (ed *Editor) renderFor(doc *Doc, e *Entry, marker string) string {
+	if marker == "" || strings.ContainsAny(marker, "\r\n") {
+		marker = "- "
+	}
+	line := e.renderWith(marker)
 	if doc != nil && usesCRLF(doc.Src) {
 		line = strings.ReplaceAll(line, "\n", "\r\n")
 	}
@@ -107,35 +113,76 @@ func usesCRLF(src []byte) bool {
 }
 
 func (ed *Editor) insert(e *Entry, t Target, nested string) error {
-	ed.inserted = append(ed.inserted, e.ID)
-	text := e.Render() + nested
+	item := pendingItem{e: e, nested: nested}
 	switch t.Place {
 	case PlaceTopic:
 		if err := ValidSlug(t.Topic); err != nil {
 			return err
 		}
-		return ed.insertTopic(t.Topic, text)
+		ed.inserted = append(ed.inserted, e.ID)
+		return ed.insertTopic(t.Topic, item)
 	case PlaceCore:
 		c, ok := CategoryByName(e.Category)
 		if !ok || !c.Core {
 			return fmt.Errorf("entry %s: category %q has no core section", e.ID, e.Category)
 		}
-		ed.insertMain(TitleCore, c.Heading, text)
+		ed.insertMain(TitleCore, c.Heading, item)
 	case PlacePending:
-		ed.insertMain(TitleCore, TitlePending, text)
+		ed.insertMain(TitleCore, TitlePending, item)
 	case PlaceArchive:
-		ed.insertMain(TitleArchive, "", text)
+		ed.insertMain(TitleArchive, "", item)
 	default:
 		return fmt.Errorf("cannot insert into place %q", t.Place)
 	}
+	ed.inserted = append(ed.inserted, e.ID)
 	return nil
+}
+
+// pendingItem is an entry (or a raw line, for the topic index) to insert.
+type pendingItem struct {
+	e      *Entry
+	nested string
+	raw    string
+}
+
+// text renders the item behind the marker that continues the list whose
+// last item is prev (nil: a new list), numbering ordered lists on from
+// next.
+func (it pendingItem) text(prev *Entry, n int) string {
+	marker := "- "
+	if prev != nil {
+		marker = nextMarker(prev.Marker, n)
+	}
+	if it.e == nil {
+		return marker + strings.TrimPrefix(it.raw, "- ")
+	}
+	return it.e.renderWith(marker) + it.nested
+}
+
+// nextMarker continues a list: the same bullet, or the ordered number
+// plus n.
+func nextMarker(marker string, n int) string {
+	if marker == "" || strings.ContainsAny(marker, "\r\n") {
+		return "- "
+	}
+	indent := marker[:len(marker)-len(strings.TrimLeft(marker, " \t"))]
+	rest := strings.TrimLeft(marker, " \t")
+	digits := len(rest) - len(strings.TrimLeft(rest, "0123456789"))
+	if digits == 0 || digits > 9 || len(rest) <= digits {
+		return marker
+	}
+	num := 0
+	for _, c := range rest[:digits] {
+		num = num*10 + int(c-'0')
+	}
+	return fmt.Sprintf("%s%d%c ", indent, num+n, rest[digits])
 }
 
 // SetTopicTitle sets the title (H1 and index line) used if the topic file
 // is created by this edit.
 func (ed *Editor) SetTopicTitle(slug, title string) { ed.titles[slug] = OneLine(title) }
 
-func (ed *Editor) insertTopic(slug, text string) error {
+func (ed *Editor) insertTopic(slug string, item pendingItem) error {
 	doc := ed.m.Topics[slug]
 	if doc == nil {
 		b := ed.created[slug]
@@ -149,18 +196,28 @@ func (ed *Editor) insertTopic(slug, text string) error {
 			ed.created[slug] = b
 			ed.indexTopic(slug, title)
 		}
-		b.WriteString(text)
+		b.WriteString(item.text(nil, 0))
 		return nil
 	}
+	at := len(doc.Src)
+	var prev *Entry
+	if n := len(doc.Entries); n > 0 {
+		prev = doc.Entries[n-1]
+		at = prev.End
+	}
+	ed.addItem(doc, at, prev, item)
+	return nil
+}
+
+// addItem inserts item at offset at, continuing the list of prev.
+func (ed *Editor) addItem(doc *Doc, at int, prev *Entry, item pendingItem) {
+	key := fmt.Sprintf("%s\x00%d", doc.Path, at)
+	ed.atCount[key]++
+	text := item.text(prev, ed.atCount[key])
 	if usesCRLF(doc.Src) {
 		text = strings.ReplaceAll(text, "\n", "\r\n")
 	}
-	at := len(doc.Src)
-	if n := len(doc.Entries); n > 0 {
-		at = doc.Entries[n-1].End
-	}
 	ed.add(doc.Path, at, at, lineStartText(doc.Src, at)+text)
-	return nil
 }
 
 // lineStartText returns "\n" when an insert at off would not start a line.
@@ -181,21 +238,22 @@ func (ed *Editor) indexTopic(slug, title string) {
 			return
 		}
 	}
-	ed.insertMain(TitleIndex, "", fmt.Sprintf("- %s → %s\n", title, path))
+	ed.insertMain(TitleIndex, "", pendingItem{raw: fmt.Sprintf("- %s → %s\n", title, path)})
 }
 
 // insertMain inserts text (one or more lines) at the end of the entries of
 // section h1/h2 of MEMORY.md, creating the headings when missing.
-func (ed *Editor) insertMain(h1, h2, text string) {
+func (ed *Editor) insertMain(h1, h2 string, item pendingItem) {
 	doc := ed.m.Main
-	if usesCRLF(doc.Src) {
-		text = strings.ReplaceAll(text, "\n", "\r\n")
-	}
 	start, end, found := doc.sectionRange(h1, h2)
 	if found {
-		at := doc.lastItemEnd(start, end, h1 == TitleIndex)
-		ed.add(doc.Path, at, at, lineStartText(doc.Src, at)+text)
+		at, prev := doc.lastItemEnd(start, end, h1 == TitleIndex)
+		ed.addItem(doc, at, prev, item)
 		return
+	}
+	text := item.text(nil, 0)
+	if usesCRLF(doc.Src) {
+		text = strings.ReplaceAll(text, "\n", "\r\n")
 	}
 	// The section is missing: create it, once per edit, at a place
 	// consistent with the layout.
@@ -217,6 +275,9 @@ func (ed *Editor) insertMain(h1, h2, text string) {
 	}
 	b.WriteString(prefix + strings.ReplaceAll(heading, "\n", nl))
 	b.WriteString(text)
+	if rest := doc.Src[at:]; len(rest) > 0 && !bytes.HasPrefix(rest, []byte("\n")) && !bytes.HasPrefix(rest, []byte("\r\n")) {
+		ed.blankAfter[key] = nl
+	}
 	ed.seq++
 	ed.splices[doc.Path] = append(ed.splices[doc.Path], splice{start: at, end: at, seq: ed.seq, text: "\x00" + key})
 }
@@ -255,8 +316,9 @@ func (d *Doc) nextHeading(i, level int) int {
 }
 
 // lastItemEnd is the insertion point of a section: after its last entry (or
-// index line), else right after its heading.
-func (d *Doc) lastItemEnd(start, end int, index bool) int {
+// index line), else right after its heading. It also returns that last
+// entry, whose list marker new items continue.
+func (d *Doc) lastItemEnd(start, end int, index bool) (int, *Entry) {
 	at := start
 	if index {
 		for _, l := range d.Index {
@@ -265,14 +327,15 @@ func (d *Doc) lastItemEnd(start, end int, index bool) int {
 				at = lineEndAt(d.Src, off)
 			}
 		}
-		return at
+		return at, nil
 	}
+	var last *Entry
 	for _, e := range d.Entries {
 		if e.Start >= start && e.Start < end && e.End > at {
-			at = e.End
+			at, last = e.End, e
 		}
 	}
-	return at
+	return at, last
 }
 
 // newSectionPoint decides where a missing section goes and returns the
@@ -367,6 +430,7 @@ func (ed *Editor) Changed() (map[string][]byte, error) {
 			b.Write(doc.Src[pos:s.start])
 			if strings.HasPrefix(s.text, "\x00") {
 				b.WriteString(ed.newHeads[s.text[1:]].String())
+				b.WriteString(ed.blankAfter[s.text[1:]])
 			} else {
 				b.WriteString(s.text)
 			}

@@ -50,6 +50,7 @@ type Entry struct {
 	End     int    // byte offset just past the item's last line (incl. newline)
 	HeadEnd int    // byte offset just past the item's first paragraph
 	Raw     string // the item's bytes as they are in the file
+	Marker  string // the list marker with its indentation and spacing: "- ", "*   ", "2. "
 	Nested  bool   // the item has more than its first paragraph (kept on edits)
 }
 
@@ -114,19 +115,29 @@ func (e *Entry) Date() time.Time {
 }
 
 // Render renders the entry as one Markdown list item line, with newline.
-func (e *Entry) Render() string {
+func (e *Entry) Render() string { return e.renderWith("- ") }
+
+// renderWith renders the entry behind the given list marker.
+func (e *Entry) renderWith(marker string) string {
 	var b strings.Builder
-	b.WriteString("- ")
+	b.WriteString(marker)
 	if e.ID != "" {
 		b.WriteString("[")
 		b.WriteString(e.ID)
 		b.WriteString("] ")
 	}
-	b.WriteString(OneLine(e.Content))
-	if meta := e.renderMeta(); meta != "" {
-		b.WriteString(" (")
-		b.WriteString(meta)
-		b.WriteString(")")
+	content := OneLine(e.Content)
+	b.WriteString(content)
+	meta := e.renderMeta()
+	switch {
+	case meta == "":
+		if _, _, ok := splitTrailer(content); ok {
+			b.WriteString(" (·)") // keep a trailer-like ending part of the content
+		}
+	case !isTrailer(meta):
+		b.WriteString(" (" + meta + " ·)") // a lone free part: mark it as metadata
+	default:
+		b.WriteString(" (" + meta + ")")
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -214,8 +225,16 @@ var timeLayouts = []string{"2006-01-02", time.RFC3339, "2006-01-02T15:04Z07:00",
 // ParseTime parses the date and time forms FORMAT.md allows.
 func ParseTime(s string) (time.Time, bool) {
 	s = strings.TrimSpace(s)
-	if len(s) < 10 || s[4] != '-' {
+	if len(s) < 10 || s[4] != '-' || s[7] != '-' {
 		return time.Time{}, false
+	}
+	switch {
+	case len(s) == 10:
+		t, err := time.Parse("2006-01-02", s)
+		return t, err == nil
+	case len(s) == 20 && s[10] == 'T' && s[19] == 'Z':
+		t, err := time.Parse(time.RFC3339, s)
+		return t.UTC(), err == nil
 	}
 	for _, l := range timeLayouts {
 		if t, err := time.Parse(l, s); err == nil {
@@ -247,9 +266,10 @@ func parseItemText(text string, firstLineLen int, e *Entry) (problems []string) 
 	if !ok {
 		return nil
 	}
-	for _, part := range strings.Split(meta, "·") {
-		part = strings.TrimSpace(part)
-		if part == "" {
+	for rest, more := meta, true; more; {
+		var part string
+		part, rest, more = strings.Cut(rest, "·")
+		if part = strings.TrimSpace(part); part == "" {
 			continue
 		}
 		if p := e.parseMetaPart(part); p != "" {
@@ -274,7 +294,7 @@ func splitTrailer(text string) (content, meta string, ok bool) {
 			depth--
 			if depth == 0 {
 				inner := text[i+1 : len(text)-1]
-				if strings.Contains(inner, "·") || isDate(inner) {
+				if isTrailer(inner) {
 					return strings.TrimSpace(text[:i]), inner, true
 				}
 				return text, "", false
@@ -284,9 +304,21 @@ func splitTrailer(text string) (content, meta string, ok bool) {
 	return text, "", false
 }
 
-func isDate(s string) bool {
-	_, ok := ParseTime(s)
-	return ok
+// isTrailer reports whether the inside of a final parenthesised group is
+// metadata: it has a "·" separator, is a date, or is one known field.
+func isTrailer(inner string) bool {
+	if strings.Contains(inner, "·") {
+		return true
+	}
+	if _, ok := ParseTime(inner); ok {
+		return true
+	}
+	key, _, _ := strings.Cut(strings.TrimSpace(inner), " ")
+	switch key {
+	case keyConf, keyScope, keyRefs, keyTags, keyUpdated, keyExpires, keySee:
+		return true
+	}
+	return strings.HasPrefix(strings.TrimSpace(inner), keySuperseded+" ")
 }
 
 func splitList(v string) []string {

@@ -62,7 +62,23 @@ type Doc struct {
 	Entries   []*Entry
 	Index     []IndexLine
 	Problems  []Problem
-	lineStart []int // byte offset of each line start, for offset → line
+	lineStart []int  // byte offset of each line start, for offset → line
+	str       string // Src as a string: entry fields are substrings of it
+	slab      []Entry
+}
+
+// newEntry allocates entries in blocks: one allocation per block instead of
+// one per entry.
+func (d *Doc) newEntry() *Entry {
+	if len(d.slab) == cap(d.slab) {
+		n := 2 * cap(d.slab)
+		if n == 0 {
+			n = min(16+len(d.lineStart), 4096)
+		}
+		d.slab = make([]Entry, 0, n)
+	}
+	d.slab = d.slab[:len(d.slab)+1]
+	return &d.slab[len(d.slab)-1]
 }
 
 // MainFile is the memory-relative path of the main memory file.
@@ -81,7 +97,7 @@ var mdParser = parser.NewParser(
 // topics/<slug>.md. It never fails: what it cannot read becomes a Problem,
 // and every byte stays in Src.
 func ParseDoc(path string, src []byte) *Doc {
-	d := &Doc{Path: path, Src: src}
+	d := &Doc{Path: path, Src: src, str: string(src)}
 	if path != MainFile {
 		d.Topic = TopicSlug(path)
 	}
@@ -94,8 +110,11 @@ func ParseDoc(path string, src []byte) *Doc {
 		d.parseFrontMatter()
 		body = src[d.BodyStart:]
 	}
-	root := mdParser.Parse(text.NewReader(body))
-	d.walk(root, body, d.BodyStart)
+	if !d.parseSimple(body, d.BodyStart) {
+		d.Headings, d.Entries, d.Index = nil, nil, nil
+		root := mdParser.Parse(text.NewReader(body))
+		d.walk(root, body, d.BodyStart)
+	}
 	return d
 }
 
@@ -300,7 +319,7 @@ func (d *Doc) readList(list *ast.List, body []byte, base int, h1, h2 string) {
 			d.readIndexLine(body, base, start, seg)
 			continue
 		}
-		d.readEntry(it, body, base, start, end, place, cat, section)
+		d.readEntry(it, seg, body, base, start, end, place, cat, section)
 	}
 }
 
@@ -331,7 +350,10 @@ func itemEnd(src []byte, lastStop int) int {
 }
 
 func (d *Doc) readIndexLine(body []byte, base, start int, seg text.Segment) {
-	line := strings.TrimSpace(string(seg.Value(body)))
+	d.readIndexText(strings.TrimSpace(string(seg.Value(body))), base, start)
+}
+
+func (d *Doc) readIndexText(line string, base, start int) {
 	title, path, ok := strings.Cut(line, "→")
 	if !ok {
 		title, path, ok = strings.Cut(line, "->")
@@ -343,11 +365,23 @@ func (d *Doc) readIndexLine(body []byte, base, start int, seg text.Segment) {
 	d.Index = append(d.Index, IndexLine{Title: strings.TrimSpace(title), Path: strings.TrimSpace(path), Line: d.LineOf(base + start)})
 }
 
-func (d *Doc) readEntry(it ast.Node, body []byte, base, start, end int, place Place, cat, section string) {
+// item is what the entry reader needs of one top-level list item.
+type item struct {
+	start, end   int    // item byte range (body offsets)
+	textStart    int    // offset of the item's text, just after the marker
+	headEnd      int    // end of the first paragraph's last line
+	text         string // first paragraph, lines trimmed and joined by spaces
+	firstLineLen int    // length of the first line within text
+	nested       bool   // more blocks follow the first paragraph
+}
+
+func (d *Doc) readEntry(it ast.Node, seg text.Segment, body []byte, base, start, end int, place Place, cat, section string) {
 	first := it.FirstChild()
+	if first.Kind() != ast.KindParagraph && first.Kind() != ast.KindTextBlock {
+		return // an item that starts with a code block or similar: not an entry
+	}
 	var b strings.Builder
-	headEnd := base + end
-	firstLineLen := 0
+	in := item{start: start, end: end, textStart: seg.Start, headEnd: end, nested: first.NextSibling() != nil}
 	for i := 0; i < first.Lines().Len(); i++ {
 		s := first.Lines().At(i)
 		if i > 0 {
@@ -355,23 +389,27 @@ func (d *Doc) readEntry(it ast.Node, body []byte, base, start, end int, place Pl
 		}
 		b.Write(bytes.TrimSpace(s.Value(body)))
 		if i == 0 {
-			firstLineLen = b.Len()
+			in.firstLineLen = b.Len()
 		}
 	}
 	if first.Lines().Len() > 0 {
-		headEnd = base + lineEndAt(body, first.Lines().At(first.Lines().Len()-1).Stop-1)
+		in.headEnd = lineEndAt(body, first.Lines().At(first.Lines().Len()-1).Stop-1)
 	}
-	e := &Entry{
-		HeadEnd: headEnd,
+	in.text = b.String()
+	d.addEntry(in, body, base, place, cat, section)
+}
+
+func (d *Doc) addEntry(in item, body []byte, base int, place Place, cat, section string) {
+	e := d.newEntry()
+	*e = Entry{
+		Marker:  d.str[base+in.start : base+in.textStart],
+		HeadEnd: base + in.headEnd,
 		File:    d.Path, Topic: d.Topic, Place: place, Section: section,
-		Start: base + start, End: base + end, Line: d.LineOf(base + start),
-		Nested: first.NextSibling() != nil,
+		Start: base + in.start, End: base + in.end, Line: d.LineOf(base + in.start),
+		Nested: in.nested,
 	}
-	e.Raw = string(d.Src[e.Start:e.End])
-	if first.Kind() != ast.KindParagraph && first.Kind() != ast.KindTextBlock {
-		return // an item that starts with a code block or similar: not an entry
-	}
-	for _, p := range parseItemText(b.String(), firstLineLen, e) {
+	e.Raw = d.str[e.Start:e.End]
+	for _, p := range parseItemText(in.text, in.firstLineLen, e) {
 		d.problem(e.Start, "%s", p)
 	}
 	e.Category = cat

@@ -364,10 +364,16 @@ func (r *Repo) commitLocked(ctx context.Context, req CommitRequest, treePaths []
 		ix.setEntry(e)
 		ix.sort()
 	}
-	if err := ilock.write(ix.encode()); err != nil {
+	if err := ilock.writeNoSync(ix.encode()); err != nil {
 		return "", err
 	}
-	if err := rlock.write([]byte(newHash.String() + "\n")); err != nil {
+	if err := rlock.writeNoSync([]byte(newHash.String() + "\n")); err != nil {
+		return "", err
+	}
+	if err := ilock.sync(); err != nil {
+		return "", err
+	}
+	if err := rlock.sync(); err != nil {
 		return "", err
 	}
 	if err := ilock.commit(); err != nil {

@@ -14,9 +14,9 @@ import (
 // cfgEntry is one "section.subsection.key = value" line of a git config file.
 type cfgEntry struct {
 	section, subsection, key string // section and key lower-cased
-	value                        string
-	blank                        bool // "key" without "= value" (means true)
-	origin                       string
+	value                    string
+	blank                    bool // "key" without "= value" (means true)
+	origin                   string
 }
 
 // gitConfig is the merged configuration: entries in increasing priority.

@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gofrs/flock"
 )
@@ -54,7 +55,7 @@ type Repo struct {
 	prefix   string // memory dir relative to root, slash separated, "" for root
 	cfg      *gitConfig
 	repaired []string
-	held     *flock.Flock // non-nil while this Repo holds memctl.lock
+	held     atomic.Pointer[flock.Flock] // non-nil while this Repo holds memctl.lock
 }
 
 // Root returns the worktree root directory.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
@@ -52,7 +53,7 @@ func (r *Repo) lockInfoPath() string { return filepath.Join(r.gitDir, "memctl.lo
 // describing the holder. The returned unlock function releases the lock; it
 // is safe to call more than once.
 func (r *Repo) Lock(ctx context.Context, wait time.Duration) (unlock func() error, err error) {
-	if r.held != nil {
+	if r.held.Load() != nil {
 		return nil, errors.New("gitstore: Lock called twice on the same Repo")
 	}
 	fl := flock.New(r.lockPath())
@@ -72,7 +73,9 @@ func (r *Repo) Lock(ctx context.Context, wait time.Duration) (unlock func() erro
 			_ = fl.Close()
 			return nil, r.lockedError()
 		}
-		d := backoff(i)
+		// short, jittered polls: flock has no wait queue, so long sleeps
+		// would let other waiters starve this one
+		d := time.Duration(2+mrand.IntN(8)+min(i, 10)*2) * time.Millisecond
 		if rem := time.Until(deadline); d > rem {
 			d = rem
 		}
@@ -89,14 +92,14 @@ func (r *Repo) Lock(ctx context.Context, wait time.Duration) (unlock func() erro
 	info, _ := json.Marshal(lockInfo{PID: os.Getpid(), Host: host, Since: time.Now().UTC().Truncate(time.Second)})
 	// Best effort: the info only improves the waiter's error message.
 	_ = writeFileAtomic(r.lockInfoPath(), info, 0o666)
-	r.held = fl
+	r.held.Store(fl)
 	released := false
 	return func() error {
 		if released {
 			return nil
 		}
 		released = true
-		r.held = nil
+		r.held.Store(nil)
 		err := fl.Unlock()
 		if cerr := fl.Close(); err == nil {
 			err = cerr
@@ -120,7 +123,7 @@ func (r *Repo) lockedError() error {
 // withLock runs fn holding memctl's lock, taking it (waiting up to wait)
 // unless this Repo already holds it.
 func (r *Repo) withLock(ctx context.Context, wait time.Duration, fn func() error) error {
-	if r.held != nil {
+	if r.held.Load() != nil {
 		return fn()
 	}
 	unlock, err := r.Lock(ctx, wait)

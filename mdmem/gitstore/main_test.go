@@ -71,6 +71,7 @@ func child(mode, dir, id string) int {
 		}
 		return 0
 	case "crash":
+		fmt.Println("ready")
 		for i := 0; ; i++ {
 			unlock, err := r.Lock(ctx, 10*time.Second)
 			if err != nil {

@@ -35,7 +35,7 @@ func (r *Repo) Check(ctx context.Context) error {
 	if _, err := r.readIndex(); err != nil {
 		errs = append(errs, err)
 	}
-	if r.held != nil {
+	if r.held.Load() != nil {
 		for _, m := range staleMarkers(r.gitDir) {
 			if t, ok := markerTarget(r.gitDir, m); ok && sameFile(filepath.Join(r.gitDir, markerDirName, m), t) {
 				errs = append(errs, fmt.Errorf("gitstore: stale lock file %s left by an interrupted memctl commit", t))

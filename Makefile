@@ -1,0 +1,44 @@
+# memctl: common tasks. `make help` lists them.
+GO       ?= go
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X github.com/memctl/memctl/cmd.Version=$(VERSION)
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.PHONY: help build install test test-short lint fmt bench fuzz demo clean
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-11s %s\n", $$1, $$2}'
+
+build: ## build ./memctl
+	$(GO) build -ldflags "$(LDFLAGS)" -o memctl .
+
+install: ## install memctl into GOBIN
+	$(GO) install -ldflags "$(LDFLAGS)" .
+
+test: ## the full suite: unit, fuzz seeds, end-to-end scenarios, race detector
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+test-short: ## quick tests only (no end-to-end, crash or stress tests)
+	$(GO) test -short -count=1 ./...
+
+lint: ## gofmt, go vet, staticcheck
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+fmt: ## gofmt all Go files
+	gofmt -w $$(git ls-files '*.go')
+
+bench: build ## Go benchmarks and whole-process bench scripts (figures for BENCHMARKS.md)
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+	./bench/process.sh ./memctl
+
+fuzz: ## run each fuzz target briefly
+	$(GO) test -run '^$$' -fuzz '^FuzzParseDoc$$' -fuzztime 30s ./mdmem
+	$(GO) test -run '^$$' -fuzz '^FuzzEdit$$' -fuzztime 30s ./mdmem
+
+demo: build ## build memctl and run it on a temporary memory
+	./bench/demo.sh ./memctl
+
+clean: ## remove build output
+	rm -f memctl

@@ -1,0 +1,195 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/memctl/memctl/inject"
+	"github.com/memctl/memctl/mdmem"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newInjectCmd) }
+
+type injectOptions struct {
+	Task         string
+	Tags         []string
+	Scope        string
+	Budget       int
+	CoreShare    float64
+	CoreMaxLines int
+	CoreMaxBytes int
+	TopK         int
+	Tokenizer    string
+	Ranker       string
+	Format       string
+	Now          string
+	StaleDays    int
+	NoCache      bool
+}
+
+func newInjectCmd(f *Factory) *cobra.Command {
+	opts := &injectOptions{}
+	cmd := &cobra.Command{
+		Use:   "inject [--task TEXT] [flags]",
+		Short: "Print the token-budgeted memory block for a task",
+		Long: `Print the memory block an agent puts in its prompt before a model call.
+
+L1, the core profile (MEMORY.md's core subsections), comes first, in file
+order, within --core-max-lines, --core-max-bytes and --core-share of the
+budget; what the core does not use flows to L2. L2 is topic entries plus the
+core entries L1 could not hold, ranked against the task (--task, or stdin
+when --task is not given) and --tag labels, best --top-k, packed into the
+rest of the budget. Archive and pending entries are never injected.
+
+The whole printed block (header, fence, entries, footer) never exceeds
+--budget tokens, counted with --tokenizer (o200k, cl100k, or chars:N for
+other models). The block is cut only between entries; a last line lists the
+ids left out for budget. Output is deterministic: the same memory, flags and
+--now give the same bytes. Entries older than --stale-days are labelled with
+their age, which needs "now": --now, else the clock (so labels change daily).
+
+Scopes isolate: without --scope only global (unscoped) entries are
+eligible; --scope X adds entries scoped X; --scope all shows everything.
+--tag keeps only L2 entries carrying one of the tags.
+
+inject never takes the write lock and never writes to the memory, except
+the git-ignored index cache and the opt-in inject log under .memctl/cache
+(inject.log = true in config, or MEMCTL_INJECT_LOG=1).`,
+		Example: `  memctl inject --task "fix the slow report API" --budget 4000
+  memctl inject --task "$TASK" --tag project:order-service --budget 2000 --format json
+  echo "$TASK" | memctl inject --budget 1500
+  memctl inject --task "cache design" --scope project:order-service --now 2026-02-01`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runInject(cmd.Context(), f, cmd, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Task, "task", "t", "", "task text to retrieve L2 entries for (default: read stdin when it is not a terminal)")
+	fl.StringArrayVar(&opts.Tags, "tag", nil, "keep only L2 entries with this tag (repeatable); tags also join the query")
+	fl.StringVar(&opts.Scope, "scope", "", `scope to include besides global entries; "all" for every scope`)
+	fl.IntVarP(&opts.Budget, "budget", "b", 0, "whole block budget in tokens (default inject.budget, 4000)")
+	fl.Float64Var(&opts.CoreShare, "core-share", -1, "share of the budget for L1 core entries (default inject.core_share, 0.15)")
+	fl.IntVar(&opts.CoreMaxLines, "core-max-lines", -1, "physical limit of L1 in lines (default inject.core_max_lines, 200)")
+	fl.IntVar(&opts.CoreMaxBytes, "core-max-bytes", -1, "physical limit of L1 in bytes (default inject.core_max_bytes, 25600)")
+	fl.IntVarP(&opts.TopK, "top-k", "k", -1, "L2 entries to consider; 0 = as many as the budget allows (default inject.top_k, 8)")
+	fl.StringVar(&opts.Tokenizer, "tokenizer", "", "token counter: o200k, cl100k or chars:N (default inject.tokenizer)")
+	fl.StringVar(&opts.Ranker, "ranker", "", "L2 ranking: bm25 or bm25-plain (default inject.ranker)")
+	fl.StringVar(&opts.Format, "format", "md", "output format: md or json")
+	fl.StringVar(&opts.Now, "now", "", "date or RFC 3339 time used for age labels and expiry (default: the clock)")
+	fl.IntVar(&opts.StaleDays, "stale-days", -1, "label entries older than this many days with their age; 0 = never (default inject.stale_days)")
+	fl.BoolVar(&opts.NoCache, "no-cache", false, "parse the Markdown files, ignoring and not writing the index cache")
+	return cmd
+}
+
+func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *injectOptions) error {
+	if opts.Format != "md" && opts.Format != "json" {
+		return FlagErrorf("invalid --format %q: want md or json", opts.Format)
+	}
+	s, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	io, err := injectOptionsFrom(f, s.Config.Inject, cmd, opts.CoreShare, opts.CoreMaxLines, opts.CoreMaxBytes, opts.TopK, opts.StaleDays, opts.Budget, opts.Tokenizer, opts.Ranker, opts.Now)
+	if err != nil {
+		return err
+	}
+	io.Tags, io.Scope = opts.Tags, opts.Scope
+	if cmd.Flags().Changed("task") {
+		io.Task = opts.Task
+	} else if !f.IO.InTTY && f.IO.In != nil {
+		task, total, err := inject.ReadTask(f.IO.In)
+		if err != nil {
+			return err
+		}
+		if total > int64(len(task)) && total > inject.MaxTaskBytes {
+			fmt.Fprintf(f.IO.ErrOut, "memctl: warning: task text on stdin is %d bytes; only the first %d are used for retrieval\n", total, len(task))
+		}
+		io.Task = task
+	}
+	corpus, err := inject.LoadCorpus(ctx, s.Dir, !opts.NoCache)
+	if err != nil {
+		return err
+	}
+	res, err := inject.Inject(corpus, io)
+	if err != nil {
+		return err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s\n", w)
+	}
+	if s.Config.Inject.Log || f.Getenv("MEMCTL_INJECT_LOG") == "1" {
+		ids := make([]string, 0, len(res.Items))
+		for _, it := range res.Items {
+			ids = append(ids, it.Note.Ref())
+		}
+		rec := inject.LogRecord{Kind: "inject", Time: f.Now().UTC(), Budget: res.Budget, Tokens: res.UsedTokens, IDs: ids, Omitted: len(res.Omitted)}
+		if err := inject.AppendLog(s.Dir, rec); err != nil {
+			fmt.Fprintf(f.IO.ErrOut, "memctl: warning: inject log: %v\n", err)
+		}
+	}
+	if opts.Format == "json" {
+		return res.WriteJSON(f.IO.Out)
+	}
+	_, err = fmt.Fprint(f.IO.Out, res.Block)
+	return err
+}
+
+// injectOptionsFrom merges flags over the [inject] config. Negative flag
+// values (and empty strings) mean "not given".
+func injectOptionsFrom(f *Factory, c mdmem.InjectConfig, cmd *cobra.Command, share float64, lines, bytes, topK, stale, budget int, tok, ranker, now string) (inject.Options, error) {
+	o := inject.Options{Budget: c.Budget, CoreShare: c.CoreShare, CoreMaxLines: c.CoreMaxLines, CoreMaxBytes: c.CoreMaxBytes, TopK: c.TopK, StaleDays: c.StaleDays, Ranker: c.Ranker}
+	if cmd.Flags().Changed("budget") {
+		if budget <= 0 {
+			return o, FlagErrorf("invalid --budget %d: want a positive number of tokens", budget)
+		}
+		o.Budget = budget
+	}
+	if cmd.Flags().Changed("core-share") {
+		if share < 0 || share > 1 {
+			return o, FlagErrorf("invalid --core-share %v: want a number in [0,1]", share)
+		}
+		o.CoreShare = share
+	}
+	for _, v := range []struct {
+		name string
+		val  int
+		dst  *int
+	}{{"core-max-lines", lines, &o.CoreMaxLines}, {"core-max-bytes", bytes, &o.CoreMaxBytes}, {"top-k", topK, &o.TopK}, {"stale-days", stale, &o.StaleDays}} {
+		if cmd.Flags().Lookup(v.name) != nil && cmd.Flags().Changed(v.name) {
+			if v.val < 0 {
+				return o, FlagErrorf("invalid --%s %d: want 0 or more", v.name, v.val)
+			}
+			*v.dst = v.val
+		}
+	}
+	if ranker != "" {
+		if _, ok := inject.Rankers[ranker]; !ok {
+			return o, FlagErrorf("unknown --ranker %q (known: %s)", ranker, strings.Join(inject.RankerNames(), ", "))
+		}
+		o.Ranker = ranker
+	}
+	if tok == "" {
+		tok = c.Tokenizer
+	}
+	cnt, err := inject.NewCounter(tok)
+	if err != nil {
+		if cmd.Flags().Changed("tokenizer") {
+			return o, &FlagError{Err: err}
+		}
+		return o, fmt.Errorf("%s: inject.tokenizer: %w", mdmem.ConfigPath, err)
+	}
+	o.Counter = cnt
+	if now != "" {
+		t, ok := mdmem.ParseTime(now)
+		if !ok {
+			return o, FlagErrorf("invalid --now %q: want a date (2026-01-31) or an RFC 3339 time", now)
+		}
+		o.Now = t
+	} else {
+		o.Now = f.Now().UTC()
+	}
+	return o, nil
+}

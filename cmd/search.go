@@ -1,0 +1,81 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/memctl/memctl/inject"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newSearchCmd) }
+
+type searchOptions struct {
+	Limit int
+	Scope string
+	JSON  bool
+}
+
+func newSearchCmd(f *Factory) *cobra.Command {
+	opts := &searchOptions{}
+	cmd := &cobra.Command{
+		Use:   "search QUERY...",
+		Short: "Search every entry, archive included",
+		Long: `Search the whole memory (L3): core profile, pending confirmation, topic
+files and the archive, which inject never shows. Results are ranked like
+inject's L2 (BM25F with stemming); an entry whose id appears in the query
+comes first. Each result shows its id, where it lives, its date and a
+snippet; use ` + "`memctl show <id>`" + ` for the whole entry.
+
+search never writes to the memory (except the git-ignored index cache).`,
+		Example: `  memctl search "redis cache"
+  memctl search dec-014
+  memctl search --scope project:order-service --limit 5 "timeouts"
+  memctl search --json "database upgrade" | jq -r '.[].id'`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSearch(cmd.Context(), f, strings.Join(args, " "), opts)
+		},
+	}
+	cmd.Flags().IntVarP(&opts.Limit, "limit", "n", 20, "most results to print; 0 = all")
+	cmd.Flags().StringVar(&opts.Scope, "scope", "", `only global entries and this scope ("" or "all": every scope)`)
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runSearch(ctx context.Context, f *Factory, query string, opts *searchOptions) error {
+	if opts.Limit < 0 {
+		return FlagErrorf("invalid --limit %d: want 0 or more", opts.Limit)
+	}
+	s, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	c, err := inject.LoadCorpus(ctx, s.Dir, true)
+	if err != nil {
+		return err
+	}
+	hits := inject.Search(c, query, opts.Scope, opts.Limit)
+	if opts.JSON {
+		if hits == nil {
+			hits = []inject.SearchHit{}
+		}
+		enc := json.NewEncoder(f.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(hits)
+	}
+	if len(hits) == 0 {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: no entry matches %q\n", query)
+		return &ExitError{Code: 1}
+	}
+	for _, h := range hits {
+		where := string(h.Place)
+		if h.SupersededBy != "" {
+			where += ", superseded by " + h.SupersededBy
+		}
+		fmt.Fprintf(f.IO.Out, "%-10s %s:%d (%s) %s\n  %s\n", h.ID, h.File, h.Line, where, h.Date, h.Snippet)
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/memctl/memctl/inject"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newStatsCmd) }
+
+type statsOptions struct {
+	JSON      bool
+	Budget    int
+	StaleDays int
+	Tokenizer string
+	Now       string
+}
+
+func newStatsCmd(f *Factory) *cobra.Command {
+	opts := &statsOptions{}
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Show memory size against budgets, quality and usage",
+		Long: `Show how the memory measures up (the seed's evaluation section):
+
+  size     core lines, bytes and tokens against inject's limits and core
+           share; entries per section and topic
+  quality  pending-confirmation share; stale share (not updated for
+           --stale-days); conflicting entries (pending, or with see links)
+  usage    from the opt-in inject log (.memctl/cache/inject.log, enabled by
+           inject.log = true or MEMCTL_INJECT_LOG=1): injects, tokens per
+           inject, and the hit rate (ids reported by ` + "`memctl used`" + ` / ids injected)`,
+		Example: `  memctl stats
+  memctl stats --json | jq .core
+  memctl stats --budget 2000 --stale-days 30`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runStats(cmd.Context(), f, cmd, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	cmd.Flags().IntVarP(&opts.Budget, "budget", "b", 0, "budget to measure the core against (default inject.budget)")
+	cmd.Flags().IntVar(&opts.StaleDays, "stale-days", -1, "entries not updated for this many days are stale (default inject.stale_days)")
+	cmd.Flags().StringVar(&opts.Tokenizer, "tokenizer", "", "token counter: o200k, cl100k or chars:N (default inject.tokenizer)")
+	cmd.Flags().StringVar(&opts.Now, "now", "", "date used for staleness (default: the clock)")
+	return cmd
+}
+
+func runStats(ctx context.Context, f *Factory, cmd *cobra.Command, opts *statsOptions) error {
+	s, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	o, err := injectOptionsFrom(f, s.Config.Inject, cmd, -1, -1, -1, -1, opts.StaleDays, opts.Budget, opts.Tokenizer, "", opts.Now)
+	if err != nil {
+		return err
+	}
+	c, err := inject.LoadCorpus(ctx, s.Dir, true)
+	if err != nil {
+		return err
+	}
+	recs, bad, err := inject.ReadLog(s.Dir)
+	if err != nil {
+		return err
+	}
+	st := inject.ComputeStats(c, o, recs, bad, s.Config.Inject.Log || f.Getenv("MEMCTL_INJECT_LOG") == "1")
+	if opts.JSON {
+		enc := json.NewEncoder(f.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	st.WriteText(f.IO.Out)
+	return nil
+}

@@ -1,0 +1,261 @@
+package consolidate
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/memctl/memctl/mdmem"
+)
+
+var topicTitles = map[string]string{
+	"fact": "Facts", "incident": "Incidents", "lesson": "Lessons learned", "note": "Notes", "todo": "Open questions",
+}
+
+func demotedTopic(cat string) (slug, title string) {
+	c, _ := mdmem.CategoryByName(cat)
+	return c.Name, c.Heading + " (moved out of the core profile)"
+}
+
+// render builds the editor from the plan and returns the changed files.
+func (p *planner) render() (map[string][]byte, error) {
+	ed := p.in.Mem.Edit()
+	for _, a := range p.adds {
+		if a.target.Place == mdmem.PlaceTopic && a.title != "" {
+			ed.SetTopicTitle(a.target.Topic, a.title)
+		}
+	}
+	for _, e := range p.order {
+		if e.dest != nil && e.dest.Place == mdmem.PlaceTopic {
+			if _, t := demotedTopic(e.e.Category); t != "" {
+				ed.SetTopicTitle(e.dest.Topic, t)
+			}
+		}
+	}
+	for _, a := range p.adds {
+		if a.target.Place == mdmem.PlaceTopic && a.title == "" {
+			if t := topicTitles[a.target.Topic]; t != "" {
+				ed.SetTopicTitle(a.target.Topic, t)
+			}
+		}
+	}
+	for _, e := range p.order {
+		switch {
+		case e.dest != nil:
+			if err := ed.Move(e.old, e.e, *e.dest); err != nil {
+				return nil, err
+			}
+		case e.changed:
+			ed.Replace(e.old, e.e)
+		}
+	}
+	for _, a := range p.adds {
+		if err := ed.Insert(a.e, a.target); err != nil {
+			return nil, err
+		}
+	}
+	return ed.Changed()
+}
+
+// CoreSize measures the "# Core profile" section of MEMORY.md (its
+// subsections and Pending confirmation included). Tokens are estimated as
+// bytes/4.
+func CoreSize(d *mdmem.Doc) Size {
+	start, end := -1, len(d.Src)
+	for _, h := range d.Headings {
+		if h.Level != 1 {
+			continue
+		}
+		if start >= 0 {
+			end = h.Start
+			break
+		}
+		if strings.EqualFold(h.Title, mdmem.TitleCore) {
+			start = h.Start
+		}
+	}
+	if start < 0 {
+		return Size{}
+	}
+	sec := d.Src[start:end]
+	lines := bytes.Count(sec, []byte("\n"))
+	if len(sec) > 0 && sec[len(sec)-1] != '\n' {
+		lines++
+	}
+	return Size{Lines: lines, Bytes: len(sec), Tokens: (len(sec) + 3) / 4}
+}
+
+// value ranks core entries for demotion: lowest first. It weighs
+// confidence (0.7 when absent), category (constraints outrank preferences
+// outrank decisions) and age (older is lower, capped at three years).
+// Usage counts are not available yet.
+func value(e *mdmem.Entry, now time.Time) float64 {
+	conf := 0.7
+	if e.HasConf {
+		conf = e.Confidence
+	}
+	w := map[string]float64{"constraint": 0.6, "preference": 0.4, "decision": 0.2}[e.Category]
+	age := 1.0
+	if d := e.Date(); !d.IsZero() {
+		age = min(max(now.Sub(d).Hours()/24/365, 0), 3)
+	}
+	return conf + w - 0.25*age
+}
+
+// demote picks the lowest-value core entries of the rendered MEMORY.md
+// until the core fits, and plans their move to topic files.
+func (p *planner) demote(main *mdmem.Doc, size Size, lim Limits) bool {
+	var cands []*mdmem.Entry
+	for _, e := range main.Entries {
+		if e.Place == mdmem.PlaceCore && e.ID != "" {
+			cands = append(cands, e)
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		vi, vj := value(cands[i], p.now), value(cands[j], p.now)
+		if vi != vj {
+			return vi < vj
+		}
+		if !cands[i].Date().Equal(cands[j].Date()) {
+			return cands[i].Date().Before(cands[j].Date())
+		}
+		return cands[i].ID < cands[j].ID
+	})
+	cur := size
+	picked := 0
+	for _, e := range cands {
+		if !lim.over(cur) {
+			break
+		}
+		slug, _ := demotedTopic(e.Category)
+		t := mdmem.Target{Place: mdmem.PlaceTopic, Topic: slug}
+		if a := p.addByID[e.ID]; a != nil {
+			a.target = t
+		} else if old := p.in.Mem.Find(e.ID); old != nil && old.Place == mdmem.PlaceCore {
+			ed := p.edit(old)
+			if ed.dest != nil {
+				continue
+			}
+			ed.dest, ed.changed = &t, true
+		} else {
+			continue
+		}
+		n := len(e.Raw)
+		cur.Bytes -= n
+		cur.Lines -= strings.Count(e.Raw, "\n")
+		cur.Tokens = (cur.Bytes + 3) / 4
+		picked++
+		p.ops = append(p.ops, Op{Kind: OpDemote, Entry: e.ID, Reason: fmt.Sprintf("core profile over its limit; moved to topics/%s.md", slug), By: "rule"})
+	}
+	return picked > 0
+}
+
+func (p *planner) finish() (*Plan, error) {
+	lim := CoreLimits(p.cfg)
+	plan := &Plan{CoreBefore: CoreSize(p.in.Mem.Main)}
+	var files map[string][]byte
+	for round := 0; ; round++ {
+		var err error
+		if files, err = p.render(); err != nil {
+			return nil, fmt.Errorf("%w: %v", errPlanInvariant, err)
+		}
+		main := p.in.Mem.Main
+		if b, ok := files[mdmem.MainFile]; ok {
+			main = mdmem.ParseDoc(mdmem.MainFile, b)
+		}
+		plan.CoreAfter = CoreSize(main)
+		if !lim.over(plan.CoreAfter) {
+			break
+		}
+		if round >= 5 || !p.demote(main, plan.CoreAfter, lim) {
+			p.warn = append(p.warn, fmt.Sprintf("core profile is %s, over its limit (%d lines, %d bytes, %d tokens) with nothing left to move out: the rest is Pending confirmation or hand-written lines",
+				plan.CoreAfter, lim.Lines, lim.Bytes, lim.Tokens))
+			break
+		}
+	}
+	if err := p.verify(files); err != nil {
+		return nil, err
+	}
+	if st, ok := p.alloc.StateFile(); ok && len(files) > 0 {
+		files[mdmem.StatePath] = st
+	}
+	plan.Files = files
+	plan.Ops = p.ops
+	plan.Held = p.holds
+	plan.Consumed = sortedKeys(p.consumed)
+	plan.Warnings = p.warn
+	ids := map[string]bool{}
+	for _, e := range p.order {
+		if e.changed || e.dest != nil {
+			ids[e.old.ID] = true
+		}
+	}
+	for _, a := range p.adds {
+		ids[a.e.ID] = true
+	}
+	plan.Entries = sortedKeys(ids)
+	return plan, nil
+}
+
+// verify checks the rendered files against the memory before: no entry is
+// lost, none duplicated, exactly the planned new ones appear. It is the
+// last guard of "consolidation never deletes".
+func (p *planner) verify(files map[string][]byte) error {
+	before := map[string]int{}
+	noID := 0
+	for _, e := range p.in.Mem.Entries() {
+		if e.ID == "" {
+			noID++
+		} else {
+			before[e.ID]++
+		}
+	}
+	after := map[string]int{}
+	afterNoID := 0
+	count := func(d *mdmem.Doc) {
+		for _, e := range d.Entries {
+			if e.ID == "" {
+				afterNoID++
+			} else {
+				after[e.ID]++
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for path, b := range files {
+		seen[path] = true
+		count(mdmem.ParseDoc(path, b))
+	}
+	for _, d := range p.in.Mem.Docs() {
+		if !seen[d.Path] {
+			count(d)
+		}
+	}
+	var problems []string
+	for id, n := range before {
+		if after[id] != n {
+			problems = append(problems, fmt.Sprintf("entry %s appears %d times, was %d", id, after[id], n))
+		}
+	}
+	for _, a := range p.adds {
+		if after[a.e.ID] != 1 {
+			problems = append(problems, fmt.Sprintf("new entry %s appears %d times", a.e.ID, after[a.e.ID]))
+		}
+	}
+	if len(after) != len(before)+len(p.adds) {
+		problems = append(problems, fmt.Sprintf("%d distinct ids after, want %d", len(after), len(before)+len(p.adds)))
+	}
+	if afterNoID != noID {
+		problems = append(problems, fmt.Sprintf("%d entries without id after, was %d", afterNoID, noID))
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		if len(problems) > 5 {
+			problems = problems[:5]
+		}
+		return fmt.Errorf("%w: %s", errPlanInvariant, strings.Join(problems, "; "))
+	}
+	return nil
+}

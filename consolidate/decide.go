@@ -1,0 +1,353 @@
+package consolidate
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/memctl/memctl/mdmem"
+)
+
+// archives is how many existing entries a decision would archive.
+func (d *Decision) archives() int {
+	switch d.Op {
+	case OpArchive, OpSupersede:
+		return 1
+	case OpCompress:
+		return len(d.Entries)
+	}
+	return 0
+}
+
+// checkDecisions applies the run-wide rules to the LLM's decisions before
+// any is used: the archive cap over all of them (a model that archives too
+// much loses every archiving operation, not just the excess), each
+// candidate in at most one decision, and only candidates sent to the LLM.
+func (p *planner) checkDecisions() {
+	total := 0
+	for _, d := range p.in.Decisions {
+		total += d.archives()
+	}
+	for _, d := range p.in.Decisions {
+		if total > p.archCap && d.archives() > 0 {
+			p.reject(d, fmt.Sprintf("the model asked to archive %d entries in one run, over the limit of %d (%.0f%% of %d)",
+				total, p.archCap, 100*p.cfg.Consolidate.MaxArchiveShare, len(p.in.Mem.Entries())))
+			continue
+		}
+		for _, id := range d.Candidates {
+			if !p.in.LLMCands[id] {
+				p.reject(d, "names candidate "+id+", which was not sent to the model")
+				break
+			}
+			if other := p.byCand[id]; other != nil && other != d {
+				p.reject(d, "names candidate "+id+", already used by another operation")
+				break
+			}
+		}
+		if p.rejected[d] != "" {
+			continue
+		}
+		for _, id := range d.Candidates {
+			p.byCand[id] = d
+		}
+	}
+}
+
+func (p *planner) reject(d *Decision, why string) {
+	if p.rejected[d] != "" {
+		return
+	}
+	p.rejected[d] = why
+	for _, id := range d.Candidates {
+		if p.byCand[id] == d {
+			delete(p.byCand, id)
+		}
+	}
+	p.warn = append(p.warn, fmt.Sprintf("dropped LLM %s operation: %s", d.Op, why))
+	for _, id := range d.Candidates {
+		if c := p.cands[id]; c != nil && p.in.LLMCands[id] {
+			p.hold(c, "LLM "+string(d.Op)+" rejected: "+why)
+		}
+	}
+}
+
+// entryFor returns the item of an existing entry the decision names, after
+// checking it is still what the model saw, live, and untouched this run.
+func (p *planner) entryFor(d *Decision, id string) (*item, error) {
+	e := p.in.Mem.Find(id)
+	if e == nil {
+		return nil, fmt.Errorf("entry %s no longer exists", id)
+	}
+	if snap, ok := d.Snap[id]; !ok || snap != e.Raw {
+		return nil, fmt.Errorf("entry %s changed since the model saw it (a hand edit wins)", id)
+	}
+	if p.edits[e] != nil {
+		return nil, fmt.Errorf("entry %s is already changed by another operation of this run", id)
+	}
+	if !live(e.Place) {
+		return nil, fmt.Errorf("entry %s is archived or outside memctl's sections", id)
+	}
+	for _, it := range p.idx.exact[newItem(e.Content, e.Category, e.Scope).norm] {
+		if p.idx.items[it].entry == e {
+			return p.idx.items[it], nil
+		}
+	}
+	return nil, fmt.Errorf("entry %s is not indexed", id)
+}
+
+// checkText applies the output rules to text the model wrote: valid,
+// within the content cap, no secret, not instruction-like, and no name,
+// number or date absent from its sources.
+func (p *planner) checkText(text string, sources []string) error {
+	if strings.TrimSpace(text) == "" {
+		return fmt.Errorf("empty text")
+	}
+	if err := mdmem.ValidText("text", text, p.cfg.Add.MaxContentBytes); err != nil {
+		return err
+	}
+	if s := p.in.Secrets.Find(text); len(s) > 0 {
+		return fmt.Errorf("text contains a secret (%s)", strings.Join(s, ", "))
+	}
+	if ok, why := instructionLike(text); ok {
+		return fmt.Errorf("text %s", why)
+	}
+	if miss := inventedFacts(text, sources); len(miss) > 0 {
+		return fmt.Errorf("text states %q, found in none of its sources (invented fact)", strings.Join(miss, ", "))
+	}
+	return nil
+}
+
+// decide validates and applies an LLM decision at the turn of its first
+// candidate c.
+func (p *planner) decide(d *Decision, c *mdmem.Candidate) {
+	if why := p.rejected[d]; why != "" {
+		p.hold(c, "LLM "+string(d.Op)+" rejected: "+why)
+		return
+	}
+	if err := p.tryDecide(d); err != nil {
+		p.reject(d, err.Error())
+	}
+}
+
+func (p *planner) tryDecide(d *Decision) error {
+	type src struct {
+		c  *mdmem.Candidate
+		ce *mdmem.Entry
+	}
+	var cands []src
+	var texts []string
+	scope := ""
+	first := true
+	sameScope := func(s []string) error {
+		k := scopeKey(s)
+		if first {
+			scope, first = k, false
+			return nil
+		}
+		if k != scope {
+			return fmt.Errorf("mixes entries of different scopes")
+		}
+		return nil
+	}
+	for _, id := range d.Candidates {
+		c := p.cands[id]
+		if c == nil || p.consumed[id] || p.held[id] {
+			return fmt.Errorf("candidate %s is not available (already used or held)", id)
+		}
+		ce, err := p.candEntry(c)
+		if err != nil {
+			return fmt.Errorf("candidate %s: %v", id, err)
+		}
+		if ok, why := instructionLike(ce.Content); ok {
+			return fmt.Errorf("candidate %s %s", id, why)
+		}
+		if err := sameScope(ce.Scope); err != nil {
+			return err
+		}
+		cands = append(cands, src{c, ce})
+		texts = append(texts, ce.Content)
+	}
+	var target *item
+	if d.Target != "" {
+		it, err := p.entryFor(d, d.Target)
+		if err != nil {
+			return err
+		}
+		if err := sameScope(it.entry.Scope); err != nil {
+			return err
+		}
+		target = it
+		texts = append(texts, it.entry.Content)
+	}
+	var entries []*item
+	for _, id := range d.Entries {
+		it, err := p.entryFor(d, id)
+		if err != nil {
+			return err
+		}
+		if err := sameScope(it.entry.Scope); err != nil {
+			return err
+		}
+		entries = append(entries, it)
+		texts = append(texts, it.entry.Content)
+	}
+	if d.Text != "" {
+		if err := p.checkText(d.Text, texts); err != nil {
+			return err
+		}
+	}
+	needTarget := d.Op == OpMerge || d.Op == OpSupersede || d.Op == OpConflict || d.Op == OpNoop || d.Op == OpArchive
+	if needTarget && target == nil {
+		return fmt.Errorf("needs a target entry")
+	}
+	if d.Op != OpArchive && len(cands) == 0 {
+		return fmt.Errorf("consumes no candidate")
+	}
+	reason := d.Reason
+	switch d.Op {
+	case OpAdd:
+		if len(cands) != 1 {
+			return fmt.Errorf("add takes exactly one candidate (use compress to combine)")
+		}
+		p.add(cands[0].c, cands[0].ce, d.Text, reason, "llm")
+	case OpMerge, OpNoop:
+		if d.Op == OpNoop && d.Text != "" {
+			return fmt.Errorf("noop cannot rewrite text")
+		}
+		ed := p.edit(target.entry)
+		ed.changed = true
+		if d.Text != "" {
+			ed.e.Content = mdmem.OneLine(d.Text)
+		}
+		var ids []string
+		for _, s := range cands {
+			foldProvenance(ed.e, s.c, s.ce)
+			ids = append(ids, s.c.ID)
+		}
+		p.consume(ids...)
+		p.ops = append(p.ops, Op{Kind: d.Op, Entry: ed.e.ID, Targets: []string{ed.e.ID}, Candidates: ids, Text: d.Text, Reason: reason, By: "llm"})
+	case OpSupersede:
+		if p.archived+1 > p.archCap {
+			return fmt.Errorf("this run reached its archive limit")
+		}
+		if !p.supersede(target, cands[0].c, cands[0].ce, d.Text, reason, "llm") {
+			return fmt.Errorf("this run reached its archive limit")
+		}
+		for _, s := range cands[1:] {
+			foldProvenance(cands[0].ce, s.c, s.ce)
+			p.consume(s.c.ID)
+			p.ops[len(p.ops)-1].Candidates = append(p.ops[len(p.ops)-1].Candidates, s.c.ID)
+		}
+	case OpConflict:
+		p.pending(cands[0].c, cands[0].ce, OpConflict, "conflicts with "+target.entry.ID+": "+mdmem.OneLine(reason), []string{target.entry.ID}, "llm")
+		for _, s := range cands[1:] {
+			foldProvenance(cands[0].ce, s.c, s.ce)
+			p.consume(s.c.ID)
+			p.ops[len(p.ops)-1].Candidates = append(p.ops[len(p.ops)-1].Candidates, s.c.ID)
+		}
+	case OpCompress:
+		if len(cands)+len(entries) < 2 {
+			return fmt.Errorf("compress needs at least two sources")
+		}
+		if d.Text == "" {
+			return fmt.Errorf("compress needs the summary text")
+		}
+		if p.archived+len(entries) > p.archCap {
+			return fmt.Errorf("this run reached its archive limit")
+		}
+		p.compress(d, cands[0].c, func(yield func(*mdmem.Candidate, *mdmem.Entry)) {
+			for _, s := range cands {
+				yield(s.c, s.ce)
+			}
+		}, entries)
+	case OpArchive:
+		return fmt.Errorf("archive consumes no candidate")
+	default:
+		return fmt.Errorf("unknown operation %q", d.Op)
+	}
+	return nil
+}
+
+// compress writes one entry that summarises candidates and entries, citing
+// all of them; the entries move to the archive superseded by it.
+func (p *planner) compress(d *Decision, firstCand *mdmem.Candidate, cands func(func(*mdmem.Candidate, *mdmem.Entry)), entries []*item) {
+	var srcs []*mdmem.Entry
+	var ids []string
+	cat := d.Category
+	ne := &mdmem.Entry{Content: mdmem.OneLine(d.Text), Source: "consolidation"}
+	minConf, hasConf := 1.0, false
+	var latest time.Time
+	note := func(e *mdmem.Entry) {
+		srcs = append(srcs, e)
+		if cat == "" {
+			cat = e.Category
+		}
+		ne.Scope = e.Scope
+		ne.Tags = union(ne.Tags, e.Tags)
+		if e.HasConf {
+			hasConf = true
+			minConf = min(minConf, e.Confidence)
+		}
+		if e.Date().After(latest) {
+			latest = e.Date()
+		}
+	}
+	cands(func(c *mdmem.Candidate, ce *mdmem.Entry) {
+		note(ce)
+		ne.Refs = union(ne.Refs, ce.Refs, []string{c.ID})
+		ids = append(ids, c.ID)
+	})
+	var targets []string
+	inCore := false
+	for _, it := range entries {
+		note(it.entry)
+		ne.Refs = union(ne.Refs, it.entry.Refs)
+		ne.See = append(ne.See, it.entry.ID)
+		targets = append(targets, it.entry.ID)
+		inCore = inCore || it.entry.Place == mdmem.PlaceCore
+	}
+	if _, ok := mdmem.CategoryByName(cat); !ok {
+		cat = srcs[0].Category
+	}
+	ne.Category = cat
+	ne.Refs = maxRefs(ne.Refs)
+	ne.Created = latest
+	if hasConf {
+		ne.Confidence, ne.HasConf = minConf, true
+	}
+	ne.ID = p.newID(cat)
+	topic := firstCand.Topic
+	if topic == "" && !inCore && len(entries) > 0 && entries[0].entry.Place == mdmem.PlaceTopic {
+		topic = entries[0].entry.Topic
+	}
+	for _, it := range entries {
+		p.archiveEntry(it, ne.ID, "", true)
+	}
+	p.insert(ne, targetFor(ne, topic), firstCand.ID)
+	p.consume(ids...)
+	p.ops = append(p.ops, Op{Kind: OpCompress, Entry: ne.ID, Targets: targets, Candidates: ids, Text: ne.Content, Reason: d.Reason, By: "llm"})
+}
+
+// archiveDecisions applies the LLM's plain archive operations, which
+// consume no candidate.
+func (p *planner) archiveDecisions() {
+	for _, d := range p.in.Decisions {
+		if d.Op != OpArchive || p.rejected[d] != "" {
+			continue
+		}
+		if strings.TrimSpace(d.Reason) == "" {
+			p.reject(d, "archive needs a reason")
+			continue
+		}
+		it, err := p.entryFor(d, d.Target)
+		if err != nil {
+			p.reject(d, err.Error())
+			continue
+		}
+		if !p.archiveEntry(it, "", d.Reason, true) {
+			p.reject(d, "this run reached its archive limit")
+			continue
+		}
+		p.ops = append(p.ops, Op{Kind: OpArchive, Entry: d.Target, Targets: []string{d.Target}, Reason: d.Reason, By: "llm"})
+	}
+}

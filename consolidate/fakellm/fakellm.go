@@ -1,0 +1,300 @@
+// Package fakellm is a scripted OpenAI-compatible chat completions server
+// for tests (httptest). Each request plays the next step of the script:
+// a status code, a delay (to provoke timeouts), a fixed answer, a raw
+// (e.g. truncated) body, or an "auto" answer computed from the items in the
+// prompt: well-behaved (add, compress) or hostile (archive-all,
+// copy-secret, invent-id, invent-fact, garbage, truncated).
+package fakellm
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Step is one scripted reply.
+type Step struct {
+	Status  int             `json:"status,omitempty"`  // HTTP status; default 200
+	Delay   string          `json:"delay,omitempty"`   // wait before answering ("3s"); the client may time out
+	Content string          `json:"content,omitempty"` // assistant message text, verbatim
+	Ops     json.RawMessage `json:"ops,omitempty"`     // shorthand: content {"operations": ops}
+	Raw     string          `json:"raw,omitempty"`     // whole HTTP body, verbatim (e.g. truncated JSON)
+	Auto    string          `json:"auto,omitempty"`    // computed answer; see Answer
+	Repeat  bool            `json:"repeat,omitempty"`  // play this step for every further request
+}
+
+// Item is one numbered item of a memctl prompt.
+type Item struct {
+	ID       int      `json:"id"`
+	Kind     string   `json:"kind"`
+	Category string   `json:"category"`
+	Text     string   `json:"text"`
+	Scope    []string `json:"scope,omitempty"`
+}
+
+// Request is what the server received.
+type Request struct {
+	Model          string
+	System, User   string
+	ResponseFormat string
+	Items          []Item
+}
+
+// Server is the fake endpoint. URL + "/v1" is the base URL to configure.
+type Server struct {
+	*httptest.Server
+	mu       sync.Mutex
+	steps    []Step
+	next     int
+	requests []Request
+}
+
+// New starts a server playing steps. With no step left it answers 500
+// "script exhausted", so an unexpected call is visible.
+func New(steps []Step) *Server {
+	s := &Server{steps: steps}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	return s
+}
+
+// Load reads a script: a JSON array of steps, or one step per line (JSON
+// Lines; blank lines and lines starting with # are skipped).
+func Load(path string) ([]Step, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(b)
+}
+
+// Parse parses a script (see Load).
+func Parse(b []byte) ([]Step, error) {
+	t := bytes.TrimSpace(b)
+	if len(t) > 0 && t[0] == '[' {
+		var steps []Step
+		if err := json.Unmarshal(t, &steps); err != nil {
+			return nil, fmt.Errorf("fakellm script: %w", err)
+		}
+		return steps, nil
+	}
+	var steps []Step
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		var st Step
+		if err := json.Unmarshal([]byte(line), &st); err != nil {
+			return nil, fmt.Errorf("fakellm script line %d: %w", n, err)
+		}
+		steps = append(steps, st)
+	}
+	return steps, sc.Err()
+}
+
+// Calls returns how many requests arrived.
+func (s *Server) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.requests)
+}
+
+// Requests returns the requests received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+type chatReq struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"messages"`
+	ResponseFormat *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+}
+
+// ParseItems extracts the numbered items from a memctl user prompt.
+func ParseItems(user string) []Item {
+	var out []Item
+	for _, l := range strings.Split(user, "\n") {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, "{") {
+			continue
+		}
+		var it Item
+		if json.Unmarshal([]byte(l), &it) == nil && it.ID > 0 {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
+		return
+	}
+	var cr chatReq
+	if err := json.NewDecoder(r.Body).Decode(&cr); err != nil {
+		http.Error(w, `{"error":{"message":"bad json","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		return
+	}
+	req := Request{Model: cr.Model}
+	for _, m := range cr.Messages {
+		switch m.Role {
+		case "system":
+			req.System = m.Content
+		case "user":
+			req.User = m.Content
+		}
+	}
+	if cr.ResponseFormat != nil {
+		req.ResponseFormat = cr.ResponseFormat.Type
+	}
+	req.Items = ParseItems(req.User)
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	var st Step
+	ok := s.next < len(s.steps)
+	if ok {
+		st = s.steps[s.next]
+		if !st.Repeat {
+			s.next++
+		}
+	}
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusInternalServerError, "fakellm: script exhausted")
+		return
+	}
+	if st.Delay != "" {
+		d, _ := time.ParseDuration(st.Delay)
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if st.Status != 0 && st.Status != http.StatusOK {
+		writeError(w, st.Status, fmt.Sprintf("fakellm: scripted status %d", st.Status))
+		return
+	}
+	if st.Raw != "" {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(st.Raw))
+		return
+	}
+	content := st.Content
+	switch {
+	case st.Ops != nil:
+		content = `{"operations": ` + string(st.Ops) + `}`
+	case st.Auto != "":
+		content = Answer(st.Auto, req.Items)
+	}
+	body := map[string]any{
+		"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": cr.Model,
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+			"message": map[string]any{"role": "assistant", "content": content}}},
+		"usage": map[string]any{"prompt_tokens": (len(req.System) + len(req.User) + 3) / 4, "completion_tokens": (len(content) + 3) / 4,
+			"total_tokens": (len(req.System)+len(req.User)+3)/4 + (len(content)+3)/4},
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "server_error"}})
+	_, _ = w.Write(b)
+}
+
+type op struct {
+	Op       string `json:"op"`
+	Target   int    `json:"target"`
+	Sources  []int  `json:"sources"`
+	Text     string `json:"text"`
+	Category string `json:"category"`
+	Reason   string `json:"reason"`
+}
+
+// FakeSecret is the key copy-secret answers leak.
+const FakeSecret = "sk-fakellmLEAKED0123456789abcdef"
+
+// Answer computes an answer for the items of a prompt:
+//
+//	add          every candidate becomes an entry (well-behaved)
+//	compress     all candidates become one entry with the first one's text
+//	archive-all  adds every candidate and archives every entry (hostile)
+//	copy-secret  adds every candidate with an API key appended (hostile)
+//	invent-id    merges every candidate into entry 999 (hostile)
+//	invent-fact  adds every candidate with a made-up date (hostile)
+//	garbage      prose, no JSON
+//	truncated    a valid answer cut in half
+func Answer(mode string, items []Item) string {
+	var ops []op
+	var cands, entries []Item
+	for _, it := range items {
+		if it.Kind == "candidate" {
+			cands = append(cands, it)
+		} else {
+			entries = append(entries, it)
+		}
+	}
+	addAll := func(suffix string) {
+		for _, c := range cands {
+			text := ""
+			if suffix != "" {
+				text = c.Text + suffix
+			}
+			ops = append(ops, op{Op: "add", Sources: []int{c.ID}, Text: text, Reason: "new"})
+		}
+	}
+	switch mode {
+	case "add", "truncated":
+		addAll("")
+	case "compress":
+		if len(cands) > 0 {
+			var ids []int
+			for _, c := range cands {
+				ids = append(ids, c.ID)
+			}
+			ops = append(ops, op{Op: "compress", Sources: ids, Text: cands[0].Text, Category: cands[0].Category, Reason: "same observation"})
+		}
+	case "archive-all":
+		addAll("")
+		for _, e := range entries {
+			ops = append(ops, op{Op: "archive", Target: e.ID, Reason: "obsolete"})
+		}
+	case "copy-secret":
+		addAll(" (key " + FakeSecret + ")")
+	case "invent-id":
+		for _, c := range cands {
+			ops = append(ops, op{Op: "merge", Target: 999, Sources: []int{c.ID}, Reason: "dup"})
+		}
+	case "invent-fact":
+		addAll(" since 2019-03-04 according to Zorblax")
+	case "garbage":
+		return "I'm sorry, as an AI I cannot consolidate memories today."
+	default:
+		return "fakellm: unknown auto mode " + mode
+	}
+	b, _ := json.Marshal(map[string]any{"operations": ops})
+	if mode == "truncated" {
+		return string(b[:len(b)/2])
+	}
+	return string(b)
+}

@@ -1,0 +1,145 @@
+package consolidate
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/memctl/memctl/mdmem"
+)
+
+// item is one entry or planned addition known to the matcher.
+type item struct {
+	entry *mdmem.Entry // an existing entry, or
+	add   *addition    // an entry planned in this run
+	cand  string       // for triage: the candidate id this item stands for
+	norm  string
+	skel  string
+	words int
+	sh    []uint64
+	scope string
+	cat   string
+}
+
+func (it *item) current() *mdmem.Entry {
+	if it.add != nil {
+		return it.add.e
+	}
+	return it.entry
+}
+
+// index finds exact, same-skeleton and near duplicates among items.
+type index struct {
+	items  []*item
+	exact  map[string][]int32
+	skel   map[string][]int32
+	post   map[uint64][]int32
+	counts []int32
+}
+
+func newIndex(n int) *index {
+	return &index{exact: make(map[string][]int32, n), skel: map[string][]int32{}, post: make(map[uint64][]int32, 4*n)}
+}
+
+func scopeKey(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	c := append([]string(nil), s...)
+	sort.Strings(c)
+	return strings.Join(c, "\x00")
+}
+
+func newItem(text string, cat string, scope []string) *item {
+	toks := tokens(text)
+	it := &item{norm: strings.Join(toks, " "), sh: shingles(toks), scope: scopeKey(scope), cat: cat}
+	it.skel, it.words = skeleton(toks)
+	return it
+}
+
+func (x *index) addItem(it *item) {
+	i := int32(len(x.items))
+	x.items = append(x.items, it)
+	x.counts = append(x.counts, 0)
+	if it.norm == "" {
+		return
+	}
+	x.exact[it.norm] = append(x.exact[it.norm], i)
+	if it.skel != it.norm && it.words >= 2 {
+		x.skel[it.skel] = append(x.skel[it.skel], i)
+	}
+	for _, h := range it.sh {
+		x.post[h] = append(x.post[h], i)
+	}
+}
+
+// findExact returns the first item with the same normalised text and scope
+// accepted by ok.
+func (x *index) findExact(q *item, ok func(*item) bool) *item {
+	for _, i := range x.exact[q.norm] {
+		if it := x.items[i]; it.scope == q.scope && ok(it) {
+			return it
+		}
+	}
+	return nil
+}
+
+// findSkeleton returns the latest item with the same skeleton but other
+// numbers, same category and scope, accepted by ok.
+func (x *index) findSkeleton(q *item, ok func(*item) bool) *item {
+	if q.skel == q.norm || q.words < 2 {
+		return nil
+	}
+	l := x.skel[q.skel]
+	for k := len(l) - 1; k >= 0; k-- {
+		if it := x.items[l[k]]; it.scope == q.scope && it.cat == q.cat && it.norm != q.norm && ok(it) {
+			return it
+		}
+	}
+	return nil
+}
+
+// best returns the items most similar to q (Jaccard of shingles) at or
+// above min, best first, at most k, among those accepted by ok.
+func (x *index) best(q *item, min float64, k int, ok func(*item) bool) ([]*item, []float64) {
+	if len(q.sh) == 0 {
+		return nil, nil
+	}
+	var touched []int32
+	for _, h := range q.sh {
+		for _, i := range x.post[h] {
+			if x.counts[i] == 0 {
+				touched = append(touched, i)
+			}
+			x.counts[i]++
+		}
+	}
+	type hit struct {
+		i int32
+		j float64
+	}
+	var hits []hit
+	for _, i := range touched {
+		inter := float64(x.counts[i])
+		x.counts[i] = 0
+		it := x.items[i]
+		j := inter / (float64(len(q.sh)+len(it.sh)) - inter)
+		if j >= min && it.scope == q.scope && ok(it) {
+			hits = append(hits, hit{i, j})
+		}
+	}
+	sort.Slice(hits, func(a, b int) bool {
+		if hits[a].j != hits[b].j {
+			return hits[a].j > hits[b].j
+		}
+		return hits[a].i < hits[b].i
+	})
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	its := make([]*item, len(hits))
+	js := make([]float64, len(hits))
+	for n, h := range hits {
+		its[n], js[n] = x.items[h.i], h.j
+	}
+	return its, js
+}

@@ -1,0 +1,493 @@
+package consolidate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/memctl/memctl/mdmem"
+	"github.com/memctl/memctl/templates"
+)
+
+// Request is one chat completion: a system and a user message, and the
+// JSON schema the answer must follow (structured output, where the server
+// supports it).
+type Request struct {
+	System     string
+	User       string
+	SchemaName string
+	Schema     json.RawMessage
+}
+
+// Response is the model's answer and the token usage the server reported.
+type Response struct {
+	Text             string
+	PromptTokens     int
+	CompletionTokens int
+}
+
+// Completer is the one thing consolidate needs from an LLM. OpenAI
+// implements it with go-openai; tests use fakes.
+type Completer interface {
+	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// RetryableError is implemented by Completer errors that say whether a
+// retry may succeed (429, 5xx, timeouts).
+type RetryableError interface {
+	error
+	Retryable() bool
+}
+
+// OpSchema is the JSON schema of the model's answer. Every field is
+// required so that strict structured output accepts it; target 0, "" text
+// and "" category mean "none".
+var OpSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "operations": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {
+          "op": {"type": "string", "enum": ["add", "merge", "supersede", "archive", "compress", "conflict", "noop"]},
+          "target": {"type": "integer", "description": "id of the entry the operation acts on; 0 for none"},
+          "sources": {"type": "array", "items": {"type": "integer"}, "description": "ids of the candidates (and, for compress, entries) it uses"},
+          "text": {"type": "string", "description": "new statement; empty keeps the source wording"},
+          "category": {"type": "string", "description": "category for compress; empty for the sources' category"},
+          "reason": {"type": "string"}
+        },
+        "required": ["op", "target", "sources", "text", "category", "reason"],
+        "additionalProperties": false
+      }
+    }
+  },
+  "required": ["operations"],
+  "additionalProperties": false
+}`)
+
+// Usage sums what the LLM stage cost.
+type Usage struct {
+	Calls            int  `json:"calls"`
+	Failed           int  `json:"failed_calls"`
+	Batches          int  `json:"batches"`
+	PromptTokens     int  `json:"prompt_tokens"`
+	CompletionTokens int  `json:"completion_tokens"`
+	Estimated        bool `json:"estimated,omitempty"` // the server reported no usage: bytes/4
+	Candidates       int  `json:"candidates"`          // candidates sent to the model
+}
+
+// LLMStage runs the LLM over the triaged clusters.
+type LLMStage struct {
+	Completer Completer
+	MemDir    string // for template overrides
+	Config    *mdmem.Config
+	Now       time.Time
+	RetryBase time.Duration // first backoff; default 500ms
+	Progress  func(done, total int)
+	Log       func(format string, args ...any)
+	sleep     func(context.Context, time.Duration) error
+}
+
+// promptItem is one numbered item shown to the model.
+type promptItem struct {
+	ID       int      `json:"id"`
+	Kind     string   `json:"kind"`
+	Category string   `json:"category"`
+	Date     string   `json:"date,omitempty"`
+	Source   string   `json:"source,omitempty"`
+	Scope    []string `json:"scope,omitempty"`
+	Text     string   `json:"text"`
+}
+
+// batchMap maps a batch's integer ids back to entries and candidates.
+type batchMap struct {
+	entries map[int]*mdmem.Entry
+	cands   map[int]*mdmem.Candidate
+}
+
+func (s *LLMStage) logf(format string, args ...any) {
+	if s.Log != nil {
+		s.Log(format, args...)
+	}
+}
+
+func buildPrompt(memDir string, cl *Cluster, now time.Time) (Request, *batchMap, error) {
+	sysT, err := templates.Load(memDir, "consolidate-system.tmpl")
+	if err != nil {
+		return Request{}, nil, err
+	}
+	userT, err := templates.Load(memDir, "consolidate-user.tmpl")
+	if err != nil {
+		return Request{}, nil, err
+	}
+	bm := &batchMap{entries: map[int]*mdmem.Entry{}, cands: map[int]*mdmem.Candidate{}}
+	var items []string
+	n := 0
+	for _, e := range cl.Entries {
+		n++
+		bm.entries[n] = e
+		it := promptItem{ID: n, Kind: "entry", Category: e.Category, Source: e.Source, Scope: e.Scope, Text: e.Content}
+		if d := e.Date(); !d.IsZero() {
+			it.Date = mdmem.FormatTime(d)
+		}
+		b, _ := json.Marshal(it)
+		items = append(items, string(b))
+	}
+	for _, c := range cl.Cands {
+		n++
+		bm.cands[n] = c
+		it := promptItem{ID: n, Kind: "candidate", Category: c.Category, Source: c.Source, Scope: c.Scope, Text: mdmem.OneLine(c.Content)}
+		if !c.CreatedAt.IsZero() {
+			it.Date = mdmem.FormatTime(c.CreatedAt)
+		}
+		b, _ := json.Marshal(it)
+		items = append(items, string(b))
+	}
+	exec := func(name, src string, data any) (string, error) {
+		t, err := template.New(name).Parse(src)
+		if err != nil {
+			return "", fmt.Errorf("template %s: %w", name, err)
+		}
+		var b bytes.Buffer
+		if err := t.Execute(&b, data); err != nil {
+			return "", fmt.Errorf("template %s: %w", name, err)
+		}
+		return b.String(), nil
+	}
+	sys, err := exec("consolidate-system.tmpl", sysT, map[string]any{"Categories": strings.Join(mdmem.CategoryNames(), ", ")})
+	if err != nil {
+		return Request{}, nil, err
+	}
+	user, err := exec("consolidate-user.tmpl", userT, map[string]any{"Today": now.UTC().Format("2006-01-02"), "Items": items})
+	if err != nil {
+		return Request{}, nil, err
+	}
+	return Request{System: sys, User: user, SchemaName: "memctl_operations", Schema: OpSchema}, bm, nil
+}
+
+// Run asks the model about every batch and returns the decisions, the
+// candidates sent (LLMCands), and for candidates without a usable answer
+// the reason. Failed batches leave their candidates without decision:
+// they stay queued.
+func (s *LLMStage) Run(ctx context.Context, in *Input, clusters []*Cluster) ([]*Decision, map[string]bool, map[string]string, Usage, error) {
+	cfg := s.Config.Consolidate
+	batches := Batches(clusters, cfg.BatchSize)
+	sent := map[string]bool{}
+	notes := map[string]string{}
+	var all []*Decision
+	var u Usage
+	capN := ArchiveCap(s.Config, len(in.Mem.Entries()))
+	for i, b := range batches {
+		if s.Progress != nil {
+			s.Progress(i, len(batches))
+		}
+		for _, c := range b.Cands {
+			sent[c.ID] = true
+		}
+		u.Batches++
+		u.Candidates += len(b.Cands)
+		ds, err := s.batch(ctx, b, capN, &u)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, nil, u, ctx.Err()
+			}
+			s.logf("LLM batch %d/%d: %v; its %d candidates stay queued", i+1, len(batches), err, len(b.Cands))
+			for _, c := range b.Cands {
+				notes[c.ID] = err.Error()
+			}
+			continue
+		}
+		all = append(all, ds...)
+	}
+	if s.Progress != nil {
+		s.Progress(len(batches), len(batches))
+	}
+	return all, sent, notes, u, nil
+}
+
+// batch calls the model for one batch, retrying transport errors with
+// backoff and an unreadable answer once, and translates the answer.
+func (s *LLMStage) batch(ctx context.Context, b *Cluster, capN int, u *Usage) ([]*Decision, error) {
+	req, bm, err := buildPrompt(s.MemDir, b, s.Now)
+	if err != nil {
+		return nil, err
+	}
+	retries := s.Config.Consolidate.MaxRetries
+	parseRetries := 1
+	var lastErr error
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, s.timeout())
+		resp, err := s.Completer.Complete(actx, req)
+		timedOut := actx.Err() != nil && ctx.Err() == nil
+		cancel()
+		u.Calls++
+		if err == nil {
+			s.count(u, req, resp)
+			var ds []*Decision
+			ds, err = translate(resp.Text, bm, capN)
+			if err == nil {
+				return ds, nil
+			}
+			if errors.Is(err, errUnreadable) && parseRetries > 0 {
+				parseRetries--
+				u.Failed++
+				s.logf("LLM answer unreadable (%v); asking again", err)
+				continue
+			}
+			u.Failed++
+			return nil, err
+		}
+		u.Failed++
+		lastErr = err
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !(timedOut || retryable(err)) || attempt >= retries {
+			return nil, fmt.Errorf("LLM call failed after %d attempt(s): %w", attempt+1, lastErr)
+		}
+		d := s.backoff(attempt)
+		s.logf("LLM call failed (%v); retrying in %v", err, d.Round(time.Millisecond))
+		if err := s.doSleep(ctx, d); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (s *LLMStage) timeout() time.Duration {
+	if t := s.Config.LLM.Timeout.Duration; t > 0 {
+		return t
+	}
+	return 2 * time.Minute
+}
+
+func (s *LLMStage) count(u *Usage, req Request, r Response) {
+	if r.PromptTokens == 0 && r.CompletionTokens == 0 {
+		u.Estimated = true
+		u.PromptTokens += (len(req.System) + len(req.User) + 3) / 4
+		u.CompletionTokens += (len(r.Text) + 3) / 4
+		return
+	}
+	u.PromptTokens += r.PromptTokens
+	u.CompletionTokens += r.CompletionTokens
+}
+
+func (s *LLMStage) backoff(attempt int) time.Duration {
+	base := s.RetryBase
+	if base <= 0 {
+		base = 500 * time.Millisecond
+	}
+	d := base << attempt
+	if d > 30*time.Second {
+		d = 30 * time.Second
+	}
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+func (s *LLMStage) doSleep(ctx context.Context, d time.Duration) error {
+	if s.sleep != nil {
+		return s.sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func retryable(err error) bool {
+	var re RetryableError
+	if errors.As(err, &re) {
+		return re.Retryable()
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	return errors.Is(err, context.DeadlineExceeded)
+}
+
+var errUnreadable = errors.New("unreadable answer")
+
+// rawOp is one operation as models write it: ids may come as numbers or
+// strings, fields may be missing.
+type rawOp struct {
+	Op       string          `json:"op"`
+	Target   json.RawMessage `json:"target"`
+	Sources  json.RawMessage `json:"sources"`
+	Text     string          `json:"text"`
+	Category string          `json:"category"`
+	Reason   string          `json:"reason"`
+}
+
+// extractJSON finds the JSON value in an answer: code fences and prose
+// around it are tolerated.
+func extractJSON(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.Index(s, "```"); i >= 0 {
+		rest := s[i+3:]
+		if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
+			rest = rest[nl+1:]
+		}
+		if j := strings.Index(rest, "```"); j >= 0 {
+			s = strings.TrimSpace(rest[:j])
+		}
+	}
+	start := strings.IndexAny(s, "{[")
+	if start < 0 {
+		return s
+	}
+	end := strings.LastIndexAny(s, "}]")
+	if end < start {
+		return s[start:]
+	}
+	return s[start : end+1]
+}
+
+func parseOps(text string) ([]rawOp, error) {
+	js := extractJSON(text)
+	var ops []rawOp
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(js), &obj); err == nil {
+		raw, ok := obj["operations"]
+		if !ok {
+			raw, ok = obj["ops"]
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w: no \"operations\" field", errUnreadable)
+		}
+		if err := json.Unmarshal(raw, &ops); err != nil {
+			return nil, fmt.Errorf("%w: operations: %v", errUnreadable, err)
+		}
+		return ops, nil
+	}
+	if err := json.Unmarshal([]byte(js), &ops); err != nil {
+		return nil, fmt.Errorf("%w: %v", errUnreadable, err)
+	}
+	return ops, nil
+}
+
+func parseID(raw json.RawMessage) (int, bool, error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return 0, false, nil
+	}
+	s = strings.Trim(s, `"`)
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "#"), "id")
+	if s == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, false, fmt.Errorf("id %s is not an integer", string(raw))
+	}
+	return n, n != 0, nil
+}
+
+func parseIDs(raw json.RawMessage) ([]int, error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return nil, nil
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		n, ok, err := parseID(raw)
+		if err != nil || !ok {
+			return nil, fmt.Errorf("sources must be a list of ids")
+		}
+		return []int{n}, nil
+	}
+	var out []int
+	for _, r := range list {
+		n, ok, err := parseID(r)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// translate parses an answer and maps its integer ids back. Structural
+// faults reject the whole answer: an id not in the batch (invented), an
+// unknown operation, a candidate used as a target, or more archiving than
+// the run allows.
+func translate(text string, bm *batchMap, capN int) ([]*Decision, error) {
+	ops, err := parseOps(text)
+	if err != nil {
+		return nil, err
+	}
+	snap := map[string]string{}
+	for _, e := range bm.entries {
+		snap[e.ID] = e.Raw
+	}
+	var out []*Decision
+	archives := 0
+	for i, o := range ops {
+		kind := OpKind(strings.ToLower(strings.TrimSpace(o.Op)))
+		switch kind {
+		case OpAdd, OpMerge, OpSupersede, OpArchive, OpCompress, OpConflict, OpNoop:
+		default:
+			return nil, fmt.Errorf("operation %d: unknown op %q", i+1, o.Op)
+		}
+		d := &Decision{Op: kind, Text: mdmem.OneLine(o.Text), Category: strings.TrimSpace(o.Category), Reason: mdmem.OneLine(o.Reason), Snap: snap}
+		t, has, err := parseID(o.Target)
+		if err != nil {
+			return nil, fmt.Errorf("operation %d: %v", i+1, err)
+		}
+		if has {
+			e := bm.entries[t]
+			if e == nil {
+				if bm.cands[t] != nil {
+					return nil, fmt.Errorf("operation %d: target %d is a candidate, not an entry", i+1, t)
+				}
+				return nil, fmt.Errorf("operation %d: target %d does not exist (invented id)", i+1, t)
+			}
+			d.Target = e.ID
+		}
+		srcs, err := parseIDs(o.Sources)
+		if err != nil {
+			return nil, fmt.Errorf("operation %d: %v", i+1, err)
+		}
+		seen := map[int]bool{}
+		for _, n := range srcs {
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			switch {
+			case bm.cands[n] != nil:
+				d.Candidates = append(d.Candidates, bm.cands[n].ID)
+			case bm.entries[n] != nil:
+				if bm.entries[n].ID == d.Target {
+					continue
+				}
+				if kind != OpCompress {
+					return nil, fmt.Errorf("operation %d: %s cannot take entry %d as a source", i+1, kind, n)
+				}
+				d.Entries = append(d.Entries, bm.entries[n].ID)
+			default:
+				return nil, fmt.Errorf("operation %d: source %d does not exist (invented id)", i+1, n)
+			}
+		}
+		archives += d.archives()
+		out = append(out, d)
+	}
+	if archives > capN {
+		return nil, fmt.Errorf("the answer archives %d entries, over the run's limit of %d", archives, capN)
+	}
+	return out, nil
+}

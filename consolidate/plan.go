@@ -1,0 +1,604 @@
+package consolidate
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/memctl/memctl/mdmem"
+)
+
+// OpKind names an operation of a consolidation plan.
+type OpKind string
+
+// The operations. The first seven are also what the LLM may propose;
+// pending, demote and hold are memctl's own.
+const (
+	OpAdd       OpKind = "add"       // a candidate becomes a new entry
+	OpMerge     OpKind = "merge"     // candidates fold into an existing entry (provenance unioned, text maybe rewritten)
+	OpSupersede OpKind = "supersede" // a candidate replaces an entry, which moves to the archive
+	OpArchive   OpKind = "archive"   // an entry moves to the archive
+	OpCompress  OpKind = "compress"  // several observations become one entry citing all
+	OpConflict  OpKind = "conflict"  // a candidate contradicts an entry: both named in Pending confirmation
+	OpNoop      OpKind = "noop"      // a candidate adds nothing to an entry that already says it
+	OpPending   OpKind = "pending"   // a candidate is held for confirmation (reads like an instruction)
+	OpDemote    OpKind = "demote"    // a core entry moves to a topic file (volume control)
+	OpHold      OpKind = "hold"      // a candidate stays queued (invalid, secret, rejected operation)
+)
+
+// Op is one operation of a plan as reported and written to the commit.
+type Op struct {
+	Kind       OpKind   `json:"op"`
+	Entry      string   `json:"entry,omitempty"`   // the entry written or changed
+	Targets    []string `json:"targets,omitempty"` // entries archived, merged into or named
+	Candidates []string `json:"candidates,omitempty"`
+	Text       string   `json:"text,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+	By         string   `json:"by,omitempty"` // "rule" or "llm"
+}
+
+// Decision is an operation the LLM proposed, translated from its integer
+// ids to entry and candidate ids. Snap holds the raw text of every entry
+// the model saw, so a hand edit since then invalidates the decision.
+type Decision struct {
+	Op         OpKind
+	Target     string   // existing entry id (merge, supersede, archive, conflict, noop)
+	Candidates []string // candidate ids consumed
+	Entries    []string // source entry ids (compress)
+	Text       string
+	Category   string
+	Reason     string
+	Snap       map[string]string
+}
+
+// Input is everything a plan is computed from. Plan is a pure function of
+// it: no I/O, no clock.
+type Input struct {
+	Mem     *mdmem.Memory
+	Cands   []*mdmem.Candidate
+	Config  *mdmem.Config
+	State   *mdmem.State // id high-water marks; nil = empty
+	Now     time.Time
+	Secrets SecretDetector
+
+	// LLMCands are the candidates that wait for an LLM decision (from
+	// Triage); Decisions are those decisions. Both nil in deterministic
+	// mode, where ambiguous candidates are simply added.
+	LLMCands  map[string]bool
+	Decisions []*Decision
+	LLMNotes  map[string]string // candidate id → why it has no decision
+}
+
+// Hold is a candidate left in the queue, with the reason.
+type Hold struct {
+	Candidate string `json:"candidate"`
+	Reason    string `json:"reason"`
+}
+
+// Size is the size of the core profile.
+type Size struct {
+	Lines  int `json:"lines"`
+	Bytes  int `json:"bytes"`
+	Tokens int `json:"tokens"` // estimate: bytes/4, rounded up
+}
+
+func (s Size) String() string {
+	return fmt.Sprintf("%d lines, %d bytes, ~%d tokens", s.Lines, s.Bytes, s.Tokens)
+}
+
+// Limits of the core profile.
+type Limits struct{ Lines, Bytes, Tokens int }
+
+func (l Limits) over(s Size) bool {
+	return l.Lines > 0 && s.Lines > l.Lines || l.Bytes > 0 && s.Bytes > l.Bytes || l.Tokens > 0 && s.Tokens > l.Tokens
+}
+
+// Plan is the outcome of consolidation before anything is written.
+type Plan struct {
+	Ops        []Op              `json:"operations"`
+	Consumed   []string          `json:"consumed"`
+	Held       []Hold            `json:"held"`
+	Entries    []string          `json:"entries"` // entry ids written or changed
+	Files      map[string][]byte `json:"-"`       // memory-relative path → new content
+	CoreBefore Size              `json:"core_before"`
+	CoreAfter  Size              `json:"core_after"`
+	Warnings   []string          `json:"warnings,omitempty"`
+}
+
+// Count returns how many operations of kind k the plan holds.
+func (p *Plan) Count(k OpKind) int {
+	n := 0
+	for _, o := range p.Ops {
+		if o.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+// edit is the new state of an existing entry.
+type edit struct {
+	old     *mdmem.Entry
+	e       *mdmem.Entry  // working copy
+	dest    *mdmem.Target // nil: stays where it is
+	changed bool
+}
+
+// addition is a new entry.
+type addition struct {
+	e      *mdmem.Entry
+	target mdmem.Target
+	title  string // title if it creates a topic file
+}
+
+type planner struct {
+	in       *Input
+	cfg      *mdmem.Config
+	now      time.Time
+	today    time.Time
+	alloc    *mdmem.IDAllocator
+	idx      *index
+	edits    map[*mdmem.Entry]*edit
+	order    []*edit
+	adds     []*addition
+	addByID  map[string]*addition
+	consumed map[string]bool
+	held     map[string]bool
+	cands    map[string]*mdmem.Candidate
+	archived int
+	archCap  int
+	ops      []Op
+	holds    []Hold
+	warn     []string
+	rejected map[*Decision]string
+	byCand   map[string]*Decision
+	triage   bool               // collect ambiguous candidates instead of deciding
+	llmMode  bool               // triage for an LLM run: number changes are ambiguous
+	amb      map[string][]*item // candidate id → related items (triage)
+}
+
+// ArchiveCap is the most entries one run may archive: the configured share
+// of all entries, at least one.
+func ArchiveCap(cfg *mdmem.Config, entries int) int {
+	n := int(cfg.Consolidate.MaxArchiveShare * float64(entries))
+	if n < 1 && cfg.Consolidate.MaxArchiveShare > 0 {
+		n = 1
+	}
+	return n
+}
+
+// CoreLimits are the limits of the core profile from the configuration.
+func CoreLimits(cfg *mdmem.Config) Limits {
+	l := Limits{Lines: cfg.Inject.CoreMaxLines, Bytes: cfg.Inject.CoreMaxBytes, Tokens: cfg.Consolidate.CoreMaxTokens}
+	return l
+}
+
+func newPlanner(in *Input) *planner {
+	st := in.State
+	if st == nil {
+		st = &mdmem.State{LastID: map[string]int{}}
+	} else {
+		cp := &mdmem.State{LastID: map[string]int{}}
+		for k, v := range st.LastID {
+			cp.LastID[k] = v
+		}
+		st = cp
+	}
+	if in.Secrets == nil {
+		in.Secrets = SimpleSecrets{}
+	}
+	all := in.Mem.Entries()
+	p := &planner{in: in, cfg: in.Config, now: in.Now.UTC(), alloc: mdmem.NewIDAllocator(st, in.Mem),
+		idx: newIndex(len(all) + len(in.Cands)), edits: map[*mdmem.Entry]*edit{}, addByID: map[string]*addition{},
+		consumed: map[string]bool{}, held: map[string]bool{}, cands: map[string]*mdmem.Candidate{},
+		rejected: map[*Decision]string{}, byCand: map[string]*Decision{}}
+	p.today = time.Date(p.now.Year(), p.now.Month(), p.now.Day(), 0, 0, 0, 0, time.UTC)
+	p.archCap = ArchiveCap(in.Config, len(all))
+	for _, e := range all {
+		if e.ID == "" || e.Place == mdmem.PlaceOther {
+			continue
+		}
+		it := newItem(e.Content, e.Category, e.Scope)
+		it.entry = e
+		p.idx.addItem(it)
+	}
+	for _, c := range in.Cands {
+		p.cands[c.ID] = c
+	}
+	return p
+}
+
+// Compute runs the pipeline over in and returns the plan with the new file
+// contents. It never writes; it fails only on an internal inconsistency
+// (then nothing must be written).
+func Compute(in *Input) (*Plan, error) {
+	p := newPlanner(in)
+	p.checkDecisions()
+	for _, c := range in.Cands {
+		if p.consumed[c.ID] || p.held[c.ID] {
+			continue
+		}
+		p.candidate(c)
+	}
+	p.archiveDecisions()
+	return p.finish()
+}
+
+// place returns where an item's entry will be after the plan.
+func (p *planner) place(it *item) mdmem.Place {
+	if it.add != nil {
+		return it.add.target.Place
+	}
+	if ed := p.edits[it.entry]; ed != nil && ed.dest != nil {
+		return ed.dest.Place
+	}
+	return it.entry.Place
+}
+
+func live(pl mdmem.Place) bool {
+	return pl == mdmem.PlaceCore || pl == mdmem.PlacePending || pl == mdmem.PlaceTopic
+}
+
+func isRejected(e *mdmem.Entry) bool {
+	for _, n := range e.Notes {
+		if strings.HasPrefix(strings.ToLower(n), "rejected") {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *planner) hold(c *mdmem.Candidate, reason string) {
+	if p.held[c.ID] || p.consumed[c.ID] {
+		return
+	}
+	p.held[c.ID] = true
+	p.holds = append(p.holds, Hold{Candidate: c.ID, Reason: reason})
+	p.ops = append(p.ops, Op{Kind: OpHold, Candidates: []string{c.ID}, Reason: reason, By: "rule"})
+}
+
+func (p *planner) consume(ids ...string) {
+	for _, id := range ids {
+		p.consumed[id] = true
+	}
+}
+
+// edit returns the working copy of an existing entry.
+func (p *planner) edit(e *mdmem.Entry) *edit {
+	if ed := p.edits[e]; ed != nil {
+		return ed
+	}
+	ed := &edit{old: e, e: cloneEntry(e)}
+	p.edits[e] = ed
+	p.order = append(p.order, ed)
+	return ed
+}
+
+func cloneEntry(e *mdmem.Entry) *mdmem.Entry {
+	c := *e
+	c.Scope = append([]string(nil), e.Scope...)
+	c.Refs = append([]string(nil), e.Refs...)
+	c.Tags = append([]string(nil), e.Tags...)
+	c.See = append([]string(nil), e.See...)
+	c.Notes = append([]string(nil), e.Notes...)
+	return &c
+}
+
+// candEntry validates a candidate and turns it into an entry (without id).
+func (p *planner) candEntry(c *mdmem.Candidate) (*mdmem.Entry, error) {
+	cc := *c
+	if err := cc.Normalize(p.now, p.cfg.Add.MaxContentBytes, nil); err != nil {
+		return nil, fmt.Errorf("invalid candidate: %v", err)
+	}
+	if s := p.in.Secrets.Find(cc.Content + " " + cc.Source + " " + strings.Join(cc.Refs, " ") + " " + strings.Join(cc.Tags, " ")); len(s) > 0 {
+		return nil, fmt.Errorf("contains a secret (%s); edit or remove the queue file", strings.Join(s, ", "))
+	}
+	return cc.Entry(""), nil
+}
+
+func (p *planner) newID(cat string) string {
+	id, err := p.alloc.Next(cat)
+	if err != nil {
+		panic(err) // categories were validated by Normalize
+	}
+	return id
+}
+
+func maxRefs(refs []string) []string {
+	const limit = 32
+	refs = union(nil, refs)
+	if len(refs) <= limit {
+		return refs
+	}
+	return append(refs[:limit/2:limit/2], refs[len(refs)-limit/2:]...)
+}
+
+func union(a []string, b ...[]string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range append([][]string{a}, b...) {
+		for _, s := range l {
+			if s != "" && !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// foldProvenance adds a candidate's provenance to e: refs and tags
+// unioned, the candidate cited, the date moved forward.
+func foldProvenance(e *mdmem.Entry, c *mdmem.Candidate, ce *mdmem.Entry) {
+	e.Refs = maxRefs(union(e.Refs, ce.Refs, []string{c.ID}))
+	e.Tags = union(e.Tags, ce.Tags)
+	if d := ce.Date(); d.After(e.Date()) && d.After(e.Created) {
+		e.Updated = d
+	}
+}
+
+// mergeInto folds candidate c into the entry of item it.
+func (p *planner) mergeInto(it *item, c *mdmem.Candidate, ce *mdmem.Entry, kind OpKind, reason, by string) {
+	var e *mdmem.Entry
+	if it.add != nil {
+		e = it.add.e
+	} else {
+		ed := p.edit(it.entry)
+		ed.changed = true
+		e = ed.e
+	}
+	foldProvenance(e, c, ce)
+	p.consume(c.ID)
+	p.ops = append(p.ops, Op{Kind: kind, Entry: e.ID, Targets: []string{e.ID}, Candidates: []string{c.ID}, Reason: reason, By: by})
+}
+
+func (p *planner) insert(e *mdmem.Entry, t mdmem.Target, cand string) *addition {
+	a := &addition{e: e, target: t}
+	p.adds = append(p.adds, a)
+	p.addByID[e.ID] = a
+	it := newItem(e.Content, e.Category, e.Scope)
+	it.add = a
+	it.cand = cand
+	p.idx.addItem(it)
+	return a
+}
+
+func targetFor(e *mdmem.Entry, topic string) mdmem.Target {
+	return mdmem.TargetFor(e, topic)
+}
+
+// add makes a candidate a new entry at its default place.
+func (p *planner) add(c *mdmem.Candidate, ce *mdmem.Entry, text, reason, by string) {
+	if text != "" {
+		ce.Content = mdmem.OneLine(text)
+	}
+	ce.ID = p.newID(ce.Category)
+	p.insert(ce, targetFor(ce, c.Topic), c.ID)
+	p.consume(c.ID)
+	p.ops = append(p.ops, Op{Kind: OpAdd, Entry: ce.ID, Candidates: []string{c.ID}, Text: ce.Content, Reason: reason, By: by})
+}
+
+// pending puts a candidate into Pending confirmation with why.
+func (p *planner) pending(c *mdmem.Candidate, ce *mdmem.Entry, kind OpKind, why string, see []string, by string) {
+	ce.ID = p.newID(ce.Category)
+	ce.See = union(ce.See, see)
+	ce.Notes = append(ce.Notes, "pending user confirmation", why)
+	p.insert(ce, mdmem.Target{Place: mdmem.PlacePending}, c.ID)
+	p.consume(c.ID)
+	p.ops = append(p.ops, Op{Kind: kind, Entry: ce.ID, Targets: see, Candidates: []string{c.ID}, Text: ce.Content, Reason: why, By: by})
+}
+
+// archiveEntry moves an existing entry (or planned addition) to the
+// archive, superseded by newID when set. It reports false when the
+// run's archive cap is reached.
+func (p *planner) archiveEntry(it *item, newID, reason string, count bool) bool {
+	if it.add != nil {
+		it.add.target = mdmem.Target{Place: mdmem.PlaceArchive}
+		if newID != "" {
+			it.add.e.SupersededBy, it.add.e.SupersededOn = newID, p.today
+		}
+		return true
+	}
+	if count {
+		if p.archived+1 > p.archCap {
+			return false
+		}
+		p.archived++
+	}
+	ed := p.edit(it.entry)
+	ed.changed = true
+	ed.dest = &mdmem.Target{Place: mdmem.PlaceArchive}
+	if newID != "" {
+		ed.e.SupersededBy, ed.e.SupersededOn = newID, p.today
+	} else if reason != "" {
+		ed.e.Notes = append(ed.e.Notes, "archived "+mdmem.FormatTime(p.today)+": "+reason)
+	}
+	return true
+}
+
+// supersede makes candidate c replace the entry of it: the old entry goes
+// to the archive marked "superseded by" the new one, in the same commit.
+func (p *planner) supersede(it *item, c *mdmem.Candidate, ce *mdmem.Entry, text, reason, by string) bool {
+	old := it.current()
+	if it.add == nil && p.archived+1 > p.archCap {
+		return false
+	}
+	if text != "" {
+		ce.Content = mdmem.OneLine(text)
+	}
+	ce.ID = p.newID(ce.Category)
+	t := targetFor(ce, c.Topic)
+	if old.Place == mdmem.PlaceTopic && c.Topic == "" && it.add == nil {
+		t = mdmem.Target{Place: mdmem.PlaceTopic, Topic: old.Topic}
+	} else if it.add != nil && it.add.target.Place != mdmem.PlaceArchive {
+		t = it.add.target
+	}
+	p.archiveEntry(it, ce.ID, "", true)
+	p.insert(ce, t, c.ID)
+	p.consume(c.ID)
+	p.ops = append(p.ops, Op{Kind: OpSupersede, Entry: ce.ID, Targets: []string{old.ID}, Candidates: []string{c.ID}, Text: ce.Content, Reason: reason, By: by})
+	return true
+}
+
+func (p *planner) liveOK(it *item) bool { return live(p.place(it)) }
+
+// candidate runs the rule stages on one candidate, then the LLM decision
+// if it waits for one.
+func (p *planner) candidate(c *mdmem.Candidate) {
+	ce, err := p.candEntry(c)
+	if err != nil {
+		p.hold(c, err.Error())
+		return
+	}
+	q := newItem(ce.Content, ce.Category, ce.Scope)
+	instr, why := instructionLike(ce.Content)
+
+	// 1. Exact normalised duplicate.
+	if it := p.idx.findExact(q, func(it *item) bool { return p.place(it) != mdmem.PlaceOther }); it != nil {
+		cur := it.current()
+		switch pl := p.place(it); {
+		case live(pl) && (!instr || pl == mdmem.PlacePending):
+			p.mergeInto(it, c, ce, OpMerge, "exact duplicate of "+cur.ID, "rule")
+			return
+		case pl == mdmem.PlaceArchive && isRejected(cur):
+			p.consume(c.ID)
+			p.ops = append(p.ops, Op{Kind: OpNoop, Targets: []string{cur.ID}, Candidates: []string{c.ID}, Reason: "repeats " + cur.ID + ", which was rejected; not re-added", By: "rule"})
+			return
+		case pl == mdmem.PlaceArchive && !instr:
+			see := union([]string{cur.ID}, []string{cur.SupersededBy})
+			p.pending(c, ce, OpConflict, "restates archived "+cur.ID+supersededNote(cur), see, "rule")
+			return
+		}
+	}
+	// 2. Near duplicate (shingle Jaccard) of a live entry.
+	near := p.cfg.Consolidate.NearDuplicate
+	if its, js := p.idx.best(q, near, 1, func(it *item) bool {
+		pl := p.place(it)
+		return live(pl) && (!instr || pl == mdmem.PlacePending) && (it.cat == q.cat || pl == mdmem.PlacePending) && !hasDigitDiff(q, it)
+	}); len(its) > 0 {
+		p.mergeInto(its[0], c, ce, OpMerge, fmt.Sprintf("near duplicate of %s (similarity %.2f)", its[0].current().ID, js[0]), "rule")
+		return
+	}
+	// 3. Instruction-like text is never promoted: it waits for a person.
+	if instr {
+		p.pending(c, ce, OpPending, why, nil, "rule")
+		return
+	}
+	// 4. A direct update: the candidate names a live entry of its category
+	// in its refs, or states the same as one with one other number. Newer
+	// wins; with an LLM, the number case is the model's call.
+	if it := p.directUpdate(c, q); it != nil {
+		old := it.current()
+		if !ce.Date().Before(old.Date()) {
+			if p.supersede(it, c, ce, "", "same statement as "+old.ID+" with new values; newer wins", "rule") {
+				return
+			}
+			p.hold(c, "would supersede "+old.ID+" but this run reached its archive limit; retried next run")
+			return
+		}
+		ce.ID = p.newID(ce.Category)
+		ce.SupersededBy, ce.SupersededOn = old.ID, p.today
+		p.insert(ce, mdmem.Target{Place: mdmem.PlaceArchive}, c.ID)
+		p.consume(c.ID)
+		p.ops = append(p.ops, Op{Kind: OpArchive, Entry: ce.ID, Targets: []string{old.ID}, Candidates: []string{c.ID}, Text: ce.Content, Reason: "older than " + old.ID + ", which states newer values", By: "rule"})
+		return
+	}
+	// 5. Ambiguous: the LLM decides.
+	if p.triage {
+		if its, _ := p.idx.best(q, p.cfg.Consolidate.Related, 4, p.liveOK); len(its) > 0 {
+			p.amb[c.ID] = its
+		}
+	}
+	if p.in.LLMCands[c.ID] {
+		d := p.byCand[c.ID]
+		if d == nil {
+			why := p.in.LLMNotes[c.ID]
+			if why == "" {
+				why = "the model gave no operation for it"
+			}
+			p.hold(c, "waits for an LLM decision: "+why)
+			return
+		}
+		p.decide(d, c)
+		return
+	}
+	p.add(c, ce, "", "new", "rule")
+}
+
+func (p *planner) directUpdate(c *mdmem.Candidate, q *item) *item {
+	for _, r := range c.Refs {
+		if e := p.in.Mem.Find(strings.TrimSpace(r)); e != nil && e.Category == q.cat {
+			for _, i := range p.idx.exact[newItem(e.Content, e.Category, e.Scope).norm] {
+				if it := p.idx.items[i]; it.entry == e && p.liveOK(it) && it.scope == q.scope {
+					return it
+				}
+			}
+		}
+	}
+	if p.in.LLMCands != nil || p.triage && p.llmMode {
+		return nil
+	}
+	it := p.idx.findSkeleton(q, p.liveOK)
+	if it == nil || it.words < 3 || len(numbers(q.norm)) != len(numbers(it.norm)) {
+		return nil
+	}
+	diff := 0
+	a, b := numbers(q.norm), numbers(it.norm)
+	for i := range a {
+		if a[i] != b[i] {
+			diff++
+		}
+	}
+	if diff != 1 {
+		return nil
+	}
+	return it
+}
+
+func supersededNote(e *mdmem.Entry) string {
+	if e.SupersededBy != "" {
+		return ", superseded by " + e.SupersededBy
+	}
+	return ""
+}
+
+// hasDigitDiff reports whether two near-duplicate texts differ in a number:
+// that is an update or a different fact, never a plain duplicate.
+func hasDigitDiff(a, b *item) bool {
+	if a.skel == a.norm && b.skel == b.norm {
+		return false
+	}
+	na, nb := numbers(a.norm), numbers(b.norm)
+	if len(na) != len(nb) {
+		return true
+	}
+	for i := range na {
+		if na[i] != nb[i] {
+			return true
+		}
+	}
+	return false
+}
+
+func numbers(norm string) []string {
+	var out []string
+	for _, t := range strings.Fields(norm) {
+		if hasDigit(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+var errPlanInvariant = errors.New("consolidate: internal invariant violated; nothing written")
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,484 @@
+package consolidate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/memctl/memctl/mdmem"
+)
+
+// Failpoints, named by MEMCTL_FAILPOINT: the process exits with code 99
+// at that point, so tests can crash a run at every step and check that the
+// next run converges.
+const (
+	FailAfterLLM     = "after-llm"    // decisions made, nothing written
+	FailAfterWrite   = "after-write"  // journal and files written, no commit
+	FailAfterCommit  = "after-commit" // committed, queue files still there
+	FailMidDequeue   = "mid-dequeue"  // half the queue files removed
+	FailpointEnv     = "MEMCTL_FAILPOINT"
+	FailpointExit    = 99
+	maxPlanAttempts  = 3
+	reportOpsInBody  = 2000
+	defaultModelNote = "none (rules only)"
+)
+
+// Options of a run.
+type Options struct {
+	DryRun bool
+	NoLLM  bool
+	// Completer overrides the configured endpoint (tests, embedding).
+	Completer Completer
+	Getenv    func(string) string
+	Now       func() time.Time
+	Log       func(format string, args ...any) // diagnostics
+	Progress  func(done, total int)            // LLM batches
+	RetryBase time.Duration
+	Secrets   SecretDetector
+	Exit      func(code int) // failpoints; default os.Exit
+}
+
+// Summary counts what a run did.
+type Summary struct {
+	Added      int `json:"added"`
+	Merged     int `json:"merged"`
+	Superseded int `json:"superseded"`
+	Archived   int `json:"archived"`
+	Compressed int `json:"compressed"`
+	Conflicts  int `json:"conflicts"`
+	Pending    int `json:"pending"`
+	Demoted    int `json:"demoted"`
+	Held       int `json:"held"`
+}
+
+// Report is the outcome of a run (printed as text or --json).
+type Report struct {
+	Mode        string   `json:"mode"` // "llm" or "rules"
+	Model       string   `json:"model,omitempty"`
+	DryRun      bool     `json:"dry_run"`
+	NothingToDo bool     `json:"nothing_to_do"`
+	Commit      string   `json:"commit,omitempty"`
+	HandEdit    string   `json:"hand_edit_commit,omitempty"`
+	Recovered   string   `json:"recovered,omitempty"`
+	Queued      int      `json:"queued"`
+	Reconciled  []string `json:"reconciled,omitempty"` // consumed by an earlier run, dequeued now
+	Unreadable  []string `json:"unreadable_queue_files,omitempty"`
+	Summary     Summary  `json:"summary"`
+	LLM         Usage    `json:"llm"`
+	Plan        *Plan    `json:"plan,omitempty"`
+	Diff        string   `json:"diff,omitempty"`
+	Elapsed     float64  `json:"elapsed_seconds"`
+	LLMSeconds  float64  `json:"llm_seconds"`
+}
+
+// LLMEndpoint resolves the endpoint from the configuration and the
+// environment (OPENAI_BASE_URL, the key variable, then OPENAI_API_KEY,
+// MEMCTL_MODEL). ok is false without a model: then consolidate runs rules
+// only.
+func LLMEndpoint(cfg *mdmem.Config, getenv func(string) string) (baseURL, key, model string, ok bool) {
+	baseURL, model = cfg.LLM.BaseURL, cfg.LLM.Model
+	if v := getenv("OPENAI_BASE_URL"); v != "" {
+		baseURL = v
+	}
+	if cfg.LLM.APIKeyEnv != "" {
+		key = getenv(cfg.LLM.APIKeyEnv)
+	}
+	if key == "" {
+		key = getenv("OPENAI_API_KEY")
+	}
+	if v := getenv("MEMCTL_MODEL"); v != "" {
+		model = v
+	}
+	return baseURL, key, model, model != ""
+}
+
+func (o *Options) defaults() {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = func(string, ...any) {}
+	}
+	if o.Exit == nil {
+		o.Exit = os.Exit
+	}
+	if o.Secrets == nil {
+		o.Secrets = SimpleSecrets{}
+	}
+}
+
+func (o *Options) failpoint(name string) {
+	if o.Getenv(FailpointEnv) == name {
+		o.Exit(FailpointExit)
+	}
+}
+
+// Run consolidates the queue of store s into its memory: one lock, hand
+// edits committed first, one commit, exactly once. See docs/CONSOLIDATE.md.
+func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
+	o.defaults()
+	start := time.Now()
+	rep := &Report{DryRun: o.DryRun, Mode: "rules"}
+	defer func() { rep.Elapsed = time.Since(start).Seconds() }()
+	if !o.DryRun {
+		unlock, err := s.Lock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		if rep.Recovered, err = recoverJournal(ctx, s); err != nil {
+			return nil, err
+		}
+		if rep.Recovered != "" {
+			o.Log("%s", rep.Recovered)
+		}
+		if rep.HandEdit, err = s.CommitHandEdits(ctx); err != nil {
+			return nil, fmt.Errorf("commit hand edits: %w", err)
+		}
+	}
+	cands, bad, err := mdmem.ReadQueue(ctx, s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range bad {
+		rep.Unreadable = append(rep.Unreadable, b.File+": "+b.Err.Error())
+		o.Log("queue file %s is unreadable (left in place): %v", b.File, b.Err)
+	}
+	// Reconcile: candidates the ledger records as consumed were applied by
+	// an earlier run that stopped before dequeueing them.
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.ID
+	}
+	done, err := ReadLedger(s.Dir, ids)
+	if err != nil {
+		return nil, err
+	}
+	todo := cands[:0:0]
+	for _, c := range cands {
+		if done[c.ID] {
+			rep.Reconciled = append(rep.Reconciled, c.ID)
+		} else {
+			todo = append(todo, c)
+		}
+	}
+	rep.Queued = len(todo)
+	if len(rep.Reconciled) > 0 && !o.DryRun {
+		if err := mdmem.Dequeue(ctx, s.Dir, rep.Reconciled); err != nil {
+			return nil, err
+		}
+		o.Log("dequeued %d candidates an earlier run had already applied", len(rep.Reconciled))
+	}
+	mem, err := s.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(todo) == 0 && !CoreLimits(s.Config).over(CoreSize(mem.Main)) {
+		rep.NothingToDo = true
+		return rep, nil
+	}
+	in, err := input(s, mem, todo, &o)
+	if err != nil {
+		return nil, err
+	}
+
+	// The LLM stage, for the candidates the rules cannot settle.
+	useLLM := false
+	var comp Completer
+	if !o.NoLLM {
+		if o.Completer != nil {
+			comp, useLLM, rep.Model = o.Completer, true, "custom"
+		} else if base, key, model, ok := LLMEndpoint(s.Config, o.Getenv); ok {
+			comp, useLLM, rep.Model = NewOpenAI(base, key, model), true, model
+		}
+	}
+	if useLLM {
+		rep.Mode = "llm"
+		clusters := Triage(in)
+		if len(clusters) > 0 {
+			t0 := time.Now()
+			st := &LLMStage{Completer: comp, MemDir: s.Dir, Config: s.Config, Now: in.Now, RetryBase: o.RetryBase, Progress: o.Progress, Log: o.Log}
+			ds, sent, notes, u, err := st.Run(ctx, in, clusters)
+			rep.LLM = u
+			rep.LLMSeconds = time.Since(t0).Seconds()
+			if err != nil {
+				return nil, err
+			}
+			in.Decisions, in.LLMCands, in.LLMNotes = ds, sent, notes
+		}
+	}
+	o.failpoint(FailAfterLLM)
+
+	reload := useLLM && rep.LLM.Calls > 0
+	for attempt := 1; ; attempt++ {
+		if reload && !o.DryRun {
+			// Time passed while the model thought: a person may have
+			// edited. Commit their edits and plan on what is on disk now.
+			if h, err := s.CommitHandEdits(ctx); err != nil {
+				return nil, err
+			} else if h != "" {
+				rep.HandEdit = h
+			}
+			if in.Mem, err = s.Load(ctx); err != nil {
+				return nil, err
+			}
+			if in.State, err = s.ReadState(); err != nil {
+				return nil, err
+			}
+		}
+		plan, err := Compute(in)
+		if err != nil {
+			return nil, err
+		}
+		rep.Plan = plan
+		rep.Summary = summarize(plan)
+		for _, w := range plan.Warnings {
+			o.Log("%s", w)
+		}
+		if o.DryRun {
+			rep.Diff = UnifiedDiff(func(p string) []byte { return docSrc(in.Mem, p) }, plan.Files)
+			return rep, nil
+		}
+		if len(plan.Files) == 0 && len(plan.Consumed) == 0 {
+			rep.NothingToDo = len(plan.Held) == 0
+			return rep, nil
+		}
+		outcome := map[string]string{}
+		for _, op := range plan.Ops {
+			for _, c := range op.Candidates {
+				outcome[c] = string(op.Kind) + " " + op.Entry
+			}
+		}
+		files := map[string][]byte{}
+		for p, b := range plan.Files {
+			files[p] = b
+		}
+		lf, err := ledgerFiles(s.Dir, plan.Consumed, outcome, in.Now)
+		if err != nil {
+			return nil, err
+		}
+		for p, b := range lf {
+			files[p] = b
+		}
+		// Never write from a stale snapshot: the files must be exactly
+		// what the plan was computed from.
+		if changed := staleFiles(s.Dir, in.Mem, plan.Files); len(changed) > 0 {
+			if attempt >= maxPlanAttempts {
+				return nil, fmt.Errorf("memory files keep changing during consolidation (%s); nothing written, retry later", strings.Join(changed, ", "))
+			}
+			o.Log("%s changed while planning; planning again on the new content", strings.Join(changed, ", "))
+			reload = true
+			continue
+		}
+		msg := commitMessage(rep, plan, s.Config)
+		if err := writeJournal(ctx, s.Dir, &journal{Files: files, Message: msg, Consumed: plan.Consumed}); err != nil {
+			return nil, err
+		}
+		if o.Getenv(FailpointEnv) == FailAfterWrite {
+			// The state a crash inside Store.Write leaves: files written,
+			// no commit.
+			for p, b := range files {
+				if err := mdmem.WriteFileAtomic(ctx, filepath.Join(s.Dir, filepath.FromSlash(p)), b, 0o644); err != nil {
+					return nil, err
+				}
+			}
+			o.failpoint(FailAfterWrite)
+		}
+		if rep.Commit, err = s.Write(ctx, files, msg); err != nil {
+			return nil, err
+		}
+		o.failpoint(FailAfterCommit)
+		if err := removeJournal(s.Dir); err != nil {
+			return nil, err
+		}
+		if err := dequeue(ctx, s.Dir, plan.Consumed, &o); err != nil {
+			return nil, err
+		}
+		return rep, nil
+	}
+}
+
+func dequeue(ctx context.Context, dir string, ids []string, o *Options) error {
+	if o.Getenv(FailpointEnv) == FailMidDequeue && len(ids) > 1 {
+		if err := mdmem.Dequeue(ctx, dir, ids[:len(ids)/2]); err != nil {
+			return err
+		}
+		o.failpoint(FailMidDequeue)
+	}
+	return mdmem.Dequeue(ctx, dir, ids)
+}
+
+func input(s *mdmem.Store, mem *mdmem.Memory, cands []*mdmem.Candidate, o *Options) (*Input, error) {
+	st, err := s.ReadState()
+	if err != nil {
+		return nil, err
+	}
+	return &Input{Mem: mem, Cands: cands, Config: s.Config, State: st, Now: o.Now(), Secrets: o.Secrets}, nil
+}
+
+func docSrc(m *mdmem.Memory, p string) []byte {
+	if d := m.Doc(p); d != nil {
+		return d.Src
+	}
+	if b, err := os.ReadFile(filepath.Join(m.Dir, filepath.FromSlash(p))); err == nil {
+		return b
+	}
+	return nil
+}
+
+// staleFiles returns the files the plan rewrites whose content on disk is
+// no longer what the plan was computed from.
+func staleFiles(dir string, m *mdmem.Memory, files map[string][]byte) []string {
+	var out []string
+	for p := range files {
+		if p == mdmem.StatePath {
+			continue
+		}
+		disk, err := readFileIfExists(filepath.Join(dir, filepath.FromSlash(p)))
+		if err != nil {
+			out = append(out, p)
+			continue
+		}
+		var want []byte
+		if d := m.Doc(p); d != nil {
+			want = d.Src
+		}
+		if !bytes.Equal(disk, want) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func summarize(p *Plan) Summary {
+	var s Summary
+	for _, o := range p.Ops {
+		switch o.Kind {
+		case OpAdd:
+			s.Added++
+		case OpMerge, OpNoop:
+			s.Merged++
+		case OpSupersede:
+			s.Superseded++
+		case OpArchive:
+			s.Archived++
+		case OpCompress:
+			s.Compressed++
+		case OpConflict:
+			s.Conflicts++
+		case OpPending:
+			s.Pending++
+		case OpDemote:
+			s.Demoted++
+		case OpHold:
+			s.Held++
+		}
+	}
+	return s
+}
+
+// String renders the summary on one line.
+func (s Summary) String() string {
+	parts := []string{}
+	add := func(n int, what string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	add(s.Added, "added")
+	add(s.Merged, "merged")
+	add(s.Superseded, "superseded")
+	add(s.Archived, "archived")
+	add(s.Compressed, "compressed")
+	add(s.Conflicts, "conflicts")
+	add(s.Pending, "pending")
+	add(s.Demoted, "demoted")
+	add(s.Held, "held in the queue")
+	if len(parts) == 0 {
+		return "no changes"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// FormatOp renders one operation for the commit body and the terminal.
+func FormatOp(o Op) string {
+	var b strings.Builder
+	b.WriteString(string(o.Kind))
+	if o.Entry != "" {
+		b.WriteString(" " + o.Entry)
+	}
+	if len(o.Targets) > 0 && !(len(o.Targets) == 1 && o.Targets[0] == o.Entry) {
+		b.WriteString(" (" + strings.Join(o.Targets, ", ") + ")")
+	}
+	if len(o.Candidates) > 0 {
+		b.WriteString(" <- " + strings.Join(o.Candidates, ", "))
+	}
+	if o.By == "llm" {
+		b.WriteString(" [llm]")
+	}
+	if o.Reason != "" {
+		b.WriteString(": " + o.Reason)
+	}
+	return mdmem.OneLine(b.String())
+}
+
+func commitMessage(rep *Report, p *Plan, cfg *mdmem.Config) mdmem.CommitMessage {
+	sum := summarize(p)
+	subject := fmt.Sprintf("consolidate: %d candidates: %s", len(p.Consumed), sum)
+	if len(p.Consumed) == 0 {
+		subject = "consolidate: " + sum.String()
+	}
+	var b strings.Builder
+	b.WriteString("Operations:\n")
+	n := 0
+	for _, o := range p.Ops {
+		if o.Kind == OpHold {
+			continue
+		}
+		if n++; n > reportOpsInBody {
+			fmt.Fprintf(&b, "  … and %d more\n", len(p.Ops)-reportOpsInBody)
+			break
+		}
+		b.WriteString("  " + FormatOp(o) + "\n")
+	}
+	if len(p.Held) > 0 {
+		fmt.Fprintf(&b, "\nLeft in the queue (%d):\n", len(p.Held))
+		for i, h := range p.Held {
+			if i >= 200 {
+				fmt.Fprintf(&b, "  … and %d more\n", len(p.Held)-200)
+				break
+			}
+			b.WriteString("  " + h.Candidate + ": " + mdmem.OneLine(h.Reason) + "\n")
+		}
+	}
+	model := rep.Model
+	if model == "" {
+		model = defaultModelNote
+	}
+	est := ""
+	if rep.LLM.Estimated {
+		est = " (estimated, bytes/4)"
+	}
+	fmt.Fprintf(&b, "\nLLM: %s; %d calls, %d prompt + %d completion tokens%s\n", model, rep.LLM.Calls, rep.LLM.PromptTokens, rep.LLM.CompletionTokens, est)
+	lim := CoreLimits(cfg)
+	fmt.Fprintf(&b, "Core profile: %s (was %s; limits %d lines, %d bytes, %d tokens)\n", p.CoreAfter, p.CoreBefore, lim.Lines, lim.Bytes, lim.Tokens)
+	return mdmem.CommitMessage{
+		Subject:  subject,
+		Body:     b.String(),
+		Op:       "consolidate",
+		Entries:  p.Entries,
+		Consumed: p.Consumed,
+		Extra: [][2]string{
+			{"Memctl-Model", model},
+			{"Memctl-LLM-Calls", fmt.Sprint(rep.LLM.Calls)},
+			{"Memctl-Tokens", fmt.Sprintf("prompt=%d completion=%d", rep.LLM.PromptTokens, rep.LLM.CompletionTokens)},
+		},
+	}
+}

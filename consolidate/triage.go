@@ -1,0 +1,138 @@
+package consolidate
+
+import (
+	"sort"
+
+	"github.com/memctl/memctl/mdmem"
+)
+
+// Cluster is a group of related candidates, with the existing entries they
+// resemble, that the LLM judges together.
+type Cluster struct {
+	Cands   []*mdmem.Candidate
+	Entries []*mdmem.Entry
+}
+
+// Triage runs the rule stages and returns the candidates they cannot
+// settle: those similar to an entry or another candidate (Jaccard at or
+// above consolidate.related) without being exact, near or numeric
+// duplicates. Only these go to the LLM; everything else is decided by rule.
+func Triage(in *Input) []*Cluster {
+	tin := *in
+	tin.LLMCands, tin.Decisions = nil, nil
+	p := newPlanner(&tin)
+	p.triage = true
+	p.llmMode = true
+	p.amb = map[string][]*item{}
+	for _, c := range in.Cands {
+		if !p.consumed[c.ID] && !p.held[c.ID] {
+			p.candidate(c)
+		}
+	}
+	pos := map[string]int{}
+	for i, c := range in.Cands {
+		pos[c.ID] = i
+	}
+	parent := map[string]string{}
+	var find func(string) string
+	find = func(x string) string {
+		if parent[x] == "" || parent[x] == x {
+			parent[x] = x
+			return x
+		}
+		r := find(parent[x])
+		parent[x] = r
+		return r
+	}
+	join := func(a, b string) {
+		ra, rb := find(a), find(b)
+		if ra != rb {
+			if pos[ra] < pos[rb] {
+				parent[rb] = ra
+			} else {
+				parent[ra] = rb
+			}
+		}
+	}
+	ids := make([]string, 0, len(p.amb))
+	for id := range p.amb {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return pos[ids[i]] < pos[ids[j]] })
+	for _, id := range ids {
+		find(id)
+		for _, it := range p.amb[id] {
+			if it.cand != "" && p.cands[it.cand] != nil {
+				join(id, it.cand)
+			}
+		}
+	}
+	groups := map[string]*Cluster{}
+	seenEntry := map[string]map[*mdmem.Entry]bool{}
+	var roots []string
+	members := make([]string, 0, len(parent))
+	for id := range parent {
+		members = append(members, id)
+	}
+	sort.Slice(members, func(i, j int) bool { return pos[members[i]] < pos[members[j]] })
+	for _, id := range members {
+		r := find(id)
+		g := groups[r]
+		if g == nil {
+			g = &Cluster{}
+			groups[r] = g
+			seenEntry[r] = map[*mdmem.Entry]bool{}
+			roots = append(roots, r)
+		}
+		g.Cands = append(g.Cands, p.cands[id])
+		for _, it := range p.amb[id] {
+			if it.entry != nil && !seenEntry[r][it.entry] {
+				seenEntry[r][it.entry] = true
+				g.Entries = append(g.Entries, it.entry)
+			}
+		}
+	}
+	out := make([]*Cluster, 0, len(roots))
+	for _, r := range roots {
+		out = append(out, groups[r])
+	}
+	return out
+}
+
+// Batches packs clusters into batches of at most size candidates, keeping
+// a cluster together when it fits.
+func Batches(cl []*Cluster, size int) []*Cluster {
+	var out []*Cluster
+	cur := &Cluster{}
+	seen := map[*mdmem.Entry]bool{}
+	flush := func() {
+		if len(cur.Cands) > 0 {
+			out = append(out, cur)
+		}
+		cur = &Cluster{}
+		seen = map[*mdmem.Entry]bool{}
+	}
+	addEntries := func(es []*mdmem.Entry) {
+		for _, e := range es {
+			if !seen[e] {
+				seen[e] = true
+				cur.Entries = append(cur.Entries, e)
+			}
+		}
+	}
+	for _, c := range cl {
+		if len(cur.Cands)+len(c.Cands) > size {
+			flush()
+		}
+		for len(c.Cands) > size {
+			cur.Cands = append(cur.Cands, c.Cands[:size]...)
+			addEntries(c.Entries)
+			flush()
+			c = &Cluster{Cands: c.Cands[size:], Entries: c.Entries}
+		}
+		cur.Cands = append(cur.Cands, c.Cands...)
+		addEntries(c.Entries)
+	}
+	flush()
+	return out
+}

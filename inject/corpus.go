@@ -1,0 +1,165 @@
+package inject
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/memctl/memctl/mdmem"
+)
+
+// Note is what inject, search and stats need of one memory entry. It is a
+// flat copy of mdmem.Entry, so the index cache can hold it without the
+// Markdown source.
+type Note struct {
+	ID           string
+	Category     string
+	Content      string
+	Source       string
+	Created      time.Time
+	Updated      time.Time
+	Expires      time.Time
+	Scope        []string
+	Refs         []string
+	Tags         []string
+	See          []string
+	Notes        []string
+	SupersededBy string
+	Place        mdmem.Place
+	File         string
+	Topic        string
+	Section      string
+	Line         int
+}
+
+// Ref is how a note is named in output: its id, or file:line for a
+// hand-written item without an id.
+func (n *Note) Ref() string {
+	if n.ID != "" {
+		return n.ID
+	}
+	return n.File + ":" + itoa(n.Line)
+}
+
+// Date is the note's most recent date: updated if set, else created.
+func (n *Note) Date() time.Time {
+	if !n.Updated.IsZero() {
+		return n.Updated
+	}
+	return n.Created
+}
+
+// TopicInfo is what a topic file says about itself: its slug, and the
+// description and keywords of its front matter.
+type TopicInfo struct {
+	Slug        string
+	Description string
+	Keywords    []string
+}
+
+// Corpus is every note of a memory, in file order (MEMORY.md, then topic
+// files by slug), with the topics' front matter.
+type Corpus struct {
+	Notes  []Note
+	Topics []TopicInfo // sorted by slug
+
+	topicIdx map[string]int
+	indexes  map[string]*Index // by analyzer key, built on demand
+}
+
+// NewCorpus copies the entries of a loaded memory.
+func NewCorpus(m *mdmem.Memory) *Corpus {
+	c := &Corpus{}
+	for _, e := range m.Entries() {
+		c.Notes = append(c.Notes, noteOf(e))
+	}
+	for _, slug := range m.TopicSlugs() {
+		ti := TopicInfo{Slug: slug}
+		if fm := m.Topics[slug].Front; fm != nil {
+			ti.Description = fm.Description
+			ti.Keywords = fm.Keywords
+		}
+		c.Topics = append(c.Topics, ti)
+	}
+	c.init()
+	return c
+}
+
+func (c *Corpus) init() {
+	c.topicIdx = map[string]int{}
+	for i, t := range c.Topics {
+		c.topicIdx[t.Slug] = i
+	}
+	c.indexes = map[string]*Index{}
+}
+
+// Topic returns the front matter of a topic, or a bare TopicInfo.
+func (c *Corpus) Topic(slug string) TopicInfo {
+	if i, ok := c.topicIdx[slug]; ok {
+		return c.Topics[i]
+	}
+	return TopicInfo{Slug: slug}
+}
+
+func noteOf(e *mdmem.Entry) Note {
+	return Note{
+		ID: e.ID, Category: e.Category, Content: e.Content, Source: e.Source,
+		Created: e.Created, Updated: e.Updated, Expires: e.Expires,
+		Scope: e.Scope, Refs: e.Refs, Tags: e.Tags, See: e.See, Notes: e.Notes,
+		SupersededBy: e.SupersededBy, Place: e.Place, File: e.File, Topic: e.Topic,
+		Section: e.Section, Line: e.Line,
+	}
+}
+
+// LoadCorpus reads the memory in dir: from the index cache when it is
+// fresh, else by parsing the Markdown files (and refreshing the cache when
+// useCache is set). Hand edits are always picked up: the cache is keyed on
+// every memory file's size, mtime and inode.
+func LoadCorpus(ctx context.Context, dir string, useCache bool) (*Corpus, error) {
+	if useCache {
+		if c, err := loadCached(ctx, dir); err == nil && c != nil {
+			return c, nil
+		}
+	}
+	m, err := mdmem.Load(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	c := NewCorpus(m)
+	if useCache {
+		saveCache(ctx, dir, c) // best effort: a failed cache write only costs speed
+	}
+	return c, nil
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			break
+		}
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+// hasFold reports whether list holds s, case-insensitively.
+func hasFold(list []string, s string) bool {
+	for _, v := range list {
+		if strings.EqualFold(strings.TrimSpace(v), s) {
+			return true
+		}
+	}
+	return false
+}

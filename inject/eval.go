@@ -1,0 +1,391 @@
+package inject
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/memctl/memctl/mdmem"
+)
+
+// EvalQuery is one line of a case's queries.jsonl.
+type EvalQuery struct {
+	ID       string   `json:"id"`
+	Task     string   `json:"task"`
+	Evidence []string `json:"evidence"`
+	Category string   `json:"category"`
+	Tags     []string `json:"tags,omitempty"`
+	Scope    string   `json:"scope,omitempty"`
+}
+
+// EvalCase is one folder of a regression set.
+type EvalCase struct {
+	Name     string
+	Memories []*mdmem.Candidate
+	Queries  []EvalQuery
+}
+
+// LoadEvalSet reads a regression set: dir holds case folders (each with
+// memories.jsonl and queries.jsonl), or is itself one case.
+func LoadEvalSet(dir string) ([]*EvalCase, error) {
+	if isCase(dir) {
+		c, err := loadCase(dir)
+		if err != nil {
+			return nil, err
+		}
+		return []*EvalCase{c}, nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var cases []*EvalCase
+	for _, de := range ents {
+		p := filepath.Join(dir, de.Name())
+		if de.IsDir() && isCase(p) {
+			c, err := loadCase(p)
+			if err != nil {
+				return nil, err
+			}
+			cases = append(cases, c)
+		}
+	}
+	if len(cases) == 0 {
+		return nil, fmt.Errorf("%s: no cases (want folders holding memories.jsonl and queries.jsonl)", dir)
+	}
+	return cases, nil
+}
+
+func isCase(dir string) bool {
+	_, err1 := os.Stat(filepath.Join(dir, "memories.jsonl"))
+	_, err2 := os.Stat(filepath.Join(dir, "queries.jsonl"))
+	return err1 == nil && err2 == nil
+}
+
+func loadCase(dir string) (*EvalCase, error) {
+	c := &EvalCase{Name: filepath.Base(dir)}
+	f, err := os.Open(filepath.Join(dir, "memories.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	err = mdmem.DecodeJSONLines(f, 1<<20, func(line int, cand *mdmem.Candidate, err error) error {
+		if err != nil {
+			return fmt.Errorf("%s/memories.jsonl:%d: %v", c.Name, line, err)
+		}
+		c.Memories = append(c.Memories, cand)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "queries.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var q EvalQuery
+		if err := json.Unmarshal(line, &q); err != nil {
+			return nil, fmt.Errorf("%s/queries.jsonl:%d: %v", c.Name, n, err)
+		}
+		if q.Category == "" {
+			q.Category = "uncategorised"
+		}
+		c.Queries = append(c.Queries, q)
+	}
+	return c, sc.Err()
+}
+
+// WriteMemory writes candidates as a fresh memory's Markdown files into
+// dir (no git): core categories without a topic go to MEMORY.md's core
+// sections, everything else to topics/<topic or category>.md, ids numbered
+// per category in input order. It is eval's stand-in for `memctl import`
+// and gives the same layout.
+func WriteMemory(dir string, cands []*mdmem.Candidate, now time.Time) error {
+	next := map[string]int{}
+	core := map[string][]string{}
+	topics := map[string][]string{}
+	for i, c := range cands {
+		cc := *c
+		if err := cc.Normalize(now, 1<<20, nil); err != nil {
+			return fmt.Errorf("memory %d: %v", i+1, err)
+		}
+		cat, _ := mdmem.CategoryByName(cc.Category)
+		next[cat.Prefix]++
+		line := cc.Entry(mdmem.FormatID(cat.Prefix, next[cat.Prefix])).Render()
+		switch {
+		case cc.Topic != "":
+			topics[cc.Topic] = append(topics[cc.Topic], line)
+		case cat.Core:
+			core[cat.Name] = append(core[cat.Name], line)
+		default:
+			topics[cat.Name] = append(topics[cat.Name], line)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("# Core profile\n")
+	for _, cat := range mdmem.Categories {
+		if cat.Core {
+			b.WriteString("\n## " + cat.Heading + "\n\n")
+			for _, l := range core[cat.Name] {
+				b.WriteString(l)
+			}
+		}
+	}
+	b.WriteString("\n## Pending confirmation\n\n# Topic index\n\n")
+	slugs := make([]string, 0, len(topics))
+	for s := range topics {
+		slugs = append(slugs, s)
+	}
+	sort.Strings(slugs)
+	for _, s := range slugs {
+		b.WriteString("- " + s + " → " + mdmem.TopicPath(s) + "\n")
+	}
+	b.WriteString("\n# Archive\n")
+	if err := os.MkdirAll(filepath.Join(dir, mdmem.TopicDir), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, mdmem.MainFile), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	for _, s := range slugs {
+		body := "# " + s + "\n\n" + strings.Join(topics[s], "")
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(mdmem.TopicPath(s))), []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EvalOptions choose the cuts of an eval run.
+type EvalOptions struct {
+	Budgets     []int    // budget cuts (top-K 0: as many as fit)
+	TopKs       []int    // top-K cuts (budget EvalBigBudget: only K limits)
+	Rankers     []string // rankings to compare, side by side
+	Counter     Counter
+	ContentOnly bool      // count only entry text against the budget (the reference's accounting)
+	Now         time.Time // fixed "now" for age labels
+	Base        Options   // core share, limits, stale days
+}
+
+// EvalBigBudget is the budget of top-K cuts: large enough that only K limits.
+const EvalBigBudget = 1 << 30
+
+// CutResult is one ranker at one cut.
+type CutResult struct {
+	Ranker     string             `json:"ranker"`
+	Cut        string             `json:"cut"` // "top-5", "budget-250"
+	Queries    int                `json:"queries"`
+	Recall     float64            `json:"recall"` // percent
+	ByCategory map[string]float64 `json:"by_category"`
+	CatCounts  map[string]int     `json:"category_queries"`
+	AvgTokens  float64            `json:"avg_tokens"`
+	AvgEntries float64            `json:"avg_entries"`
+	P50ms      float64            `json:"p50_ms"`
+	P95ms      float64            `json:"p95_ms"`
+}
+
+// EvalReport is a whole run.
+type EvalReport struct {
+	Set        string      `json:"set"`
+	Cases      int         `json:"cases"`
+	Memories   int         `json:"memories"`
+	Queries    int         `json:"queries"`
+	Tokenizer  string      `json:"tokenizer"`
+	Accounting string      `json:"accounting"` // "block" or "content"
+	Results    []CutResult `json:"results"`
+}
+
+// Eval replays a regression set: per case a fresh temporary memory, then
+// an inject per query, ranker and cut. Recall of a query is the share of
+// its evidence found in the refs of the injected entries (1.0 without
+// evidence).
+func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*EvalReport, error) {
+	if len(o.Rankers) == 0 {
+		o.Rankers = []string{DefaultRanker}
+	}
+	rep := &EvalReport{Set: set, Cases: len(cases), Tokenizer: o.Counter.Name(), Accounting: "block"}
+	if o.ContentOnly {
+		rep.Accounting = "content"
+	}
+	type cut struct {
+		name      string
+		budget, k int
+	}
+	var cuts []cut
+	for _, k := range o.TopKs {
+		cuts = append(cuts, cut{fmt.Sprintf("top-%d", k), EvalBigBudget, k})
+	}
+	for _, b := range o.Budgets {
+		cuts = append(cuts, cut{fmt.Sprintf("budget-%d", b), b, 0})
+	}
+	type acc struct {
+		sum, tokens, entries float64
+		n                    int
+		cat                  map[string]float64
+		catN                 map[string]int
+		lat                  []time.Duration
+	}
+	accs := map[[2]int]*acc{}
+	for ri := range o.Rankers {
+		if _, ok := Rankers[o.Rankers[ri]]; !ok {
+			return nil, fmt.Errorf("unknown ranker %q (known: %s)", o.Rankers[ri], strings.Join(RankerNames(), ", "))
+		}
+		for ci := range cuts {
+			accs[[2]int{ri, ci}] = &acc{cat: map[string]float64{}, catN: map[string]int{}}
+		}
+	}
+	tmp, err := os.MkdirTemp("", "memctl-eval-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	for n, c := range cases {
+		rep.Memories += len(c.Memories)
+		rep.Queries += len(c.Queries)
+		dir := filepath.Join(tmp, fmt.Sprintf("case-%03d", n))
+		now := o.Now
+		if now.IsZero() {
+			now = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+		}
+		if err := WriteMemory(dir, c.Memories, now); err != nil {
+			return nil, fmt.Errorf("case %s: %w", c.Name, err)
+		}
+		corpus, err := LoadCorpus(ctx, dir, false)
+		if err != nil {
+			return nil, fmt.Errorf("case %s: %w", c.Name, err)
+		}
+		for ri, rname := range o.Rankers {
+			for ci, ct := range cuts {
+				a := accs[[2]int{ri, ci}]
+				for _, q := range c.Queries {
+					if err := ctx.Err(); err != nil {
+						return nil, err
+					}
+					opt := o.Base
+					opt.Task, opt.Tags, opt.Scope = q.Task, q.Tags, q.Scope
+					opt.Budget, opt.TopK, opt.Ranker = ct.budget, ct.k, rname
+					opt.Counter, opt.Now, opt.contentOnly = o.Counter, o.Now, o.ContentOnly
+					t0 := time.Now()
+					res, err := Inject(corpus, opt)
+					a.lat = append(a.lat, time.Since(t0))
+					if err != nil {
+						return nil, fmt.Errorf("case %s query %s: %w", c.Name, q.ID, err)
+					}
+					r := queryRecall(q.Evidence, res.Items)
+					a.sum += r
+					a.n++
+					a.cat[q.Category] += r
+					a.catN[q.Category]++
+					a.tokens += float64(res.UsedTokens)
+					a.entries += float64(len(res.Items))
+				}
+			}
+		}
+	}
+	for ri, rname := range o.Rankers {
+		for ci, ct := range cuts {
+			a := accs[[2]int{ri, ci}]
+			cr := CutResult{Ranker: rname, Cut: ct.name, Queries: a.n, ByCategory: map[string]float64{}, CatCounts: a.catN}
+			if a.n > 0 {
+				cr.Recall = 100 * a.sum / float64(a.n)
+				cr.AvgTokens = a.tokens / float64(a.n)
+				cr.AvgEntries = a.entries / float64(a.n)
+			}
+			for k, v := range a.cat {
+				cr.ByCategory[k] = 100 * v / float64(a.catN[k])
+			}
+			cr.P50ms, cr.P95ms = percentileMS(a.lat, 0.50), percentileMS(a.lat, 0.95)
+			rep.Results = append(rep.Results, cr)
+		}
+	}
+	return rep, nil
+}
+
+func queryRecall(evidence []string, items []Item) float64 {
+	if len(evidence) == 0 {
+		return 1
+	}
+	have := map[string]bool{}
+	for _, it := range items {
+		for _, r := range it.Note.Refs {
+			have[r] = true
+		}
+	}
+	found := 0
+	for _, e := range evidence {
+		if have[e] {
+			found++
+		}
+	}
+	return float64(found) / float64(len(evidence))
+}
+
+func percentileMS(d []time.Duration, p float64) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(p*float64(len(s)-1) + 0.5)
+	return float64(s[i].Microseconds()) / 1000
+}
+
+// Categories returns the categories of a report's results, sorted.
+func (r *EvalReport) Categories() []string {
+	set := map[string]bool{}
+	for _, cr := range r.Results {
+		for k := range cr.ByCategory {
+			set[k] = true
+		}
+	}
+	var out []string
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// WriteText prints the report as a table.
+func (r *EvalReport) WriteText(w *strings.Builder) {
+	fmt.Fprintf(w, "set %s: %d cases, %d memories, %d queries; tokenizer %s, %s accounting\n\n", r.Set, r.Cases, r.Memories, r.Queries, r.Tokenizer, r.Accounting)
+	cats := r.Categories()
+	fmt.Fprintf(w, "%-12s %-12s %7s", "ranker", "cut", "recall")
+	for _, c := range cats {
+		fmt.Fprintf(w, " %12s", trunc(c, 12))
+	}
+	fmt.Fprintf(w, " %8s %8s %8s %8s\n", "tokens", "entries", "p50 ms", "p95 ms")
+	for _, cr := range r.Results {
+		fmt.Fprintf(w, "%-12s %-12s %7.1f", cr.Ranker, cr.Cut, cr.Recall)
+		for _, c := range cats {
+			fmt.Fprintf(w, " %12.1f", cr.ByCategory[c])
+		}
+		fmt.Fprintf(w, " %8.0f %8.1f %8.2f %8.2f\n", cr.AvgTokens, cr.AvgEntries, cr.P50ms, cr.P95ms)
+	}
+}
+
+func trunc(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+var _ = errors.New
+var _ fs.FileMode

@@ -1,0 +1,449 @@
+package inject
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Fields of the BM25F index.
+const (
+	fieldContent = iota // the entry's text
+	fieldTopic          // topic slug, front matter description and keywords; core section
+	fieldTags           // tags and category
+	nFields
+)
+
+// Index is an inverted index over a corpus's notes, in compressed sparse
+// row form so it can be cached as flat arrays.
+type Index struct {
+	An        Analyzer
+	Terms     map[string]int32
+	PostStart []int32           // postings of term t: [PostStart[t], PostStart[t+1])
+	PostDoc   []int32           // note index
+	PostTF    [nFields][]uint16 // term frequency per field, aligned with PostDoc
+	DocLen    [nFields][]uint16 // field lengths in terms, per note
+	AvgLen    [nFields]float64
+	N         int
+}
+
+func (a Analyzer) key() string { return fmt.Sprintf("stem=%t,stop=%t", a.Stem, a.StopWords) }
+
+// Index returns the corpus's index for an analyzer, building it once.
+func (c *Corpus) Index(an Analyzer) *Index {
+	if ix, ok := c.indexes[an.key()]; ok {
+		return ix
+	}
+	ix := buildIndex(c, an)
+	c.indexes[an.key()] = ix
+	return ix
+}
+
+// fieldTexts returns the text of each field of note i.
+func (c *Corpus) fieldTexts(i int, buf *[nFields][]string) {
+	n := &c.Notes[i]
+	for f := range buf {
+		buf[f] = buf[f][:0]
+	}
+	buf[fieldContent] = append(buf[fieldContent], n.Content)
+	if n.Topic != "" {
+		t := c.Topic(n.Topic)
+		buf[fieldTopic] = append(buf[fieldTopic], t.Slug, t.Description)
+		buf[fieldTopic] = append(buf[fieldTopic], t.Keywords...)
+	} else if n.Section != "" {
+		buf[fieldTopic] = append(buf[fieldTopic], n.Section)
+	}
+	buf[fieldTags] = append(buf[fieldTags], n.Tags...)
+	buf[fieldTags] = append(buf[fieldTags], n.Category)
+}
+
+func buildIndex(c *Corpus, an Analyzer) *Index {
+	ix := &Index{An: an, Terms: map[string]int32{}, N: len(c.Notes)}
+	type occ struct {
+		term int32
+		tf   [nFields]uint16
+	}
+	perDoc := make([][]occ, len(c.Notes))
+	var df []int32
+	var texts [nFields][]string
+	var words []string
+	seen := map[int32]int{}
+	for f := range ix.DocLen {
+		ix.DocLen[f] = make([]uint16, len(c.Notes))
+	}
+	var total [nFields]float64
+	for i := range c.Notes {
+		c.fieldTexts(i, &texts)
+		clear(seen)
+		var occs []occ
+		for f := 0; f < nFields; f++ {
+			words = words[:0]
+			for _, t := range texts[f] {
+				words = an.Terms(words, t)
+			}
+			ix.DocLen[f][i] = sat16(len(words))
+			total[f] += float64(len(words))
+			for _, w := range words {
+				id, ok := ix.Terms[w]
+				if !ok {
+					id = int32(len(df))
+					ix.Terms[w] = id
+					df = append(df, 0)
+				}
+				k, ok := seen[id]
+				if !ok {
+					k = len(occs)
+					seen[id] = k
+					occs = append(occs, occ{term: id})
+					df[id]++
+				}
+				if occs[k].tf[f] < math.MaxUint16 {
+					occs[k].tf[f]++
+				}
+			}
+		}
+		perDoc[i] = occs
+	}
+	for f := range total {
+		if len(c.Notes) > 0 {
+			ix.AvgLen[f] = total[f] / float64(len(c.Notes))
+		}
+	}
+	ix.PostStart = make([]int32, len(df)+1)
+	for t, n := range df {
+		ix.PostStart[t+1] = ix.PostStart[t] + n
+	}
+	nPost := ix.PostStart[len(df)]
+	ix.PostDoc = make([]int32, nPost)
+	for f := range ix.PostTF {
+		ix.PostTF[f] = make([]uint16, nPost)
+	}
+	fill := append([]int32(nil), ix.PostStart[:len(df)]...)
+	for d, occs := range perDoc {
+		for _, o := range occs {
+			p := fill[o.term]
+			fill[o.term]++
+			ix.PostDoc[p] = int32(d)
+			for f := range ix.PostTF {
+				ix.PostTF[f][p] = o.tf[f]
+			}
+		}
+	}
+	return ix
+}
+
+func sat16(n int) uint16 {
+	if n > math.MaxUint16 {
+		return math.MaxUint16
+	}
+	return uint16(n)
+}
+
+// df returns the document frequency of term t.
+func (ix *Index) df(t int32) int { return int(ix.PostStart[t+1] - ix.PostStart[t]) }
+
+func (ix *Index) idf(t int32) float64 {
+	n, df := float64(ix.N), float64(ix.df(t))
+	return math.Log(1 + (n-df+0.5)/(df+0.5))
+}
+
+// qterm is one weighted query term.
+type qterm struct {
+	text string
+	id   int32
+	w    float64
+}
+
+// query analyses text into weighted terms known to the index, sorted by
+// text so that float sums run in a fixed order.
+func (ix *Index) query(text string, extra []string) []qterm {
+	words := ix.An.Terms(nil, text)
+	for _, e := range extra {
+		words = ix.An.Terms(words, e)
+	}
+	counts := map[string]float64{}
+	for _, w := range words {
+		counts[w]++
+	}
+	var q []qterm
+	for w, n := range counts {
+		if id, ok := ix.Terms[w]; ok {
+			q = append(q, qterm{text: w, id: id, w: n})
+		}
+	}
+	sort.Slice(q, func(i, j int) bool { return q[i].text < q[j].text })
+	return q
+}
+
+// RankParams tunes a ranking.
+type RankParams struct {
+	Name      string
+	An        Analyzer
+	K1        float64
+	B         [nFields]float64
+	W         [nFields]float64 // field weights; 0 ignores the field
+	FbDocs    int              // pseudo-relevance feedback documents (0: none)
+	FbTerms   int              // expansion terms taken from them
+	FbWeight  float64          // weight of the expansion in the final query
+	Neighbor  float64          // share of an adjacent same-session note's score added
+	Proximity float64          // bonus for query terms adjacent in the query and near in a note
+}
+
+// Rankers by name. "bm25" is memctl's ranking; "bm25-plain" is the plain
+// BM25 reference (lower-cased words, stop words removed, content only, no
+// stemming, no feedback), kept to measure against.
+var Rankers = map[string]RankParams{
+	"bm25": {
+		Name: "bm25", An: Analyzer{Stem: true, StopWords: true}, K1: 1.2,
+		B: [nFields]float64{0.75, 0.5, 0.5}, W: [nFields]float64{1, 0.3, 0.5},
+		FbDocs: 8, FbTerms: 12, FbWeight: 0.35, Neighbor: 0.5, Proximity: 0.15,
+	},
+	"bm25-plain": {
+		Name: "bm25-plain", An: Analyzer{StopWords: true}, K1: 1.2,
+		B: [nFields]float64{0.75, 0, 0}, W: [nFields]float64{1, 0, 0},
+	},
+}
+
+// DefaultRanker is the ranking inject uses unless told otherwise.
+const DefaultRanker = "bm25"
+
+// RankerNames lists the rankers, sorted.
+func RankerNames() []string {
+	var names []string
+	for n := range Rankers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Hit is one ranked note.
+type Hit struct {
+	Doc   int
+	Score float64
+}
+
+// Rank scores the eligible notes against the task text and tags and
+// returns those with a positive score, best first; ties go to file order.
+func (c *Corpus) Rank(p RankParams, task string, tags []string, eligible func(i int) bool) []Hit {
+	ix := c.Index(p.An)
+	q := ix.query(task, tags)
+	if len(q) == 0 {
+		return nil
+	}
+	scores := make([]float64, ix.N)
+	ix.score(p, q, scores)
+	if p.FbDocs > 0 && p.FbTerms > 0 && p.FbWeight > 0 {
+		top := topHits(scores, eligible, p.FbDocs)
+		if exp := c.expand(ix, p, q, top); len(exp) > 0 {
+			clear(scores)
+			ix.score(p, exp, scores)
+		}
+	}
+	if p.Proximity > 0 {
+		c.proximity(ix, p, task, scores, eligible)
+	}
+	if p.Neighbor > 0 {
+		scores = c.smoothNeighbors(scores, p.Neighbor)
+	}
+	return topHits(scores, eligible, 0)
+}
+
+func (ix *Index) score(p RankParams, q []qterm, scores []float64) {
+	for _, qt := range q {
+		idf := ix.idf(qt.id) * qt.w
+		for k := ix.PostStart[qt.id]; k < ix.PostStart[qt.id+1]; k++ {
+			d := ix.PostDoc[k]
+			tf := 0.0
+			for f := 0; f < nFields; f++ {
+				if p.W[f] == 0 {
+					continue
+				}
+				x := ix.PostTF[f][k]
+				if x == 0 {
+					continue
+				}
+				l := 1.0
+				if ix.AvgLen[f] > 0 {
+					l = 1 - p.B[f] + p.B[f]*float64(ix.DocLen[f][d])/ix.AvgLen[f]
+				}
+				tf += p.W[f] * float64(x) / l
+			}
+			if tf > 0 {
+				scores[d] += idf * tf / (p.K1 + tf)
+			}
+		}
+	}
+}
+
+// topHits returns the eligible notes with positive score, best first, at
+// most n (0: all).
+func topHits(scores []float64, eligible func(int) bool, n int) []Hit {
+	var hits []Hit
+	for d, s := range scores {
+		if s > 0 && (eligible == nil || eligible(d)) {
+			hits = append(hits, Hit{Doc: d, Score: s})
+		}
+	}
+	sort.Slice(hits, func(i, j int) bool {
+		if hits[i].Score != hits[j].Score {
+			return hits[i].Score > hits[j].Score
+		}
+		return hits[i].Doc < hits[j].Doc
+	})
+	if n > 0 && len(hits) > n {
+		hits = hits[:n]
+	}
+	return hits
+}
+
+// expand is RM3-style pseudo-relevance feedback: the terms most likely
+// under the top notes (weighted by their scores) are added to the query,
+// which keeps (1-FbWeight) of its mass.
+func (c *Corpus) expand(ix *Index, p RankParams, q []qterm, top []Hit) []qterm {
+	if len(top) == 0 {
+		return nil
+	}
+	var sum float64
+	for _, h := range top {
+		sum += h.Score
+	}
+	rel := map[string]float64{}
+	var words []string
+	for _, h := range top {
+		words = ix.An.Terms(words[:0], c.Notes[h.Doc].Content)
+		if len(words) == 0 {
+			continue
+		}
+		w := h.Score / sum / float64(len(words))
+		for _, t := range words {
+			rel[t] += w
+		}
+	}
+	type tw struct {
+		t string
+		w float64
+	}
+	var cand []tw
+	for t, w := range rel {
+		id, ok := ix.Terms[t]
+		if !ok || ix.df(id) > ix.N/4+1 {
+			continue // too common to say anything
+		}
+		cand = append(cand, tw{t, w})
+	}
+	sort.Slice(cand, func(i, j int) bool {
+		if cand[i].w != cand[j].w {
+			return cand[i].w > cand[j].w
+		}
+		return cand[i].t < cand[j].t
+	})
+	if len(cand) > p.FbTerms {
+		cand = cand[:p.FbTerms]
+	}
+	var qsum, esum float64
+	for _, qt := range q {
+		qsum += qt.w
+	}
+	for _, e := range cand {
+		esum += e.w
+	}
+	merged := map[string]float64{}
+	for _, qt := range q {
+		merged[qt.text] += (1 - p.FbWeight) * qt.w / qsum
+	}
+	for _, e := range cand {
+		merged[e.t] += p.FbWeight * e.w / esum
+	}
+	out := make([]qterm, 0, len(merged))
+	for t, w := range merged {
+		out = append(out, qterm{text: t, id: ix.Terms[t], w: w})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].text < out[j].text })
+	return out
+}
+
+// smoothNeighbors adds a share of the better adjacent note's score to each
+// note, when the neighbour is in the same file and has the same creation
+// date (notes written from one session tend to be needed together).
+func (c *Corpus) smoothNeighbors(scores []float64, mu float64) []float64 {
+	out := make([]float64, len(scores))
+	copy(out, scores)
+	for d := range scores {
+		a := &c.Notes[d]
+		if a.Created.IsZero() {
+			continue
+		}
+		best := 0.0
+		for dist := 1; dist <= NeighborWindow; dist++ {
+			decay := 1 / float64(dist)
+			for _, nb := range [2]int{d - dist, d + dist} {
+				if nb < 0 || nb >= len(scores) || scores[nb]*decay <= best {
+					continue
+				}
+				b := &c.Notes[nb]
+				if a.File == b.File && a.Created.Equal(b.Created) {
+					best = scores[nb] * decay
+				}
+			}
+		}
+		out[d] += mu * best
+	}
+	return out
+}
+
+// NeighborWindow is how far (in entries) session-neighbour smoothing looks.
+var NeighborWindow = 2
+
+// proximityDocs is how many of the best notes the proximity bonus looks at.
+const proximityDocs = 100
+
+// proximity adds, to the best notes, a bonus for each pair of terms that
+// are neighbours in the task and at most three terms apart in the note
+// ("support group", "order service"), weighted by the rarer term's idf.
+func (c *Corpus) proximity(ix *Index, p RankParams, task string, scores []float64, eligible func(int) bool) {
+	var seq []int32
+	for _, w := range ix.An.Terms(nil, task) {
+		if id, ok := ix.Terms[w]; ok {
+			seq = append(seq, id)
+		}
+	}
+	if len(seq) < 2 {
+		return
+	}
+	top := topHits(scores, eligible, proximityDocs)
+	var words []string
+	for _, h := range top {
+		words = ix.An.Terms(words[:0], c.Notes[h.Doc].Content)
+		pos := map[int32][]int{}
+		for i, w := range words {
+			if id, ok := ix.Terms[w]; ok {
+				pos[id] = append(pos[id], i)
+			}
+		}
+		bonus := 0.0
+		for i := 0; i+1 < len(seq); i++ {
+			a, b := seq[i], seq[i+1]
+			if a == b || !near(pos[a], pos[b], 3) {
+				continue
+			}
+			bonus += math.Min(ix.idf(a), ix.idf(b))
+		}
+		scores[h.Doc] += p.Proximity * bonus
+	}
+}
+
+func near(a, b []int, dist int) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x-y <= dist && y-x <= dist {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// normalize is used by search snippets: lower-case and fold whitespace.
+func normalize(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }

@@ -1,0 +1,74 @@
+package inject
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// CacheDir is the memory-relative directory of derived, git-ignored data.
+const CacheDir = ".memctl/cache"
+
+// LogFile is the memory-relative path of the opt-in inject log.
+const LogFile = CacheDir + "/inject.log"
+
+// LogRecord is one line of the inject log: an inject ("inject") or ids an
+// agent reported as used ("used").
+type LogRecord struct {
+	Kind    string    `json:"kind"`
+	Time    time.Time `json:"time"`
+	Budget  int       `json:"budget,omitempty"`
+	Tokens  int       `json:"tokens,omitempty"`
+	IDs     []string  `json:"ids"`
+	Omitted int       `json:"omitted,omitempty"`
+}
+
+// AppendLog appends one record to the inject log as a single write to a
+// file opened with O_APPEND, so concurrent writers never interleave lines.
+func AppendLog(dir string, rec LogRecord) error {
+	p := filepath.Join(dir, filepath.FromSlash(LogFile))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ReadLog reads the inject log; a missing log is empty. Unreadable lines
+// (a torn last line after a crash) are skipped and counted.
+func ReadLog(dir string) (recs []LogRecord, bad int, err error) {
+	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(LogFile)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 4<<20)
+	for sc.Scan() {
+		var r LogRecord
+		if json.Unmarshal(sc.Bytes(), &r) != nil || (r.Kind != "inject" && r.Kind != "used") {
+			bad++
+			continue
+		}
+		recs = append(recs, r)
+	}
+	return recs, bad, sc.Err()
+}

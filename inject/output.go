@@ -1,0 +1,90 @@
+package inject
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/memctl/memctl/mdmem"
+)
+
+// JSONEntry is one entry of `memctl inject --format json`.
+type JSONEntry struct {
+	ID      string   `json:"id"`
+	Tier    string   `json:"tier"`
+	Content string   `json:"content"`
+	Source  string   `json:"source"`
+	Date    string   `json:"date"`
+	Refs    []string `json:"refs"`
+	Tokens  int      `json:"tokens"`
+	Score   float64  `json:"score"`
+	Topic   string   `json:"topic,omitempty"`
+	AgeDays *int     `json:"age_days,omitempty"`
+}
+
+// JSONResult is `memctl inject --format json`.
+type JSONResult struct {
+	Budget     int         `json:"budget"`
+	UsedTokens int         `json:"used_tokens"`
+	Entries    []JSONEntry `json:"entries"`
+	Omitted    []string    `json:"omitted"`
+}
+
+// JSON returns the machine form of the result. used_tokens is the token
+// count of the Markdown block the same inject prints.
+func (r *Result) JSON() JSONResult {
+	out := JSONResult{Budget: r.Budget, UsedTokens: r.UsedTokens, Entries: []JSONEntry{}, Omitted: r.Omitted}
+	if out.Omitted == nil {
+		out.Omitted = []string{}
+	}
+	for _, it := range r.Items {
+		n := it.Note
+		e := JSONEntry{ID: n.Ref(), Tier: it.Tier, Content: cleanText(n.Content), Source: n.Source,
+			Refs: n.Refs, Tokens: it.Tokens, Score: math.Round(it.Score*1e4) / 1e4, Topic: n.Topic}
+		if e.Refs == nil {
+			e.Refs = []string{}
+		}
+		if d := n.Date(); !d.IsZero() {
+			e.Date = mdmem.FormatTime(d)
+		}
+		if it.AgeDays >= 0 {
+			a := it.AgeDays
+			e.AgeDays = &a
+		}
+		out.Entries = append(out.Entries, e)
+	}
+	return out
+}
+
+// WriteJSON writes the JSON form, indented, with a final newline.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r.JSON())
+}
+
+// ReadTask reads the task text from r, keeping at most MaxTaskBytes and
+// discarding (but counting) the rest, so a 10 MB stdin costs only a read.
+func ReadTask(r io.Reader) (task string, total int64, err error) {
+	buf := make([]byte, MaxTaskBytes+1)
+	n, err := io.ReadFull(r, buf)
+	total = int64(n)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return strings.TrimSpace(string(buf[:n])), total, nil
+	}
+	if err != nil {
+		return "", total, err
+	}
+	rest, err := io.Copy(io.Discard, r)
+	total += rest
+	if err != nil {
+		return "", total, fmt.Errorf("reading the task: %w", err)
+	}
+	cut := MaxTaskBytes
+	for cut > 0 && buf[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return string(buf[:cut]), total, nil
+}

@@ -1,0 +1,78 @@
+package inject
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/memctl/memctl/mdmem"
+)
+
+// SearchHit is one result of memctl search.
+type SearchHit struct {
+	ID           string      `json:"id"`
+	Place        mdmem.Place `json:"place"`
+	File         string      `json:"file"`
+	Line         int         `json:"line"`
+	Date         string      `json:"date,omitempty"`
+	Score        float64     `json:"score"`
+	Content      string      `json:"content"`
+	Snippet      string      `json:"snippet"`
+	Scope        []string    `json:"scope,omitempty"`
+	SupersededBy string      `json:"superseded_by,omitempty"`
+}
+
+// Search ranks every entry (core, pending, topics, archive: L3 reads
+// everything) against the query; an entry whose id is a word of the query
+// comes first. scope filters as in inject ("" or "all": every scope).
+func Search(c *Corpus, query, scope string, limit int) []SearchHit {
+	eligible := func(i int) bool {
+		return scope == "" || InScope(c.Notes[i].Scope, scope)
+	}
+	var out []SearchHit
+	seen := map[int]bool{}
+	for _, w := range strings.Fields(query) {
+		for i := range c.Notes {
+			if c.Notes[i].ID != "" && strings.EqualFold(c.Notes[i].ID, w) && eligible(i) && !seen[i] {
+				seen[i] = true
+				out = append(out, searchHit(&c.Notes[i], 0))
+			}
+		}
+	}
+	p := Rankers[DefaultRanker]
+	p.Neighbor = 0
+	for _, h := range c.Rank(p, query, nil, eligible) {
+		if limit > 0 && len(out) >= limit {
+			break
+		}
+		if !seen[h.Doc] {
+			out = append(out, searchHit(&c.Notes[h.Doc], h.Score))
+		}
+	}
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+func searchHit(n *Note, score float64) SearchHit {
+	h := SearchHit{ID: n.Ref(), Place: n.Place, File: n.File, Line: n.Line, Score: float64(int(score*1e4+0.5)) / 1e4,
+		Content: cleanText(n.Content), Scope: n.Scope, SupersededBy: n.SupersededBy}
+	if d := n.Date(); !d.IsZero() {
+		h.Date = mdmem.FormatTime(d)
+	}
+	h.Snippet = Snippet(h.Content, 120)
+	return h
+}
+
+// Snippet shortens s to at most n runes, at a word boundary, with "…".
+func Snippet(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)[:n]
+	cut := string(r)
+	if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 {
+		cut = cut[:i]
+	}
+	return cut + "…"
+}

@@ -1,0 +1,177 @@
+package mdmem
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// memoryFrom builds a Memory from files written into a temp dir.
+func memoryFrom(t testing.TB, files map[string]string) *Memory {
+	t.Helper()
+	dir := t.TempDir()
+	for p, s := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := Load(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestEditGolden applies one edit of every kind to each golden input and
+// compares the result with <name>.golden (go test -update rewrites them).
+func TestEditGolden(t *testing.T) {
+	for _, name := range []string{"design.md", "odd.md", "crlf.md"} {
+		t.Run(name, func(t *testing.T) {
+			src := string(readGolden(t, name))
+			m := memoryFrom(t, map[string]string{MainFile: src})
+			ed := m.Edit()
+			entries := m.Main.Entries
+			first := entries[0]
+			changed := *first
+			changed.Content = "Replaced: " + first.Content
+			ed.Replace(first, &changed)
+			last := entries[len(entries)-1]
+			ed.Remove(last)
+			must(t, ed.Insert(&Entry{ID: "dec-100", Category: "decision", Content: "New decision", Source: "test", Created: date("2026-02-01")}, Target{Place: PlaceCore}))
+			must(t, ed.Insert(&Entry{ID: "cons-100", Category: "constraint", Content: "New constraint", Source: "test", Created: date("2026-02-01")}, Target{Place: PlaceCore}))
+			must(t, ed.Insert(&Entry{ID: "todo-100", Category: "todo", Content: "Is it true?", Source: "test", See: []string{"dec-100"}}, Target{Place: PlacePending}))
+			must(t, ed.Insert(&Entry{ID: "fact-100", Category: "fact", Content: "A topic fact", Source: "test"}, Target{Place: PlaceTopic, Topic: "new-topic"}))
+			if len(entries) > 2 {
+				mv := entries[1]
+				moved := *mv
+				moved.SupersededBy, moved.SupersededOn = "dec-100", date("2026-02-01")
+				must(t, ed.Move(mv, &moved, Target{Place: PlaceArchive}))
+			}
+			out, err := ed.Changed()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			for _, p := range []string{MainFile, "topics/new-topic.md"} {
+				got.WriteString("==> " + p + " <==\n")
+				got.Write(out[p])
+			}
+			golden := filepath.Join("testdata", "golden", strings.TrimSuffix(name, ".md")+".golden")
+			if *update {
+				must(t, os.WriteFile(golden, got.Bytes(), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("edit of %s differs from %s:\n%s", name, golden, got.String())
+			}
+		})
+	}
+}
+
+// TestEditTouchesOnlyTheEntry replaces each entry of the hand-written files
+// in turn: every other byte must stay identical, and every other entry must
+// parse back unchanged.
+func TestEditTouchesOnlyTheEntry(t *testing.T) {
+	for _, name := range []string{"design.md", "odd.md", "crlf.md"} {
+		src := readGolden(t, name)
+		m := memoryFrom(t, map[string]string{MainFile: string(src)})
+		for i, e := range m.Main.Entries {
+			if e.ID == "" {
+				continue
+			}
+			ed := m.Edit()
+			c := *e
+			c.Content = "Edited ✓ " + e.Content
+			ed.Replace(e, &c)
+			out, err := ed.Changed()
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, e.ID, err)
+			}
+			got := out[MainFile]
+			if !bytes.HasPrefix(got, src[:e.Start]) || !bytes.HasSuffix(got, src[e.HeadEnd:]) {
+				t.Errorf("%s: editing %s changed bytes outside the entry", name, e.ID)
+			}
+			d := ParseDoc(MainFile, got)
+			for j, o := range d.Entries {
+				if j == i {
+					if o.Content != c.Content || o.Place != e.Place || o.Category != e.Category {
+						t.Errorf("%s: edited %s reads back as %+v", name, e.ID, o)
+					}
+					continue
+				}
+				if o.Raw != m.Main.Entries[j].Raw {
+					t.Errorf("%s: editing %s changed %s", name, e.ID, o.ID)
+				}
+			}
+		}
+	}
+}
+
+func TestNoEditChangesNothing(t *testing.T) {
+	m := memoryFrom(t, map[string]string{MainFile: string(readGolden(t, "odd.md"))})
+	out, err := m.Edit().Changed()
+	if err != nil || len(out) != 0 {
+		t.Fatalf("empty edit = %v, %v", out, err)
+	}
+}
+
+func TestInsertCreatesMissingSections(t *testing.T) {
+	tests := []struct {
+		name, src string
+		target    Target
+		entry     *Entry
+		want      string
+	}{
+		{"empty file", "", Target{Place: PlaceCore}, &Entry{ID: "pref-001", Category: "preference", Content: "x"},
+			"# Core profile\n## User preferences\n- [pref-001] x\n"},
+		{"core before index", "# Topic index\n- A → topics/a.md\n", Target{Place: PlaceCore}, &Entry{ID: "dec-001", Category: "decision", Content: "x"},
+			"# Core profile\n## Key decisions\n- [dec-001] x\n\n# Topic index\n- A → topics/a.md\n"},
+		{"subsection order", "# Core profile\n## User preferences\n- [pref-001] a\n\n## Pending confirmation\n", Target{Place: PlaceCore}, &Entry{ID: "cons-001", Category: "constraint", Content: "x"},
+			"# Core profile\n## User preferences\n- [pref-001] a\n\n## Project constraints\n- [cons-001] x\n\n## Pending confirmation\n"},
+		{"archive at end, no trailing newline", "# Core profile\n- stray", Target{Place: PlaceArchive}, &Entry{ID: "dec-001", Category: "decision", Content: "x"},
+			"# Core profile\n- stray\n\n# Archive\n- [dec-001] x\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := memoryFrom(t, map[string]string{MainFile: tt.src})
+			ed := m.Edit()
+			must(t, ed.Insert(tt.entry, tt.target))
+			out, err := ed.Changed()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(out[MainFile]) != tt.want {
+				t.Errorf("got\n%q\nwant\n%q", out[MainFile], tt.want)
+			}
+		})
+	}
+}
+
+func TestInsertRejectsBadTopic(t *testing.T) {
+	m := memoryFrom(t, map[string]string{MainFile: ""})
+	for _, topic := range []string{"../etc", "a/b", "", ".x", "/abs"} {
+		if err := m.Edit().Insert(&Entry{ID: "fact-1", Category: "fact", Content: "x"}, Target{Place: PlaceTopic, Topic: topic}); err == nil {
+			t.Errorf("topic %q accepted", topic)
+		}
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
