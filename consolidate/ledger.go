@@ -96,7 +96,7 @@ func ledgerFiles(dir string, consumed []string, outcome map[string]string, now t
 				b = append(b, '\n')
 			}
 		}
-		line := id + " " + mdmem.FormatTime(now.UTC().Truncate(time.Second))
+		line := id + " " + now.UTC().Format("2006-01-02")
 		if o := outcome[id]; o != "" {
 			line += " " + mdmem.OneLine(o)
 		}

@@ -91,6 +91,7 @@ const (
 	headCore      = "## Core profile\n"
 	headRetrieved = "## Retrieved for this task\n"
 	maxListed     = 20 // omitted ids listed in the footer
+	maxMisfits    = 32 // packing gives up after this many entries in a row that do not fit
 )
 
 // ErrBudget is returned when the budget cannot hold even the frame.
@@ -229,7 +230,7 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 	for _, i := range overflow {
 		omitted = append(omitted, i)
 	}
-	nRet := 0
+	nRet, misfits := 0, 0
 	for _, h := range hits {
 		n := &c.Notes[h.Doc]
 		key := normalize(n.Content)
@@ -245,11 +246,13 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 			if !overflowSet[h.Doc] {
 				omitted = append(omitted, h.Doc)
 			}
-			if avail-used < 4 {
+			misfits++
+			if avail-used < 4 || misfits >= maxMisfits {
 				break
 			}
 			continue
 		}
+		misfits = 0
 		used += need
 		nRet++
 		taken[h.Doc] = true

@@ -313,7 +313,7 @@ func (d *Doc) readList(list *ast.List, body []byte, base int, h1, h2 string) {
 			}
 		}
 		if end <= start {
-			end = itemEnd(body, lastSegmentStop(it))
+			end = itemEnd(body, lastSegmentStop(it), contentIndent(body[start:seg.Start]))
 		}
 		if isIndex {
 			d.readIndexLine(body, base, start, seg)
@@ -323,10 +323,50 @@ func (d *Doc) readList(list *ast.List, body []byte, base int, h1, h2 string) {
 	}
 }
 
+// contentIndent is the column where an item's content starts, given its
+// marker ("- ", "*   ", "10. "): continuation lines must be indented at
+// least this far.
+func contentIndent(marker []byte) int {
+	col, i := 0, 0
+	for ; i < len(marker) && (marker[i] == ' ' || marker[i] == '\t'); i++ {
+		col = nextCol(col, marker[i])
+	}
+	for ; i < len(marker) && marker[i] != ' ' && marker[i] != '\t'; i++ {
+		col++
+	}
+	bullet := col
+	for ; i < len(marker); i++ {
+		col = nextCol(col, marker[i])
+	}
+	if col-bullet > 4 || col == bullet {
+		return bullet + 1 // content starting with indented code: one space counts
+	}
+	return col
+}
+
+func nextCol(col int, c byte) int {
+	if c == '\t' {
+		return col + 4 - col%4
+	}
+	return col + 1
+}
+
+// indentOf returns the column of a line's first non-blank character.
+func indentOf(line []byte) int {
+	col := 0
+	for _, c := range line {
+		if c != ' ' && c != '\t' {
+			break
+		}
+		col = nextCol(col, c)
+	}
+	return col
+}
+
 // itemEnd finds the end of a list's last item: after its last segment, the
-// following lines that are blank or indented (continuation, nested code),
-// minus trailing blank lines.
-func itemEnd(src []byte, lastStop int) int {
+// following lines that are blank or indented to the item's content column
+// (continuation, nested code), minus trailing blank lines.
+func itemEnd(src []byte, lastStop, indent int) int {
 	end := lineEndAt(src, max(lastStop-1, 0))
 	if lastStop <= 0 {
 		end = lineEndAt(src, 0)
@@ -339,7 +379,7 @@ func itemEnd(src []byte, lastStop int) int {
 			off = le
 			continue
 		}
-		if line[0] == ' ' || line[0] == '\t' {
+		if indentOf(line) >= indent {
 			off = le
 			end = le
 			continue
