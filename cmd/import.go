@@ -85,8 +85,7 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 	}
 	fmt.Fprintln(f.IO.Out)
 	if bad > 0 {
-		fmt.Fprintf(f.IO.ErrOut, "memctl: skipped %d invalid %s\n", bad, pluralize(bad, "line", "lines"))
-		return &ExitError{Code: ExitFailure}
+		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: skipped %d invalid %s (--skip-invalid)\n", bad, pluralize(bad, "line", "lines"))
 	}
 	return nil
 }

@@ -133,6 +133,7 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 			return nil, err
 		}
 		defer unlock()
+		sweepTemps(s.Dir, o.Log)
 		if rep.Recovered, err = recoverJournal(ctx, s); err != nil {
 			return nil, err
 		}
@@ -285,7 +286,11 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 			// The state a crash inside Store.Write leaves: files written,
 			// no commit.
 			for p, b := range files {
-				if err := mdmem.WriteFileAtomic(ctx, filepath.Join(s.Dir, filepath.FromSlash(p)), b, 0o644); err != nil {
+				full := filepath.Join(s.Dir, filepath.FromSlash(p))
+				if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+					return nil, err
+				}
+				if err := mdmem.WriteFileAtomic(ctx, full, b, 0o644); err != nil {
 					return nil, err
 				}
 			}
@@ -480,5 +485,25 @@ func commitMessage(rep *Report, p *Plan, cfg *mdmem.Config) mdmem.CommitMessage 
 			{"Memctl-LLM-Calls", fmt.Sprint(rep.LLM.Calls)},
 			{"Memctl-Tokens", fmt.Sprintf("prompt=%d completion=%d", rep.LLM.PromptTokens, rep.LLM.CompletionTokens)},
 		},
+	}
+}
+
+// sweepTemps removes the temp files of atomic writes (".<name>.tmp-*") a
+// killed writer left in the memory directories. The caller holds the lock,
+// and every writer of these directories writes under it.
+func sweepTemps(dir string, logf func(string, ...any)) {
+	for _, d := range []string{".", mdmem.TopicDir, mdmem.MarkerDir, LedgerDir, filepath.Dir(JournalPath)} {
+		ents, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(d)))
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			n := e.Name()
+			if strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp-") && e.Type().IsRegular() {
+				if os.Remove(filepath.Join(dir, filepath.FromSlash(d), n)) == nil {
+					logf("removed %s/%s, left by an interrupted write", d, n)
+				}
+			}
+		}
 	}
 }

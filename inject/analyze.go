@@ -2,6 +2,7 @@ package inject
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -65,7 +66,7 @@ func (a Analyzer) Terms(dst []string, text string) []string {
 				continue
 			}
 			if a.Stem {
-				w = Stem(w)
+				w = cachedStem(w)
 			}
 			dst = append(dst, w)
 		default:
@@ -73,6 +74,26 @@ func (a Analyzer) Terms(dst []string, text string) []string {
 		}
 	}
 	return dst
+}
+
+// stemCache memoises Stem: a memory has far fewer distinct words than
+// words, and stemming is the bulk of indexing.
+var (
+	stemMu    sync.Mutex
+	stemCache = map[string]string{}
+)
+
+func cachedStem(w string) string {
+	stemMu.Lock()
+	defer stemMu.Unlock()
+	if s, ok := stemCache[w]; ok {
+		return s
+	}
+	s := Stem(w)
+	if len(stemCache) < 1<<18 {
+		stemCache[strings.Clone(w)] = s
+	}
+	return s
 }
 
 func isWordRune(r rune) bool {

@@ -116,18 +116,20 @@ func noteOf(e *mdmem.Entry) Note {
 // useCache is set). Hand edits are always picked up: the cache is keyed on
 // every memory file's size, mtime and inode.
 func LoadCorpus(ctx context.Context, dir string, useCache bool) (*Corpus, error) {
+	var key []fileKey
 	if useCache {
 		if c, err := loadCached(ctx, dir); err == nil && c != nil {
 			return c, nil
 		}
+		key, _ = memoryKey(dir)
 	}
 	m, err := mdmem.Load(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
 	c := NewCorpus(m)
-	if useCache {
-		saveCache(ctx, dir, c) // best effort: a failed cache write only costs speed
+	if useCache && key != nil {
+		saveCache(ctx, dir, c, key) // best effort: a failed cache write only costs speed
 	}
 	return c, nil
 }

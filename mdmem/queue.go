@@ -146,6 +146,9 @@ func (c *Candidate) Entry(id string) *Entry {
 	if c.Confidence != nil {
 		e.Confidence, e.HasConf = *c.Confidence, true
 	}
+	if e.Updated.Equal(e.Created) {
+		e.Updated = time.Time{} // "updated" equal to "created" says nothing
+	}
 	return e
 }
 

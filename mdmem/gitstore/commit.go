@@ -35,6 +35,9 @@ type CommitRequest struct {
 // did not take it.
 var commitLockWait = 10 * time.Second
 
+// testHookBeforeRefLock lets tests move the branch inside the commit window.
+var testHookBeforeRefLock func()
+
 // validatePath checks a memory-relative path and returns its tree path.
 func (r *Repo) validatePath(p string) (string, error) {
 	bad := func(why string) (string, error) {
@@ -331,6 +334,9 @@ func (r *Repo) commitLocked(ctx context.Context, req CommitRequest, treePaths []
 	if um := ix.unmerged(); len(um) > 0 {
 		return "", fmt.Errorf("gitstore: the index has unmerged paths (%s); resolve the conflict first: %w",
 			strings.Join(um, ", "), ErrUnsupported)
+	}
+	if testHookBeforeRefLock != nil {
+		testHookBeforeRefLock()
 	}
 	rlock, err := acquireLock(r.gitDir, filepath.Join(r.gitDir, filepath.FromSlash(ref)), refMarker(ref))
 	if err != nil {

@@ -1,0 +1,46 @@
+package inject
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// benchMemory writes the synthetic bench memory (bench/inject/gen.py).
+func benchMemory(b *testing.B, topic int) string {
+	dir := b.TempDir()
+	gen, _ := filepath.Abs("../bench/inject/gen.py")
+	if out, err := exec.Command("python3", gen, dir, "200", itoa(topic)).CombinedOutput(); err != nil {
+		b.Skipf("gen.py: %v %s", err, out)
+	}
+	return dir
+}
+
+func benchInject(b *testing.B, topic int, cache bool) {
+	dir := benchMemory(b, topic)
+	ctx := context.Background()
+	o := Options{Budget: 4000, CoreShare: 0.15, CoreMaxLines: 200, CoreMaxBytes: 25600, TopK: 8, Counter: o200k(b), StaleDays: 90,
+		Now: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), Task: "fix the slow report api timeout"}
+	if _, err := LoadCorpus(ctx, dir, cache); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c, err := LoadCorpus(ctx, dir, cache)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Inject(c, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkInject10k(b *testing.B)        { benchInject(b, 10000, true) }
+func BenchmarkInject10kNoCache(b *testing.B) { benchInject(b, 10000, false) }
+func BenchmarkInject100k(b *testing.B)       { benchInject(b, 100000, true) }
+
+var _ = os.Getenv
