@@ -88,6 +88,9 @@ func (f *Factory) Store(ctx context.Context) (*mdmem.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, fixed := range s.Repo.Repaired() {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: repaired: %s\n", fixed)
+	}
 	s.Now = f.Now
 	return s, nil
 }

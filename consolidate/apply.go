@@ -184,6 +184,9 @@ func (p *planner) finish() (*Plan, error) {
 	plan.Files = files
 	plan.Ops = p.ops
 	plan.Held = p.holds
+	if plan.Held == nil {
+		plan.Held = []Hold{}
+	}
 	plan.Consumed = sortedKeys(p.consumed)
 	plan.Warnings = p.warn
 	ids := map[string]bool{}

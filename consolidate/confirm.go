@@ -100,7 +100,7 @@ func resolve(ctx context.Context, s *mdmem.Store, id string, fn func(m *mdmem.Me
 		return nil, err
 	}
 	entries := append([]string{id}, r.Archived...)
-	r.Commit, err = s.Write(ctx, files, mdmem.CommitMessage{Subject: subject, Op: r.Action[:len(r.Action)-1], Entries: entries})
+	r.Commit, err = s.Write(ctx, files, mdmem.CommitMessage{Subject: subject, Op: map[string]string{"confirmed": "confirm", "rejected": "reject"}[r.Action], Entries: entries})
 	return r, err
 }
 

@@ -24,12 +24,16 @@ func (d *Decision) archives() int {
 // much loses every archiving operation, not just the excess), each
 // candidate in at most one decision, and only candidates sent to the LLM.
 func (p *planner) checkDecisions() {
-	total := 0
+	total, plain := 0, 0
 	for _, d := range p.in.Decisions {
 		total += d.archives()
+		if d.Op == OpArchive {
+			plain++
+		}
 	}
+	plainCap := PlainArchiveCap(p.cfg, len(p.in.Mem.Entries()))
 	for _, d := range p.in.Decisions {
-		if total > p.archCap && d.archives() > 0 {
+		if (total > p.archCap || plain > plainCap) && d.archives() > 0 {
 			p.reject(d, fmt.Sprintf("the model asked to archive %d entries in one run, over the limit of %d (%.0f%% of %d)",
 				total, p.archCap, 100*p.cfg.Consolidate.MaxArchiveShare, len(p.in.Mem.Entries())))
 			continue

@@ -186,6 +186,7 @@ func (s *LLMStage) Run(ctx context.Context, in *Input, clusters []*Cluster) ([]*
 	var all []*Decision
 	var u Usage
 	capN := ArchiveCap(s.Config, len(in.Mem.Entries()))
+	plainCap := PlainArchiveCap(s.Config, len(in.Mem.Entries()))
 	for i, b := range batches {
 		if s.Progress != nil {
 			s.Progress(i, len(batches))
@@ -195,7 +196,7 @@ func (s *LLMStage) Run(ctx context.Context, in *Input, clusters []*Cluster) ([]*
 		}
 		u.Batches++
 		u.Candidates += len(b.Cands)
-		ds, err := s.batch(ctx, b, capN, &u)
+		ds, err := s.batch(ctx, b, capN, plainCap, &u)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, nil, u, ctx.Err()
@@ -216,7 +217,7 @@ func (s *LLMStage) Run(ctx context.Context, in *Input, clusters []*Cluster) ([]*
 
 // batch calls the model for one batch, retrying transport errors with
 // backoff and an unreadable answer once, and translates the answer.
-func (s *LLMStage) batch(ctx context.Context, b *Cluster, capN int, u *Usage) ([]*Decision, error) {
+func (s *LLMStage) batch(ctx context.Context, b *Cluster, capN, plainCap int, u *Usage) ([]*Decision, error) {
 	req, bm, err := buildPrompt(s.MemDir, b, s.Now)
 	if err != nil {
 		return nil, err
@@ -233,7 +234,7 @@ func (s *LLMStage) batch(ctx context.Context, b *Cluster, capN int, u *Usage) ([
 		if err == nil {
 			s.count(u, req, resp)
 			var ds []*Decision
-			ds, err = translate(resp.Text, bm, capN)
+			ds, err = translate(resp.Text, bm, capN, plainCap)
 			if err == nil {
 				return ds, nil
 			}
@@ -425,7 +426,7 @@ func parseIDs(raw json.RawMessage) ([]int, error) {
 // faults reject the whole answer: an id not in the batch (invented), an
 // unknown operation, a candidate used as a target, or more archiving than
 // the run allows.
-func translate(text string, bm *batchMap, capN int) ([]*Decision, error) {
+func translate(text string, bm *batchMap, capN, plainCap int) ([]*Decision, error) {
 	ops, err := parseOps(text)
 	if err != nil {
 		return nil, err
@@ -435,7 +436,7 @@ func translate(text string, bm *batchMap, capN int) ([]*Decision, error) {
 		snap[e.ID] = e.Raw
 	}
 	var out []*Decision
-	archives := 0
+	archives, plain := 0, 0
 	for i, o := range ops {
 		kind := OpKind(strings.ToLower(strings.TrimSpace(o.Op)))
 		switch kind {
@@ -484,10 +485,13 @@ func translate(text string, bm *batchMap, capN int) ([]*Decision, error) {
 			}
 		}
 		archives += d.archives()
+		if kind == OpArchive {
+			plain++
+		}
 		out = append(out, d)
 	}
-	if archives > capN {
-		return nil, fmt.Errorf("the answer archives %d entries, over the run's limit of %d", archives, capN)
+	if archives > capN || plain > plainCap {
+		return nil, fmt.Errorf("the answer archives %d entries (%d without replacement), over the run's limit of %d (%d)", archives, plain, capN, plainCap)
 	}
 	return out, nil
 }

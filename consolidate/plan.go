@@ -160,13 +160,21 @@ type planner struct {
 }
 
 // ArchiveCap is the most entries one run may archive: the configured share
-// of all entries, at least one.
+// of all entries, at least one when the entry is replaced (supersede,
+// compress), so that a small memory can still be updated.
 func ArchiveCap(cfg *mdmem.Config, entries int) int {
 	n := int(cfg.Consolidate.MaxArchiveShare * float64(entries))
 	if n < 1 && cfg.Consolidate.MaxArchiveShare > 0 {
 		n = 1
 	}
 	return n
+}
+
+// PlainArchiveCap is the most entries one run may archive without a
+// replacement (the LLM's archive operation): the configured share, rounded
+// down, with no minimum.
+func PlainArchiveCap(cfg *mdmem.Config, entries int) int {
+	return int(cfg.Consolidate.MaxArchiveShare * float64(entries))
 }
 
 // CoreLimits are the limits of the core profile from the configuration.

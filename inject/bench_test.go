@@ -2,7 +2,6 @@ package inject
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -42,5 +41,3 @@ func benchInject(b *testing.B, topic int, cache bool) {
 func BenchmarkInject10k(b *testing.B)        { benchInject(b, 10000, true) }
 func BenchmarkInject10kNoCache(b *testing.B) { benchInject(b, 10000, false) }
 func BenchmarkInject100k(b *testing.B)       { benchInject(b, 100000, true) }
-
-var _ = os.Getenv

@@ -5,9 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -386,6 +384,3 @@ func trunc(s string, n int) string {
 	}
 	return s
 }
-
-var _ = errors.New
-var _ fs.FileMode

@@ -226,10 +226,7 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 	if o.TopK > 0 && len(hits) > o.TopK {
 		hits = hits[:o.TopK]
 	}
-	var omitted []int
-	for _, i := range overflow {
-		omitted = append(omitted, i)
-	}
+	omitted := append([]int(nil), overflow...)
 	nRet, misfits := 0, 0
 	for _, h := range hits {
 		n := &c.Notes[h.Doc]

@@ -1,0 +1,70 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/memctl/memctl/consolidate"
+	"github.com/memctl/memctl/mdmem"
+	"github.com/spf13/cobra"
+)
+
+type confirmOptions struct {
+	Text      string
+	KeepOther bool
+	JSON      bool
+}
+
+func init() { register(newConfirmCmd) }
+
+func newConfirmCmd(f *Factory) *cobra.Command {
+	opts := &confirmOptions{}
+	cmd := &cobra.Command{
+		Use:   "confirm <id>",
+		Short: "Keep a pending entry and move it to its section",
+		Long: `Confirm keeps an entry of "## Pending confirmation" as stated (or as --text
+says) and moves it to its section: a core subsection, or a topic file for
+other categories. An entry it was in conflict with moves to the archive,
+superseded by it, unless --keep-other. One commit.`,
+		Example: `  memctl confirm dec-015
+  memctl confirm todo-002 --text "The production database runs MySQL 8.0"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !mdmem.IsValidID(args[0]) {
+				return FlagErrorf("invalid entry id %q (want e.g. dec-014)", args[0])
+			}
+			return runConfirm(cmd.Context(), f, args[0], opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Text, "text", "", "store this text instead of the pending wording")
+	cmd.Flags().BoolVar(&opts.KeepOther, "keep-other", false, "keep the entry it conflicted with instead of archiving it")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func runConfirm(ctx context.Context, f *Factory, id string, opts *confirmOptions) error {
+	s, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	r, err := consolidate.Confirm(ctx, s, id, opts.Text, opts.KeepOther, f.Now())
+	if err != nil {
+		return err
+	}
+	return printResolution(f, r, opts.JSON)
+}
+
+func printResolution(f *Factory, r *consolidate.Resolution, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(f.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	fmt.Fprintf(f.IO.Out, "%s %s → %s", r.Action, r.ID, r.Place)
+	for _, a := range r.Archived {
+		fmt.Fprintf(f.IO.Out, "; archived %s", a)
+	}
+	fmt.Fprintln(f.IO.Out)
+	return nil
+}

@@ -1,0 +1,135 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/memctl/memctl/consolidate"
+	"github.com/spf13/cobra"
+)
+
+type consolidateOptions struct {
+	DryRun bool
+	NoLLM  bool
+	JSON   bool
+}
+
+func init() { register(newConsolidateCmd) }
+
+func newConsolidateCmd(f *Factory) *cobra.Command {
+	opts := &consolidateOptions{}
+	cmd := &cobra.Command{
+		Use:   "consolidate",
+		Short: "Fold queued candidates into the memory (run from cron)",
+		Long: `Consolidate takes the memory's lock, commits uncommitted hand edits as their
+own commit, and folds the queued candidates into MEMORY.md and the topic
+files in one commit: exact and near duplicates merge (provenance kept),
+newer statements supersede older ones (which move to the archive, never
+deleted), instruction-like candidates wait in Pending confirmation, and the
+core profile is kept within its line, byte and token limits by moving the
+lowest-value entries to topic files.
+
+With an LLM configured (llm.model, or MEMCTL_MODEL; OPENAI_BASE_URL and
+OPENAI_API_KEY for the endpoint), the candidates the rules cannot settle go
+to the model in batches; every operation it proposes is validated before
+anything is written, and invalid ones leave their candidates queued.
+Without one, or with --no-llm, only the deterministic rules run.
+
+The commit lists the operations, the consumed candidates (Memctl-Consumed
+trailers) and the token usage. A crash at any point is repaired by the next
+run; every candidate is applied exactly once. Nothing to do, no commit.`,
+		Example: `  memctl consolidate
+  memctl consolidate --dry-run
+  memctl consolidate --no-llm --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runConsolidate(cmd.Context(), f, opts)
+		},
+	}
+	cmd.Flags().BoolVarP(&opts.DryRun, "dry-run", "n", false, "print the diff and the operations; change nothing")
+	cmd.Flags().BoolVar(&opts.NoLLM, "no-llm", false, "deterministic rules only, even with an LLM configured")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) error {
+	s, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	o := consolidate.Options{
+		DryRun: opts.DryRun,
+		NoLLM:  opts.NoLLM,
+		Getenv: f.Getenv,
+		Now:    f.Now,
+		Log: func(format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(f.IO.ErrOut, "memctl: "+format+"\n", args...)
+		},
+	}
+	if f.IO.ErrTTY {
+		o.Progress = func(done, total int) {
+			mu.Lock()
+			defer mu.Unlock()
+			const width = 30
+			n := width * done / max(total, 1)
+			fmt.Fprintf(f.IO.ErrOut, "\rconsolidate: LLM [%s%s] %d/%d batches", strings.Repeat("#", n), strings.Repeat(".", width-n), done, total)
+			if done == total {
+				fmt.Fprintln(f.IO.ErrOut)
+			}
+		}
+	}
+	rep, err := consolidate.Run(ctx, s, o)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(f.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	w := f.IO.Out
+	if rep.NothingToDo {
+		fmt.Fprintln(w, "consolidate: nothing to do")
+		return nil
+	}
+	if rep.DryRun {
+		fmt.Fprint(w, rep.Diff)
+	}
+	if rep.Plan != nil {
+		for _, op := range rep.Plan.Ops {
+			fmt.Fprintln(w, consolidate.FormatOp(op))
+		}
+	}
+	verb := "committed " + shortHash(rep.Commit)
+	switch {
+	case rep.DryRun:
+		verb = "dry run, nothing written"
+	case rep.Commit == "":
+		verb = "nothing committed"
+	}
+	fmt.Fprintf(w, "consolidate: %d queued: %s (%s)\n", rep.Queued, rep.Summary, verb)
+	if rep.Mode == "llm" {
+		est := ""
+		if rep.LLM.Estimated {
+			est = " (estimated)"
+		}
+		fmt.Fprintf(w, "consolidate: LLM %s: %d calls, %d prompt + %d completion tokens%s\n", rep.Model, rep.LLM.Calls, rep.LLM.PromptTokens, rep.LLM.CompletionTokens, est)
+	}
+	if rep.Plan != nil {
+		fmt.Fprintf(w, "consolidate: core profile %s\n", rep.Plan.CoreAfter)
+	}
+	return nil
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
