@@ -157,3 +157,34 @@ func TestKillLoop(t *testing.T) {
 	}
 	t.Logf("%d kill -9 loops in %v; %d commits", loops, time.Since(start).Round(time.Millisecond), consolidateCommits(t, dir))
 }
+
+func TestConcurrentRuns(t *testing.T) {
+	dir := newRepo(t, baseMemory, "")
+	cs := crashCands()
+	enqueue(t, dir, cs...)
+	a, b := helper(dir), helper(dir)
+	var outA, outB strings.Builder
+	a.Stderr, b.Stderr = &outA, &outB
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	errA, errB := a.Wait(), b.Wait()
+	if errA != nil || errB != nil {
+		t.Fatalf("runs: %v %s / %v %s", errA, outA.String(), errB, outB.String())
+	}
+	if n := consolidateCommits(t, dir); n != 1 {
+		t.Fatalf("%d consolidate commits, want 1 (the second run finds nothing to do)", n)
+	}
+	msg := git(t, dir, "log", "-1", "--format=%B")
+	for _, c := range cs {
+		if strings.Count(msg, "Memctl-Consumed: "+c.ID) != 1 {
+			t.Fatalf("candidate %s not consumed once:\n%s", c.ID, msg)
+		}
+	}
+	if q := queued(t, dir); len(q) != 0 {
+		t.Fatalf("queue %v", q)
+	}
+}

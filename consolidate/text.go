@@ -36,10 +36,6 @@ func tokens(s string) []string {
 	return out
 }
 
-// normalize is the exact-match key of a text: its tokens joined by spaces,
-// so case, punctuation and spacing do not matter.
-func normalize(s string) string { return strings.Join(tokens(s), " ") }
-
 func hasDigit(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= '0' && s[i] <= '9' {

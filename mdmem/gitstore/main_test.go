@@ -87,6 +87,7 @@ func child(mode, dir, id string) int {
 				return 5
 			}
 			_ = unlock()
+			fmt.Println("committed")
 		}
 	case "hold":
 		if _, err := r.Lock(ctx, 0); err != nil {
