@@ -110,6 +110,9 @@ func TestParsePathological(t *testing.T) {
 		if name == "10 MB line" && (len(d.Entries) != 1 || d.Entries[0].Source != "u") {
 			t.Errorf("%s: entries %d", name, len(d.Entries))
 		}
+		if (name == "nested quotes" || name == "nested lists") && (len(d.Problems) != 1 || !strings.Contains(d.Problems[0].Message, "nested deeper than 32")) {
+			t.Errorf("%s: problems %v", name, d.Problems)
+		}
 	}
 }
 

@@ -112,8 +112,12 @@ func ParseDoc(path string, src []byte) *Doc {
 	}
 	if !d.parseSimple(body, d.BodyStart) {
 		d.Headings, d.Entries, d.Index = nil, nil, nil
-		root := mdParser.Parse(text.NewReader(body))
-		d.walk(root, body, d.BodyStart)
+		flat, deep := flattenDeepNesting(body)
+		for _, l := range deep {
+			d.problem(d.lineStart[d.LineOf(d.BodyStart)-1+l], "blocks nested deeper than %d levels; memctl reads the rest of this line as text", maxNesting)
+		}
+		root := mdParser.Parse(text.NewReader(flat))
+		d.walk(root, flat, d.BodyStart)
 	}
 	return d
 }

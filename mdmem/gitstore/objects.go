@@ -353,5 +353,3 @@ func (o *objStore) updateTree(h plumbing.Hash, changes map[string]change) (plumb
 	return nh, false, err
 }
 
-// emptyTree is the hash of the empty tree.
-var emptyTree = hashObject("tree", nil)
