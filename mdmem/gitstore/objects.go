@@ -352,4 +352,3 @@ func (o *objStore) updateTree(h plumbing.Hash, changes map[string]change) (plumb
 	nh, err := o.write("tree", encodeTree(out))
 	return nh, false, err
 }
-
