@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -171,7 +172,24 @@ Exit status: 0 ok; 1 error (or lint found problems); 2 usage error;
 	}
 	sort.Slice(subs, func(i, j int) bool { return subs[i].Name() < subs[j].Name() })
 	root.AddCommand(subs...)
+	markArgErrorsAsUsage(root)
 	return root
+}
+
+// markArgErrorsAsUsage makes positional-argument errors usage errors (exit
+// 2), like flag errors.
+func markArgErrorsAsUsage(c *cobra.Command) {
+	if args := c.Args; args != nil {
+		c.Args = func(cmd *cobra.Command, a []string) error {
+			if err := args(cmd, a); err != nil {
+				return &FlagError{Err: err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		markArgErrorsAsUsage(sub)
+	}
 }
 
 // Main runs memctl with args and returns the exit code.
@@ -193,6 +211,9 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
+	}
+	if strings.HasPrefix(err.Error(), "unknown command ") {
+		err = &FlagError{Err: err} // cobra's own error for a mistyped command
 	}
 	return reportError(f.IO.ErrOut, root, err, ctx)
 }

@@ -322,7 +322,7 @@ func (d *Doc) lastItemEnd(start, end int, index bool) (int, *Entry) {
 	at := start
 	if index {
 		for _, l := range d.Index {
-			off := d.lineStart[l.Line-1]
+			off := d.lineOffset(l.Line)
 			if off >= start && off < end {
 				at = lineEndAt(d.Src, off)
 			}

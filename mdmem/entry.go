@@ -230,11 +230,9 @@ func ParseTime(s string) (time.Time, bool) {
 	}
 	switch {
 	case len(s) == 10:
-		t, err := time.Parse("2006-01-02", s)
-		return t, err == nil
+		return fastTime(s, false)
 	case len(s) == 20 && s[10] == 'T' && s[19] == 'Z':
-		t, err := time.Parse(time.RFC3339, s)
-		return t.UTC(), err == nil
+		return fastTime(s, true)
 	}
 	for _, l := range timeLayouts {
 		if t, err := time.Parse(l, s); err == nil {
@@ -242,6 +240,42 @@ func ParseTime(s string) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// fastTime parses "2006-01-02" or "2006-01-02T15:04:05Z" without the
+// general layout machinery: memctl writes these two forms.
+func fastTime(s string, clock bool) (time.Time, bool) {
+	num := func(i, n int) (int, bool) {
+		v := 0
+		for _, c := range []byte(s[i : i+n]) {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v, true
+	}
+	y, ok1 := num(0, 4)
+	mo, ok2 := num(5, 2)
+	d, ok3 := num(8, 2)
+	h, mi, sec := 0, 0, 0
+	ok4, ok5, ok6 := true, true, true
+	if clock {
+		if s[13] != ':' || s[16] != ':' {
+			return time.Time{}, false
+		}
+		h, ok4 = num(11, 2)
+		mi, ok5 = num(14, 2)
+		sec, ok6 = num(17, 2)
+	}
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, 0, time.UTC)
+	if t.Day() != d { // 2026-02-30 and the like
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // parseItemText splits an item's first-paragraph text into id, content and

@@ -37,7 +37,12 @@ func (d *Doc) parseSimple(body []byte, base int) bool {
 		}
 		hasOpen = false
 	}
+	lineNo := 0
+	if base > 0 {
+		lineNo = d.LineOf(base) - 1
+	}
 	for off := 0; off < len(body); {
+		lineNo++
 		le := lineEndAt(body, off)
 		line := body[off:le]
 		content := bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
@@ -62,7 +67,7 @@ func (d *Doc) parseSimple(body []byte, base int) bool {
 			if title == "" || bytes.ContainsAny(content[level:], "#\t\\") {
 				return false
 			}
-			d.Headings = append(d.Headings, Heading{Level: level, Title: title, Line: d.LineOf(base + off), Start: base + off, End: base + le})
+			d.Headings = append(d.Headings, Heading{Level: level, Title: title, Line: lineNo, Start: base + off, End: base + le})
 			if level == 1 {
 				h1, h2 = title, ""
 			} else if level == 2 {
@@ -86,7 +91,7 @@ func (d *Doc) parseSimple(body []byte, base int) bool {
 			t := strings.TrimSpace(d.str[base+off+2 : base+le])
 			hasOpen = true
 			open = pending{
-				in:     item{start: off, end: le, textStart: off + 2, headEnd: le, text: t, firstLineLen: len(t)},
+				in:     item{start: off, end: le, textStart: off + 2, headEnd: le, text: t, firstLineLen: len(t), line: lineNo},
 				bullet: content[0], place: place, cat: cat, sect: sect,
 				index: d.Topic == "" && strings.EqualFold(h1, TitleIndex),
 			}

@@ -73,7 +73,7 @@ func (d *Doc) newEntry() *Entry {
 	if len(d.slab) == cap(d.slab) {
 		n := 2 * cap(d.slab)
 		if n == 0 {
-			n = min(16+len(d.lineStart), 4096)
+			n = min(16+bytes.Count(d.Src, []byte("\n")), 4096)
 		}
 		d.slab = make([]Entry, 0, n)
 	}
@@ -101,7 +101,6 @@ func ParseDoc(path string, src []byte) *Doc {
 	if path != MainFile {
 		d.Topic = TopicSlug(path)
 	}
-	d.indexLines()
 	if !utf8.Valid(src) {
 		d.problem(0, "file is not valid UTF-8; memctl will not edit it")
 	}
@@ -114,7 +113,7 @@ func ParseDoc(path string, src []byte) *Doc {
 		d.Headings, d.Entries, d.Index = nil, nil, nil
 		flat, deep := flattenDeepNesting(body)
 		for _, l := range deep {
-			d.problem(d.lineStart[d.LineOf(d.BodyStart)-1+l], "blocks nested deeper than %d levels; memctl reads the rest of this line as text", maxNesting)
+			d.problem(d.lineOffset(d.LineOf(d.BodyStart)+l), "blocks nested deeper than %d levels; memctl reads the rest of this line as text", maxNesting)
 		}
 		root := mdParser.Parse(text.NewReader(flat))
 		d.walk(root, flat, d.BodyStart)
@@ -123,7 +122,7 @@ func ParseDoc(path string, src []byte) *Doc {
 }
 
 func (d *Doc) indexLines() {
-	d.lineStart = append(d.lineStart[:0], 0)
+	d.lineStart = make([]int, 1, 1+bytes.Count(d.Src, []byte("\n")))
 	for i, c := range d.Src {
 		if c == '\n' {
 			d.lineStart = append(d.lineStart, i+1)
@@ -131,8 +130,19 @@ func (d *Doc) indexLines() {
 	}
 }
 
+// lineOffset returns the byte offset where 1-based line n starts.
+func (d *Doc) lineOffset(n int) int {
+	if d.lineStart == nil {
+		d.indexLines()
+	}
+	return d.lineStart[n-1]
+}
+
 // LineOf returns the 1-based line number of a byte offset.
 func (d *Doc) LineOf(off int) int {
+	if d.lineStart == nil {
+		d.indexLines()
+	}
 	lo, hi := 0, len(d.lineStart)-1
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
@@ -417,6 +427,7 @@ type item struct {
 	text         string // first paragraph, lines trimmed and joined by spaces
 	firstLineLen int    // length of the first line within text
 	nested       bool   // more blocks follow the first paragraph
+	line         int    // 1-based line of start
 }
 
 func (d *Doc) readEntry(it ast.Node, seg text.Segment, body []byte, base, start, end int, place Place, cat, section string) {
@@ -425,7 +436,7 @@ func (d *Doc) readEntry(it ast.Node, seg text.Segment, body []byte, base, start,
 		return // an item that starts with a code block or similar: not an entry
 	}
 	var b strings.Builder
-	in := item{start: start, end: end, textStart: seg.Start, headEnd: end, nested: first.NextSibling() != nil}
+	in := item{start: start, end: end, textStart: seg.Start, headEnd: end, nested: first.NextSibling() != nil, line: d.LineOf(base + start)}
 	for i := 0; i < first.Lines().Len(); i++ {
 		s := first.Lines().At(i)
 		if i > 0 {
@@ -449,7 +460,7 @@ func (d *Doc) addEntry(in item, body []byte, base int, place Place, cat, section
 		Marker:  d.str[base+in.start : base+in.textStart],
 		HeadEnd: base + in.headEnd,
 		File:    d.Path, Topic: d.Topic, Place: place, Section: section,
-		Start: base + in.start, End: base + in.end, Line: d.LineOf(base + in.start),
+		Start: base + in.start, End: base + in.end, Line: in.line,
 		Nested: in.nested,
 	}
 	e.Raw = d.str[e.Start:e.End]

@@ -214,3 +214,31 @@ func TestRenderEscapesTrailerLikeContent(t *testing.T) {
 		}
 	}
 }
+
+func TestParseTime(t *testing.T) {
+	tests := map[string]string{
+		"2026-01-05":                "2026-01-05T00:00:00Z",
+		"2026-01-05T10:12:00Z":      "2026-01-05T10:12:00Z",
+		"2026-01-05T10:12Z":         "2026-01-05T10:12:00Z",
+		"2026-01-05 10:12":          "2026-01-05T10:12:00Z",
+		"2026-01-05T12:12:00+02:00": "2026-01-05T10:12:00Z",
+		"2026-02-30":                "",
+		"2026-13-01":                "",
+		"2026-01-05T24:00:00Z":      "",
+		"2026-1-5":                  "",
+		"20260105":                  "",
+		"2026-01-0x":                "",
+	}
+	for in, want := range tests {
+		got, ok := ParseTime(in)
+		if want == "" {
+			if ok {
+				t.Errorf("ParseTime(%q) = %v, want failure", in, got)
+			}
+			continue
+		}
+		if !ok || got.Format(time.RFC3339) != want {
+			t.Errorf("ParseTime(%q) = %v, %v; want %s", in, got, ok, want)
+		}
+	}
+}
