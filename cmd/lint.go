@@ -30,11 +30,7 @@ nothing. Exit status 1 when there is any problem, 0 when there is none.`,
 }
 
 func runLint(ctx context.Context, f *Factory, opts *lintOptions) error {
-	s, err := f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	mem, err := s.Load(ctx)
+	_, mem, err := f.Memory(ctx)
 	if err != nil {
 		return err
 	}

@@ -46,11 +46,7 @@ func runList(ctx context.Context, f *Factory, opts *listOptions) error {
 	default:
 		return FlagErrorf("unknown --place %q (want core, pending, topic, archive or other)", opts.Place)
 	}
-	s, err := f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	mem, err := s.Load(ctx)
+	_, mem, err := f.Memory(ctx)
 	if err != nil {
 		return err
 	}

@@ -96,6 +96,19 @@ func (f *Factory) Store(ctx context.Context) (*mdmem.Store, error) {
 	return s, nil
 }
 
+// Memory opens the memory directory and parses its files.
+func (f *Factory) Memory(ctx context.Context) (*mdmem.Store, *mdmem.Memory, error) {
+	s, err := f.Store(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	mem, err := s.Load(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, mem, nil
+}
+
 // FlagError is a usage error: wrong flags or arguments.
 type FlagError struct{ Err error }
 

@@ -38,11 +38,7 @@ candidate.`,
 }
 
 func runShow(ctx context.Context, f *Factory, opts *showOptions) error {
-	s, err := f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	mem, err := s.Load(ctx)
+	s, mem, err := f.Memory(ctx)
 	if err != nil {
 		return err
 	}
