@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/memctl/memctl/consolidate"
+	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
 )
 
@@ -88,6 +90,7 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 	if err != nil {
 		return err
 	}
+	defer printHeldFiles(f, s.Dir, rep)
 	if opts.JSON {
 		enc := json.NewEncoder(f.IO.Out)
 		enc.SetIndent("", "  ")
@@ -125,6 +128,24 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 		fmt.Fprintf(w, "consolidate: core profile %s\n", rep.Plan.CoreAfter)
 	}
 	return nil
+}
+
+// printHeldFiles reminds, every run, of the candidates quarantined in
+// .memctl/queue/held/: they never enter the memory until a person acts.
+func printHeldFiles(f *Factory, dir string, rep *consolidate.Report) {
+	if len(rep.HeldFiles) == 0 {
+		return
+	}
+	w := f.IO.ErrOut
+	fmt.Fprintf(w, "memctl: %d candidate(s) wait in %s/ and will never enter the memory as they are:\n", len(rep.HeldFiles), consolidate.HeldDir)
+	for i, h := range rep.HeldFiles {
+		if i == 20 {
+			fmt.Fprintf(w, "memctl:   … and %d more\n", len(rep.HeldFiles)-20)
+			break
+		}
+		fmt.Fprintf(w, "memctl:   %s: %s\n", h.Candidate, h.Reason)
+	}
+	fmt.Fprintf(w, "memctl: edit one (remove the secret, fix it) and move it back to %s/, or delete it and its .reason file\n", filepath.Join(dir, filepath.FromSlash(mdmem.QueueDir)))
 }
 
 func shortHash(h string) string {

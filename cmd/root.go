@@ -47,6 +47,7 @@ type Factory struct {
 	DirArg string // --dir
 	Getenv func(string) string
 	Now    func() time.Time
+	opened []*mdmem.Store // stores opened by the command, for reporting recoveries
 }
 
 // MemoryDir resolves the memory directory: --dir, then MEMCTL_DIR, then the
@@ -93,6 +94,7 @@ func (f *Factory) Store(ctx context.Context) (*mdmem.Store, error) {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: repaired: %s\n", fixed)
 	}
 	s.Now = f.Now
+	f.opened = append(f.opened, s)
 	return s, nil
 }
 
@@ -222,6 +224,11 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	root := NewRootCmd(f)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	for _, s := range f.opened {
+		for _, msg := range s.Recovered {
+			fmt.Fprintf(f.IO.ErrOut, "memctl: recovered: %s\n", msg)
+		}
+	}
 	if err == nil {
 		return ExitOK
 	}

@@ -152,3 +152,21 @@ func TestLockedExitCode(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want %d and the holder", code, errOut, ExitLocked)
 	}
 }
+
+// TestEveryCommandHasHelp: every memctl command has a short line, a long
+// description and examples.
+func TestEveryCommandHasHelp(t *testing.T) {
+	f, _, _ := testFactory(nil, "")
+	root := NewRootCmd(f)
+	for _, c := range root.Commands() {
+		if c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		if c.Short == "" || c.Example == "" || (c.Long == "" && c.Name() != "version") {
+			t.Errorf("%s: Short %q, Long %d bytes, Example %d bytes", c.Name(), c.Short, len(c.Long), len(c.Example))
+		}
+	}
+	if len(root.Commands()) < 10 {
+		t.Errorf("only %d commands registered", len(root.Commands()))
+	}
+}

@@ -1,6 +1,7 @@
 package mdmem
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,6 +43,9 @@ type Store struct {
 	Config *Config
 	Repo   *gitstore.Repo
 	Now    func() time.Time
+	// Recovered says what Lock did to finish interrupted writes; commands
+	// print it.
+	Recovered []string
 }
 
 // State is .memctl/state.json.
@@ -71,9 +75,22 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 }
 
 // Lock takes the exclusive writer lock, waiting up to the configured
-// lock_wait.
+// lock_wait, and finishes a write an earlier process was killed in the
+// middle of (see Recovered).
 func (s *Store) Lock(ctx context.Context) (unlock func() error, err error) {
-	return s.Repo.Lock(ctx, s.Config.Git.LockWait.Duration)
+	unlock, err = s.Repo.Lock(ctx, s.Config.Git.LockWait.Duration)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := s.recoverWrite(ctx)
+	if err != nil {
+		_ = unlock()
+		return nil, err
+	}
+	if msg != "" {
+		s.Recovered = append(s.Recovered, msg)
+	}
+	return unlock, nil
 }
 
 // Load parses the memory files as they are on disk now.
@@ -191,21 +208,133 @@ func uniqueSorted(ids []string) []string {
 	return out[:n]
 }
 
+// WriteJournalPath holds the intent of a write in progress: the full new
+// content of every file and the commit message (in .memctl/cache, never
+// committed). A write killed midway is rolled forward from it by the next
+// writer, so it lands whole or not at all.
+const WriteJournalPath = ".memctl/cache/write-journal.json"
+
+type writeJournal struct {
+	Files   map[string][]byte  `json:"files"` // nil content: delete
+	Message string             `json:"message"`
+	Author  gitstore.Signature `json:"author"`
+}
+
 // Write replaces the given memory-relative files atomically (a nil content
-// deletes the file) and commits exactly those paths. The caller holds the
-// lock. It returns the commit hash, or "" if nothing changed.
+// deletes the file) and commits exactly those paths, in one commit. The
+// caller holds the lock. It returns the commit hash, or "" if nothing
+// changed. Once it starts writing it is not interrupted by ctx; if it fails
+// (a git lock held, a full disk) it puts the files back as they were.
 func (s *Store) Write(ctx context.Context, files map[string][]byte, msg CommitMessage) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	ctx = context.WithoutCancel(ctx)
 	paths := make([]string, 0, len(files))
+	old := map[string][]byte{}
 	for p := range files {
+		if err := checkRelPath(p); err != nil {
+			return "", err
+		}
 		paths = append(paths, p)
+		data, err := readMemoryFile(s.Dir, p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		old[p] = data
 	}
 	sort.Strings(paths)
+	j := writeJournal{Files: files, Message: msg.String(), Author: s.Signature()}
+	if err := s.writeJournal(ctx, &j); err != nil {
+		return "", fmt.Errorf("write journal: %w", err)
+	}
+	hash, err := s.applyJournal(ctx, &j, paths)
+	if err != nil {
+		for _, p := range paths {
+			_ = s.writeFile(ctx, p, old[p])
+		}
+		_ = s.removeJournal()
+		return "", err
+	}
+	return hash, s.removeJournal()
+}
+
+func (s *Store) applyJournal(ctx context.Context, j *writeJournal, paths []string) (string, error) {
 	for _, p := range paths {
-		if err := s.writeFile(ctx, p, files[p]); err != nil {
+		if err := s.writeFile(ctx, p, j.Files[p]); err != nil {
 			return "", err
 		}
 	}
-	return s.Repo.Commit(ctx, gitstore.CommitRequest{Paths: paths, Message: msg.String(), Author: s.Signature(), When: s.Now()})
+	return s.Repo.Commit(ctx, gitstore.CommitRequest{Paths: paths, Message: j.Message, Author: j.Author, When: s.Now()})
+}
+
+func (s *Store) journalFile() string {
+	return filepath.Join(s.Dir, filepath.FromSlash(WriteJournalPath))
+}
+
+func (s *Store) writeJournal(ctx context.Context, j *writeJournal) error {
+	data, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(s.journalFile()), 0o755); err != nil {
+		return err
+	}
+	return WriteFileAtomic(ctx, s.journalFile(), data, 0o644)
+}
+
+func (s *Store) removeJournal() error {
+	if err := os.Remove(s.journalFile()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// recoverWrite finishes a write that was killed midway (the caller holds
+// the lock). If every journaled file is either as at HEAD or as journaled,
+// it writes the rest and commits (roll forward). If a person has edited one
+// of them since, their edit wins: the journal is dropped and nothing is
+// written. It returns what it did, for the user.
+func (s *Store) recoverWrite(ctx context.Context) (string, error) {
+	data, err := os.ReadFile(s.journalFile())
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	var j writeJournal
+	if err := json.Unmarshal(data, &j); err != nil || len(j.Files) == 0 {
+		return "dropped an unreadable journal of an interrupted write (it had not started writing)", s.removeJournal()
+	}
+	paths := make([]string, 0, len(j.Files))
+	for p := range j.Files {
+		if err := checkRelPath(p); err != nil {
+			return "", fmt.Errorf("%s: %w", WriteJournalPath, err)
+		}
+		paths = append(paths, p)
+		head, _, err := s.Repo.ReadHead(ctx, p)
+		if err != nil {
+			return "", err
+		}
+		disk, err := readMemoryFile(s.Dir, p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		if !bytes.Equal(disk, head) && !bytes.Equal(disk, j.Files[p]) {
+			return fmt.Sprintf("dropped the journal of an interrupted write: %s was edited since", p), s.removeJournal()
+		}
+	}
+	sort.Strings(paths)
+	hash, err := s.applyJournal(ctx, &j, paths)
+	if err != nil {
+		return "", fmt.Errorf("finish an interrupted write: %w", err)
+	}
+	subject, _, _ := strings.Cut(j.Message, "\n")
+	if hash == "" {
+		return "", s.removeJournal() // it had been committed already
+	}
+	return fmt.Sprintf("finished an interrupted write: %q (commit %.12s)", subject, hash), s.removeJournal()
 }
 
 func (s *Store) writeFile(ctx context.Context, rel string, data []byte) error {
