@@ -85,7 +85,11 @@ func Init(ctx context.Context, dir string) (*Store, *InitResult, error) {
 		return nil, nil, err
 	}
 	if len(changed) > 0 {
-		res.Commit, err = s.Repo.Commit(ctx, gitstore.CommitRequest{Paths: changed, Message: msg.String(), Author: s.Signature(), When: s.Now()})
+		text, err := s.message(msg)
+		if err != nil {
+			return nil, nil, err
+		}
+		res.Commit, err = s.Repo.Commit(ctx, gitstore.CommitRequest{Paths: changed, Message: text, Author: s.Signature(), When: s.Now()})
 		if err != nil {
 			return nil, nil, err
 		}

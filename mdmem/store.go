@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"text/template"
 	"time"
 
 	"github.com/memctl/memctl/mdmem/gitstore"
+	"github.com/memctl/memctl/templates"
 )
 
 // StatePath is the memory-relative path of memctl's committed state: the id
@@ -168,14 +170,17 @@ type CommitMessage struct {
 	Extra    [][2]string // further trailers, in order
 }
 
-// String renders the message with its trailers.
+// String renders the message with the embedded commit template.
 func (m CommitMessage) String() string {
-	var b strings.Builder
-	b.WriteString(OneLine(m.Subject))
-	b.WriteString("\n")
-	if body := strings.TrimSpace(m.Body); body != "" {
-		b.WriteString("\n" + body + "\n")
+	out, err := m.Render(templates.Embedded("commit.tmpl"))
+	if err != nil {
+		panic(err) // the embedded template is tested
 	}
+	return out
+}
+
+// Trailers returns the message's trailer lines, "Key: value".
+func (m CommitMessage) Trailers() []string {
 	var tr []string
 	if m.Op != "" {
 		tr = append(tr, TrailerOp+": "+m.Op)
@@ -189,10 +194,49 @@ func (m CommitMessage) String() string {
 	for _, kv := range m.Extra {
 		tr = append(tr, kv[0]+": "+OneLine(kv[1]))
 	}
-	if len(tr) > 0 {
-		b.WriteString("\n" + strings.Join(tr, "\n") + "\n")
+	return tr
+}
+
+// Render renders the message with a commit template (templates/commit.tmpl
+// or an override). Trailers the template leaves out are appended, since
+// `memctl log` and consolidation read them.
+func (m CommitMessage) Render(tmpl string) (string, error) {
+	t, err := template.New("commit").Parse(tmpl)
+	if err != nil {
+		return "", fmt.Errorf("commit template: %w", err)
 	}
-	return b.String()
+	trailers := m.Trailers()
+	var b strings.Builder
+	err = t.Execute(&b, struct {
+		Op, Subject, Body string
+		Trailers          []string
+	}{m.Op, OneLine(m.Subject), strings.TrimSpace(m.Body), trailers})
+	if err != nil {
+		return "", fmt.Errorf("commit template: %w", err)
+	}
+	out := strings.TrimRight(b.String(), "\n") + "\n"
+	if strings.TrimSpace(out) == "" {
+		return "", errors.New("commit template: the message is empty")
+	}
+	var missing []string
+	for _, tr := range trailers {
+		if !strings.Contains(out, tr+"\n") {
+			missing = append(missing, tr)
+		}
+	}
+	if len(missing) > 0 {
+		out += "\n" + strings.Join(missing, "\n") + "\n"
+	}
+	return out, nil
+}
+
+// message renders msg with the memory's commit template.
+func (s *Store) message(msg CommitMessage) (string, error) {
+	tmpl, err := templates.Load(s.Dir, "commit.tmpl")
+	if err != nil {
+		return "", err
+	}
+	return msg.Render(tmpl)
 }
 
 func uniqueSorted(ids []string) []string {
@@ -244,7 +288,11 @@ func (s *Store) Write(ctx context.Context, files map[string][]byte, msg CommitMe
 		old[p] = data
 	}
 	sort.Strings(paths)
-	j := writeJournal{Files: files, Message: msg.String(), Author: s.Signature()}
+	text, err := s.message(msg)
+	if err != nil {
+		return "", err
+	}
+	j := writeJournal{Files: files, Message: text, Author: s.Signature()}
 	if err := s.writeJournal(ctx, &j); err != nil {
 		return "", fmt.Errorf("write journal: %w", err)
 	}
@@ -421,7 +469,11 @@ func (s *Store) CommitHandEdits(ctx context.Context) (string, error) {
 		Op:      "hand-edit",
 		Entries: ids,
 	}
-	return s.Repo.Commit(ctx, gitstore.CommitRequest{Paths: changed, Message: msg.String(), Author: author, When: s.Now()})
+	text, err := s.message(msg)
+	if err != nil {
+		return "", err
+	}
+	return s.Repo.Commit(ctx, gitstore.CommitRequest{Paths: changed, Message: text, Author: author, When: s.Now()})
 }
 
 // changedIDs compares entries at HEAD and on disk for the changed files and

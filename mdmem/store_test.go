@@ -112,3 +112,24 @@ func TestWriteRefusesPathsOutsideTheMemory(t *testing.T) {
 		}
 	}
 }
+
+func TestCommitMessageTemplate(t *testing.T) {
+	msg := CommitMessage{Subject: "import: 2 entries\nsecond line", Body: "- core: 2\n", Op: "import", Entries: []string{"pref-002", "pref-001", "pref-001"}, Consumed: []string{"c1"}}
+	want := "import: 2 entries second line\n\n- core: 2\n\nMemctl-Op: import\nMemctl-Entry: pref-001\nMemctl-Entry: pref-002\nMemctl-Consumed: c1\n"
+	if got := msg.String(); got != want {
+		t.Errorf("String() =\n%q\nwant\n%q", got, want)
+	}
+	if got := (CommitMessage{Subject: "only"}).String(); got != "only\n" {
+		t.Errorf("bare message %q", got)
+	}
+	// An override that drops the trailers gets them back.
+	got, err := msg.Render("{{.Op}} did {{.Subject}}")
+	if err != nil || !strings.HasPrefix(got, "import did import: 2 entries") || !strings.Contains(got, "\nMemctl-Entry: pref-002\n") {
+		t.Errorf("override: %q, %v", got, err)
+	}
+	for _, bad := range []string{"{{.Nope}}", "{{", "   "} {
+		if _, err := msg.Render(bad); err == nil {
+			t.Errorf("template %q accepted", bad)
+		}
+	}
+}
