@@ -280,7 +280,7 @@ func fastTime(s string, clock bool) (time.Time, bool) {
 
 // parseItemText splits an item's first-paragraph text into id, content and
 // metadata. It returns problems for metadata it could not read (kept as notes).
-func parseItemText(text string, firstLineLen int, e *Entry) (problems []string) {
+func parseItemText(text string, firstLineLen int, e *Entry, slab *strSlab) (problems []string) {
 	if strings.HasPrefix(text, "[") {
 		if end := strings.IndexByte(text, ']'); end > 1 && IsValidID(text[1:end]) {
 			e.ID = text[1:end]
@@ -306,7 +306,7 @@ func parseItemText(text string, firstLineLen int, e *Entry) (problems []string) 
 		if part = strings.TrimSpace(part); part == "" {
 			continue
 		}
-		if p := e.parseMetaPart(part); p != "" {
+		if p := e.parseMetaPart(part, slab); p != "" {
 			problems = append(problems, p)
 		}
 	}
@@ -355,19 +355,43 @@ func isTrailer(inner string) bool {
 	return strings.HasPrefix(strings.TrimSpace(inner), keySuperseded+" ")
 }
 
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
+// strSlab hands out small string slices carved from one larger array, so
+// parsing a file does not allocate per entry. Each slice's capacity is its
+// own length, so appending to it later copies instead of overwriting a
+// neighbour.
+type strSlab struct{ buf []string }
+
+func (s *strSlab) make(n int) []string {
+	if s == nil || n > 64 {
+		return make([]string, 0, n)
+	}
+	if cap(s.buf)-len(s.buf) < n {
+		s.buf = make([]string, 0, 1024)
+	}
+	start := len(s.buf)
+	s.buf = s.buf[:start+n]
+	return s.buf[start:start : start+n]
+}
+
+// appendList appends the comma-separated values of v to dst, allocating
+// at most once.
+func appendList(dst []string, v string, slab *strSlab) []string {
+	if dst == nil {
+		dst = slab.make(strings.Count(v, ",") + 1)
+	}
+	for more := true; more; {
+		var item string
+		item, v, more = strings.Cut(v, ",")
+		if item = strings.TrimSpace(item); item != "" {
+			dst = append(dst, item)
 		}
 	}
-	return out
+	return dst
 }
 
 // parseMetaPart reads one trailer part into e; it returns a problem text for
 // a known key with an unreadable value (the part is then kept as a note).
-func (e *Entry) parseMetaPart(part string) string {
+func (e *Entry) parseMetaPart(part string, slab *strSlab) string {
 	if t, ok := ParseTime(part); ok && e.Created.IsZero() {
 		e.Created = t
 		return ""
@@ -387,16 +411,16 @@ func (e *Entry) parseMetaPart(part string) string {
 		e.Confidence, e.HasConf = f, true
 		return ""
 	case keyScope:
-		e.Scope = append(e.Scope, splitList(val)...)
+		e.Scope = appendList(e.Scope, val, slab)
 		return ""
 	case keyRefs:
-		e.Refs = append(e.Refs, splitList(val)...)
+		e.Refs = appendList(e.Refs, val, slab)
 		return ""
 	case keyTags:
-		e.Tags = append(e.Tags, splitList(val)...)
+		e.Tags = appendList(e.Tags, val, slab)
 		return ""
 	case keySee:
-		e.See = append(e.See, splitList(val)...)
+		e.See = appendList(e.See, val, slab)
 		return ""
 	case keyUpdated, keyExpires:
 		t, ok := ParseTime(val)

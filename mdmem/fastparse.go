@@ -37,10 +37,7 @@ func (d *Doc) parseSimple(body []byte, base int) bool {
 		}
 		hasOpen = false
 	}
-	lineNo := 0
-	if base > 0 {
-		lineNo = d.LineOf(base) - 1
-	}
+	lineNo := bytes.Count(d.Src[:base], []byte("\n")) // lines before the body
 	for off := 0; off < len(body); {
 		lineNo++
 		le := lineEndAt(body, off)

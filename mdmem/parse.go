@@ -65,6 +65,7 @@ type Doc struct {
 	lineStart []int  // byte offset of each line start, for offset → line
 	str       string // Src as a string: entry fields are substrings of it
 	slab      []Entry
+	strs      strSlab
 }
 
 // newEntry allocates entries in blocks: one allocation per block instead of
@@ -464,7 +465,7 @@ func (d *Doc) addEntry(in item, body []byte, base int, place Place, cat, section
 		Nested: in.nested,
 	}
 	e.Raw = d.str[e.Start:e.End]
-	for _, p := range parseItemText(in.text, in.firstLineLen, e) {
+	for _, p := range parseItemText(in.text, in.firstLineLen, e, &d.strs) {
 		d.problem(e.Start, "%s", p)
 	}
 	e.Category = cat

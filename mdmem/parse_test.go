@@ -136,7 +136,7 @@ func TestTrailer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var e Entry
-		probs := parseItemText(tt.text, len(tt.text), &e)
+		probs := parseItemText(tt.text, len(tt.text), &e, nil)
 		if e.Content != tt.content || e.Source != tt.source || !reflect.DeepEqual(e.Notes, tt.notes) || len(probs) != tt.problems {
 			t.Errorf("%q → content %q source %q notes %v problems %v", tt.text, e.Content, e.Source, e.Notes, probs)
 		}
