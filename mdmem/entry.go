@@ -370,7 +370,7 @@ func (s *strSlab) make(n int) []string {
 	}
 	start := len(s.buf)
 	s.buf = s.buf[:start+n]
-	return s.buf[start:start : start+n]
+	return s.buf[start : start : start+n]
 }
 
 // appendList appends the comma-separated values of v to dst, allocating
