@@ -14,7 +14,7 @@ export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost MEMCTL_DIR=$work/m
 now_ns() { date +%s%N; }
 
 # median of the numbers on stdin
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+median() { sort -n | awk '{a[NR]=$1} END {print int(NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 # time_cmd LABEL CMD... : runs CMD once, prints elapsed microseconds
 time_us() { local t0 t1; t0=$(now_ns); "$@" >/dev/null 2>&1; t1=$(now_ns); echo $(( (t1 - t0) / 1000 )); }

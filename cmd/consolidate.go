@@ -32,12 +32,16 @@ files in one commit: exact and near duplicates merge (provenance kept),
 newer statements supersede older ones (which move to the archive, never
 deleted), instruction-like candidates wait in Pending confirmation, and the
 core profile is kept within its line, byte and token limits by moving the
-lowest-value entries to topic files.
+lowest-value entries to topic files (entries the agent reports using with
+memctl used stay).
 
 With an LLM configured (llm.model, or MEMCTL_MODEL; OPENAI_BASE_URL and
 OPENAI_API_KEY for the endpoint), the candidates the rules cannot settle go
 to the model in batches; every operation it proposes is validated before
-anything is written, and invalid ones leave their candidates queued.
+anything is written, and invalid ones leave their candidates queued. After
+consolidate.max_attempts failed runs (3) a candidate leaves the queue: to
+Pending confirmation, or, if it holds a secret or is invalid, to
+.memctl/queue/held/ (never committed; listed on every run).
 Without one, or with --no-llm, only the deterministic rules run.
 
 The commit lists the operations, the consumed candidates (Memctl-Consumed

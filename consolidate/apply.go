@@ -89,19 +89,24 @@ func CoreSize(d *mdmem.Doc) Size {
 
 // value ranks core entries for demotion: lowest first. It weighs
 // confidence (0.7 when absent), category (constraints outrank preferences
-// outrank decisions) and age (older is lower, capped at three years).
-// Usage counts are not available yet.
-func value(e *mdmem.Entry, now time.Time) float64 {
+// outrank decisions), age (older is lower, capped at three years; a use
+// makes an entry young again) and use (Use.bonus: entries the agent
+// reports using stay in the core).
+func value(e *mdmem.Entry, u Use, now time.Time) float64 {
 	conf := 0.7
 	if e.HasConf {
 		conf = e.Confidence
 	}
 	w := map[string]float64{"constraint": 0.6, "preference": 0.4, "decision": 0.2}[e.Category]
 	age := 1.0
-	if d := e.Date(); !d.IsZero() {
+	d := e.Date()
+	if u.Last.After(d) {
+		d = u.Last
+	}
+	if !d.IsZero() {
 		age = min(max(now.Sub(d).Hours()/24/365, 0), 3)
 	}
-	return conf + w - 0.25*age
+	return conf + w - 0.25*age + u.bonus()
 }
 
 // demote picks the lowest-value core entries of the rendered MEMORY.md
@@ -113,8 +118,15 @@ func (p *planner) demote(main *mdmem.Doc, size Size, lim Limits) bool {
 			cands = append(cands, e)
 		}
 	}
+	if p.in.Usage == nil && p.in.LoadUsage != nil {
+		p.in.Usage = p.in.LoadUsage()
+	}
+	vals := make(map[*mdmem.Entry]float64, len(cands))
+	for _, e := range cands {
+		vals[e] = value(e, p.in.Usage[e.ID], p.now)
+	}
 	sort.SliceStable(cands, func(i, j int) bool {
-		vi, vj := value(cands[i], p.now), value(cands[j], p.now)
+		vi, vj := vals[cands[i]], vals[cands[j]]
 		if vi != vj {
 			return vi < vj
 		}
@@ -184,6 +196,7 @@ func (p *planner) finish() (*Plan, error) {
 	plan.Files = files
 	plan.Ops = p.ops
 	plan.Held = p.holds
+	plan.Quarantine = p.quar
 	if plan.Held == nil {
 		plan.Held = []Hold{}
 	}

@@ -110,7 +110,8 @@ func clearPending(e *mdmem.Entry) *mdmem.Entry {
 	for _, n := range e.Notes {
 		l := strings.ToLower(n)
 		if l == pendingNote || strings.HasPrefix(l, "conflicts with") || strings.HasPrefix(l, "reads like") ||
-			strings.HasPrefix(l, "restates archived") || strings.HasPrefix(l, "contains invisible") {
+			strings.HasPrefix(l, "restates archived") || strings.HasPrefix(l, "contains invisible") ||
+			strings.HasPrefix(l, strings.ToLower(noDecisionNote)) {
 			continue
 		}
 		c.Notes = append(c.Notes, n)

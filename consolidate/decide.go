@@ -70,7 +70,7 @@ func (p *planner) reject(d *Decision, why string) {
 	p.warn = append(p.warn, fmt.Sprintf("dropped LLM %s operation: %s", d.Op, why))
 	for _, id := range d.Candidates {
 		if c := p.cands[id]; c != nil && p.in.LLMCands[id] {
-			p.hold(c, "LLM "+string(d.Op)+" rejected: "+why)
+			p.hold(c, HoldLLM, "LLM "+string(d.Op)+" rejected: "+why)
 		}
 	}
 }
@@ -125,7 +125,7 @@ func (p *planner) checkText(text string, sources []string) error {
 // candidate c.
 func (p *planner) decide(d *Decision, c *mdmem.Candidate) {
 	if why := p.rejected[d]; why != "" {
-		p.hold(c, "LLM "+string(d.Op)+" rejected: "+why)
+		p.hold(c, HoldLLM, "LLM "+string(d.Op)+" rejected: "+why)
 		return
 	}
 	if err := p.tryDecide(d); err != nil {

@@ -356,7 +356,14 @@ func extractJSON(s string) string {
 	return s[start : end+1]
 }
 
+// maxAnswerBytes caps the answer parsed: a batch of at most 200
+// candidates needs far less, and the cap keeps parsing linear and small.
+const maxAnswerBytes = 1 << 20
+
 func parseOps(text string) ([]rawOp, error) {
+	if len(text) > maxAnswerBytes {
+		return nil, fmt.Errorf("%w: %d bytes, over the limit of %d", errUnreadable, len(text), maxAnswerBytes)
+	}
 	js := extractJSON(text)
 	var ops []rawOp
 	var obj map[string]json.RawMessage
@@ -430,6 +437,11 @@ func translate(text string, bm *batchMap, capN, plainCap int) ([]*Decision, erro
 	ops, err := parseOps(text)
 	if err != nil {
 		return nil, err
+	}
+	// Every valid operation consumes a candidate or acts on an entry, each
+	// at most once: more operations than items is not an answer.
+	if maxOps := 2*(len(bm.entries)+len(bm.cands)) + 8; len(ops) > maxOps {
+		return nil, fmt.Errorf("the answer has %d operations for %d items", len(ops), len(bm.entries)+len(bm.cands))
 	}
 	snap := map[string]string{}
 	for _, e := range bm.entries {

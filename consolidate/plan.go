@@ -26,6 +26,19 @@ const (
 	OpPending   OpKind = "pending"   // a candidate is held for confirmation (reads like an instruction)
 	OpDemote    OpKind = "demote"    // a core entry moves to a topic file (volume control)
 	OpHold      OpKind = "hold"      // a candidate stays queued (invalid, secret, rejected operation)
+	// OpQuarantine: a candidate that cannot be an entry (a secret,
+	// invalid) failed max_attempts runs; it moves to .memctl/queue/held/,
+	// never into the memory.
+	OpQuarantine OpKind = "quarantine"
+)
+
+// Why a candidate is held (Hold.Kind). Every kind but HoldLimit counts as
+// a failed attempt.
+const (
+	HoldLLM     = "llm"     // no usable LLM decision (model error, no operation, operation rejected)
+	HoldInvalid = "invalid" // the candidate fails validation
+	HoldSecret  = "secret"  // the candidate contains a secret
+	HoldLimit   = "limit"   // this run reached its archive limit; retried next run, not counted
 )
 
 // Op is one operation of a plan as reported and written to the commit.
@@ -69,12 +82,28 @@ type Input struct {
 	LLMCands  map[string]bool
 	Decisions []*Decision
 	LLMNotes  map[string]string // candidate id → why it has no decision
+
+	// Usage is how much the agent used each entry (ReadUsage); it keeps
+	// used entries in the core when volume control demotes. nil = none.
+	// LoadUsage, when set and Usage is nil, supplies it the first time
+	// volume control needs it (reading a long inject log is the costly
+	// part, and most runs demote nothing).
+	Usage     map[string]Use
+	LoadUsage func() map[string]Use
+	// Attempts is, per candidate id, how many earlier runs failed on it
+	// (held for a reason other than the archive limit). A candidate whose
+	// failures reach consolidate.max_attempts with this run leaves the
+	// queue: to Pending confirmation, or, when it cannot be an entry
+	// (secret, invalid), to Plan.Quarantine.
+	Attempts map[string]int
 }
 
-// Hold is a candidate left in the queue, with the reason.
+// Hold is a candidate left in the queue (or quarantined), with the reason.
 type Hold struct {
 	Candidate string `json:"candidate"`
 	Reason    string `json:"reason"`
+	Kind      string `json:"kind"`               // HoldLLM, HoldInvalid, HoldSecret, HoldLimit
+	Attempts  int    `json:"attempts,omitempty"` // failed runs, this one included (not for HoldLimit)
 }
 
 // Size is the size of the core profile.
@@ -100,8 +129,9 @@ type Plan struct {
 	Ops        []Op              `json:"operations"`
 	Consumed   []string          `json:"consumed"`
 	Held       []Hold            `json:"held"`
-	Entries    []string          `json:"entries"` // entry ids written or changed
-	Files      map[string][]byte `json:"-"`       // memory-relative path → new content
+	Quarantine []Hold            `json:"quarantine,omitempty"` // to move to .memctl/queue/held/ (not consumed)
+	Entries    []string          `json:"entries"`              // entry ids written or changed
+	Files      map[string][]byte `json:"-"`                    // memory-relative path → new content
 	CoreBefore Size              `json:"core_before"`
 	CoreAfter  Size              `json:"core_after"`
 	Warnings   []string          `json:"warnings,omitempty"`
@@ -151,6 +181,7 @@ type planner struct {
 	archCap  int
 	ops      []Op
 	holds    []Hold
+	quar     []Hold
 	warn     []string
 	rejected map[*Decision]string
 	byCand   map[string]*Decision
@@ -231,6 +262,7 @@ func Compute(in *Input) (*Plan, error) {
 		p.candidate(c)
 	}
 	p.archiveDecisions()
+	p.expire()
 	return p.finish()
 }
 
@@ -258,13 +290,125 @@ func isRejected(e *mdmem.Entry) bool {
 	return false
 }
 
-func (p *planner) hold(c *mdmem.Candidate, reason string) {
+func (p *planner) hold(c *mdmem.Candidate, kind, reason string) {
 	if p.held[c.ID] || p.consumed[c.ID] {
 		return
 	}
 	p.held[c.ID] = true
-	p.holds = append(p.holds, Hold{Candidate: c.ID, Reason: reason})
+	p.holds = append(p.holds, Hold{Candidate: c.ID, Reason: reason, Kind: kind})
 	p.ops = append(p.ops, Op{Kind: OpHold, Candidates: []string{c.ID}, Reason: reason, By: "rule"})
+}
+
+// candError is why a candidate cannot become an entry.
+type candError struct {
+	kind string // HoldInvalid or HoldSecret
+	msg  string
+}
+
+func (e *candError) Error() string { return e.msg }
+
+func holdKind(err error) string {
+	var ce *candError
+	if errors.As(err, &ce) {
+		return ce.kind
+	}
+	return HoldInvalid
+}
+
+// noDecisionNote starts the Pending note of a candidate that left the
+// queue after max_attempts runs without a usable LLM decision.
+const noDecisionNote = "no usable LLM decision in"
+
+// expire counts this run's failure of every held candidate and moves
+// those that reached consolidate.max_attempts out of the queue: to
+// Pending confirmation when the candidate can be an entry, else to the
+// quarantine (never into the memory: a secret stays out of git).
+func (p *planner) expire() {
+	maxN := p.cfg.Consolidate.MaxAttempts
+	gone := map[string]bool{}
+	keep := p.holds[:0]
+	for _, h := range p.holds {
+		if h.Kind == HoldLimit {
+			keep = append(keep, h)
+			continue
+		}
+		h.Attempts = p.in.Attempts[h.Candidate] + 1
+		c := p.cands[h.Candidate]
+		if maxN <= 0 || h.Attempts < maxN || c == nil {
+			keep = append(keep, h)
+			continue
+		}
+		switch h.Kind {
+		case HoldLLM:
+			ce, err := p.candEntry(c)
+			if err != nil { // cannot happen: it reached the LLM stage
+				h.Kind, h.Reason = holdKind(err), err.Error()
+				p.quar = append(p.quar, h)
+				break
+			}
+			delete(p.held, c.ID)
+			// The note is memctl's own words: the last reason may quote
+			// the model or the server, and Pending is read by the agent.
+			p.pending(c, ce, OpPending, fmt.Sprintf("%s %d runs: %s", noDecisionNote, h.Attempts, llmFailure(h.Reason)), nil, "rule")
+			p.ops[len(p.ops)-1].Reason += "; last: " + mdmem.OneLine(h.Reason)
+		default:
+			p.quar = append(p.quar, h)
+			p.ops = append(p.ops, Op{Kind: OpQuarantine, Candidates: []string{c.ID},
+				Reason: fmt.Sprintf("failed %d runs (%s); moved to %s/, never into the memory: edit it and move it back to %s/, or delete it", h.Attempts, mdmem.OneLine(h.Reason), HeldDir, mdmem.QueueDir), By: "rule"})
+		}
+		gone[c.ID] = true
+	}
+	p.holds = keep
+	if len(gone) == 0 {
+		p.annotateHolds(maxN)
+		return
+	}
+	ops := p.ops[:0]
+	for _, o := range p.ops {
+		if o.Kind == OpHold && len(o.Candidates) == 1 && gone[o.Candidates[0]] {
+			continue
+		}
+		ops = append(ops, o)
+	}
+	p.ops = ops
+	p.annotateHolds(maxN)
+}
+
+// llmFailure names the kind of an LLM hold reason without quoting it.
+func llmFailure(reason string) string {
+	switch {
+	case strings.HasPrefix(reason, "waits for an LLM decision: the model gave no operation"):
+		return "the model gave no operation for it"
+	case strings.HasPrefix(reason, "LLM "):
+		op, _, _ := strings.Cut(strings.TrimPrefix(reason, "LLM "), " ")
+		if _, ok := map[string]bool{"add": true, "merge": true, "supersede": true, "archive": true, "compress": true, "conflict": true, "noop": true}[op]; ok {
+			return "its " + op + " operation was rejected"
+		}
+		return "its operation was rejected"
+	}
+	return "the model call or its answer failed"
+}
+
+// annotateHolds adds the attempt count to the hold operations.
+func (p *planner) annotateHolds(maxN int) {
+	n := map[string]Hold{}
+	for _, h := range p.holds {
+		n[h.Candidate] = h
+	}
+	for i, o := range p.ops {
+		if o.Kind != OpHold || len(o.Candidates) != 1 {
+			continue
+		}
+		h, ok := n[o.Candidates[0]]
+		if !ok || h.Kind == HoldLimit || maxN <= 0 {
+			continue
+		}
+		next := "Pending confirmation"
+		if h.Kind != HoldLLM {
+			next = HeldDir + "/"
+		}
+		p.ops[i].Reason += fmt.Sprintf(" (failed run %d of %d, then to %s)", h.Attempts, maxN, next)
+	}
 }
 
 func (p *planner) consume(ids ...string) {
@@ -298,10 +442,10 @@ func cloneEntry(e *mdmem.Entry) *mdmem.Entry {
 func (p *planner) candEntry(c *mdmem.Candidate) (*mdmem.Entry, error) {
 	cc := *c
 	if err := cc.Normalize(p.now, p.cfg.Add.MaxContentBytes, nil); err != nil {
-		return nil, fmt.Errorf("invalid candidate: %v", err)
+		return nil, &candError{HoldInvalid, fmt.Sprintf("invalid candidate: %v", err)}
 	}
-	if s := p.in.Secrets.Find(cc.Content + " " + cc.Source + " " + strings.Join(cc.Refs, " ") + " " + strings.Join(cc.Tags, " ")); len(s) > 0 {
-		return nil, fmt.Errorf("contains a secret (%s); edit or remove the queue file", strings.Join(s, ", "))
+	if s := p.in.Secrets.Find(cc.Content + " " + cc.Source + " " + strings.Join(cc.Refs, " ") + " " + strings.Join(cc.Tags, " ") + " " + strings.Join(cc.Scope, " ") + " " + cc.Topic); len(s) > 0 {
+		return nil, &candError{HoldSecret, fmt.Sprintf("contains a secret (%s); edit or remove the queue file", strings.Join(s, ", "))}
 	}
 	return cc.Entry(""), nil
 }
@@ -457,7 +601,7 @@ func (p *planner) liveOK(it *item) bool { return live(p.place(it)) }
 func (p *planner) candidate(c *mdmem.Candidate) {
 	ce, err := p.candEntry(c)
 	if err != nil {
-		p.hold(c, err.Error())
+		p.hold(c, holdKind(err), err.Error())
 		return
 	}
 	q := newItem(ce.Content, ce.Category, ce.Scope)
@@ -503,7 +647,7 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 			if p.supersede(it, c, ce, "", "same statement as "+old.ID+" with new values; newer wins", "rule") {
 				return
 			}
-			p.hold(c, "would supersede "+old.ID+" but this run reached its archive limit; retried next run")
+			p.hold(c, HoldLimit, "would supersede "+old.ID+" but this run reached its archive limit; retried next run")
 			return
 		}
 		ce.ID = p.newID(ce.Category)
@@ -526,7 +670,7 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 			if why == "" {
 				why = "the model gave no operation for it"
 			}
-			p.hold(c, "waits for an LLM decision: "+why)
+			p.hold(c, HoldLLM, "waits for an LLM decision: "+why)
 			return
 		}
 		p.decide(d, c)

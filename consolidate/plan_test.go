@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,12 +52,13 @@ func loadMem(t testing.TB, files map[string]string) *mdmem.Memory {
 	return m
 }
 
-var candSeq int
+// candSeq numbers test candidates; parallel tests share it.
+var candSeq atomic.Int64
 
 func cand(content, cat string, created time.Time) *mdmem.Candidate {
-	candSeq++
-	return &mdmem.Candidate{ID: mdmem.NewCandidateID(created.Add(time.Duration(candSeq) * time.Microsecond)), Content: content, Category: cat,
-		Source: "session_summary", CreatedAt: created, Refs: mdmem.Strings{"session-" + string(rune('a'+candSeq%26))}}
+	n := candSeq.Add(1)
+	return &mdmem.Candidate{ID: mdmem.NewCandidateID(created.Add(time.Duration(n) * time.Microsecond)), Content: content, Category: cat,
+		Source: "session_summary", CreatedAt: created, Refs: mdmem.Strings{"session-" + string(rune('a'+n%26))}}
 }
 
 func compute(t *testing.T, m *mdmem.Memory, cands ...*mdmem.Candidate) *Plan {

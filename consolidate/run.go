@@ -53,6 +53,8 @@ type Summary struct {
 	Pending    int `json:"pending"`
 	Demoted    int `json:"demoted"`
 	Held       int `json:"held"`
+	// Quarantined: candidates moved to .memctl/queue/held/ this run.
+	Quarantined int `json:"quarantined"`
 }
 
 // Report is the outcome of a run (printed as text or --json).
@@ -67,12 +69,18 @@ type Report struct {
 	Queued      int      `json:"queued"`
 	Reconciled  []string `json:"reconciled,omitempty"` // consumed by an earlier run, dequeued now
 	Unreadable  []string `json:"unreadable_queue_files,omitempty"`
-	Summary     Summary  `json:"summary"`
-	LLM         Usage    `json:"llm"`
-	Plan        *Plan    `json:"plan,omitempty"`
-	Diff        string   `json:"diff,omitempty"`
-	Elapsed     float64  `json:"elapsed_seconds"`
-	LLMSeconds  float64  `json:"llm_seconds"`
+	// Quarantined lists the candidates moved to .memctl/queue/held/ by
+	// this run; HeldFiles every candidate waiting there for a person
+	// (edit it and move it back to .memctl/queue/, or delete it).
+	Quarantined []Hold     `json:"quarantined,omitempty"`
+	HeldFiles   []Hold     `json:"held_files,omitempty"`
+	Usage       *UsageInfo `json:"usage_log,omitempty"`
+	Summary     Summary    `json:"summary"`
+	LLM         Usage      `json:"llm"`
+	Plan        *Plan      `json:"plan,omitempty"`
+	Diff        string     `json:"diff,omitempty"`
+	Elapsed     float64    `json:"elapsed_seconds"`
+	LLMSeconds  float64    `json:"llm_seconds"`
 }
 
 // LLMEndpoint resolves the endpoint from the configuration and the
@@ -144,6 +152,13 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 			return nil, fmt.Errorf("commit hand edits: %w", err)
 		}
 	}
+	defer func() {
+		hf, err := HeldFiles(s.Dir)
+		if err != nil {
+			o.Log("%s: %v", HeldDir, err)
+		}
+		rep.HeldFiles = hf
+	}()
 	cands, bad, err := mdmem.ReadQueue(ctx, s.Dir)
 	if err != nil {
 		return nil, err
@@ -188,6 +203,32 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 	in, err := input(s, mem, todo, &o)
 	if err != nil {
 		return nil, err
+	}
+	var usage map[string]Use
+	in.LoadUsage = func() map[string]Use {
+		if rep.Usage == nil {
+			var info UsageInfo
+			usage, info = ReadUsage(s.Dir, in.Now)
+			rep.Usage = &info
+			if info.Error != "" {
+				o.Log("inject log: %s; usage counts may be incomplete", info.Error)
+			}
+		}
+		return usage
+	}
+	var prevAttempts map[string]attemptRec
+	in.Attempts, prevAttempts = readAttempts(s.Dir, todo, o.Log)
+	// finishQueue runs once the plan is committed (or needs no commit):
+	// quarantined candidates leave the queue, attempts are recorded.
+	finishQueue := func(plan *Plan) error {
+		if err := quarantine(ctx, s.Dir, plan.Quarantine); err != nil {
+			return fmt.Errorf("quarantine: %w", err)
+		}
+		rep.Quarantined = plan.Quarantine
+		for _, h := range plan.Quarantine {
+			o.Log("candidate %s moved to %s/ after %d failed runs (%s); it never enters the memory: edit it and move it back to %s/, or delete it", h.Candidate, HeldDir, h.Attempts, h.Reason, mdmem.QueueDir)
+		}
+		return writeAttempts(ctx, s.Dir, plan, todo, prevAttempts, in.Now)
 	}
 
 	// The LLM stage, for the candidates the rules cannot settle.
@@ -248,7 +289,10 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 			return rep, nil
 		}
 		if len(plan.Files) == 0 && len(plan.Consumed) == 0 {
-			rep.NothingToDo = len(plan.Held) == 0
+			rep.NothingToDo = len(plan.Held) == 0 && len(plan.Quarantine) == 0
+			if err := finishQueue(plan); err != nil {
+				return nil, err
+			}
 			return rep, nil
 		}
 		outcome := map[string]string{}
@@ -306,11 +350,17 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 		if err := dequeue(ctx, s.Dir, plan.Consumed, &o); err != nil {
 			return nil, err
 		}
+		if err := finishQueue(plan); err != nil {
+			return nil, err
+		}
 		return rep, nil
 	}
 }
 
 func dequeue(ctx context.Context, dir string, ids []string, o *Options) error {
+	if len(ids) == 0 {
+		return nil // a run that only demoted: there may be no queue directory
+	}
 	if o.Getenv(FailpointEnv) == FailMidDequeue && len(ids) > 1 {
 		if err := mdmem.Dequeue(ctx, dir, ids[:len(ids)/2]); err != nil {
 			return err
@@ -384,6 +434,8 @@ func summarize(p *Plan) Summary {
 			s.Demoted++
 		case OpHold:
 			s.Held++
+		case OpQuarantine:
+			s.Quarantined++
 		}
 	}
 	return s
@@ -406,6 +458,7 @@ func (s Summary) String() string {
 	add(s.Pending, "pending")
 	add(s.Demoted, "demoted")
 	add(s.Held, "held in the queue")
+	add(s.Quarantined, "quarantined in "+HeldDir+"/")
 	if len(parts) == 0 {
 		return "no changes"
 	}
@@ -492,7 +545,7 @@ func commitMessage(rep *Report, p *Plan, cfg *mdmem.Config) mdmem.CommitMessage 
 // killed writer left in the memory directories. The caller holds the lock,
 // and every writer of these directories writes under it.
 func sweepTemps(dir string, logf func(string, ...any)) {
-	for _, d := range []string{".", mdmem.TopicDir, mdmem.MarkerDir, LedgerDir, filepath.Dir(JournalPath)} {
+	for _, d := range []string{".", mdmem.TopicDir, mdmem.MarkerDir, LedgerDir, filepath.Dir(JournalPath), HeldDir} {
 		ents, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(d)))
 		if err != nil {
 			continue

@@ -88,36 +88,72 @@ func shingles(toks []string) []uint64 {
 }
 
 // facts returns the names, numbers and dates of a text that a rewrite must
-// not invent: every token with a digit, every capitalised word that does
-// not start a sentence, and words with inner capitals ("PostgreSQL",
-// "iPhone"). Returned lower-case.
+// not invent: every token with a digit, every capitalised word, and words
+// with inner capitals ("PostgreSQL", "iPhone"). A capitalised word that
+// starts a sentence is a fact too unless it is a common sentence opener
+// ("The", "Always", "Uses"; see sentenceOpeners): "Alice prefers tabs"
+// states a name, "The team prefers tabs" does not. Returned lower-case.
 func facts(s string) []string {
 	var out []string
 	sentenceStart := true
 	for _, w := range strings.Fields(s) {
 		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-		if core == "" {
-			continue
-		}
-		first, _ := utf8.DecodeRuneInString(core)
-		innerCap := false
-		for i, r := range core {
-			if i > 0 && unicode.IsUpper(r) {
-				innerCap = true
-				break
+		if core != "" {
+			first, _ := utf8.DecodeRuneInString(core)
+			innerCap := false
+			for i, r := range core {
+				if i > 0 && unicode.IsUpper(r) {
+					innerCap = true
+					break
+				}
 			}
-		}
-		switch {
-		case hasDigit(core):
-			out = append(out, tokens(core)...)
-		case innerCap || unicode.IsUpper(first) && !sentenceStart:
-			out = append(out, tokens(core)...)
+			switch {
+			case hasDigit(core), innerCap:
+				out = append(out, tokens(core)...)
+			case unicode.IsUpper(first):
+				if !sentenceStart || !sentenceOpeners[strings.ToLower(core)] {
+					out = append(out, tokens(core)...)
+				}
+			}
 		}
 		last, _ := utf8.DecodeLastRuneInString(w)
 		sentenceStart = last == '.' || last == '!' || last == '?' || last == ':' || last == ';'
 	}
 	return out
 }
+
+// sentenceOpeners are common words that start a sentence of a memory
+// statement with a capital without naming anything: function words,
+// pronouns, adverbs, auxiliaries and the verbs memory statements open
+// with. A capitalised first word not on this list (and not in the
+// sources) is treated as a name the model may have invented.
+var sentenceOpeners = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an the this that these those there here it its they them their
+we our us you your he she his her i my me one some any all each every both either neither no none
+nothing everything something anything many much more most few several other another such
+and but or nor so yet if when whenever while where wherever whether because since although though
+unless until after before once as than then thus hence therefore however also still instead
+otherwise meanwhile now today currently recently previously formerly already soon later often
+usually sometimes rarely always never not only just even again too very quite rather mostly
+mainly generally typically normally overall finally first second third next last new old
+in on at by for from to of with without within into onto over under about above below between
+among across through during per via like unlike despite against toward towards upon
+is are was were be been being am do does did done has have had having will would shall should
+can could may might must need needs needed
+use uses used using prefer prefers preferred avoid avoids avoided keep keeps kept run runs
+make makes made add adds added set sets put puts get gets got let lets move moves moved
+switch switched migrate migrated replace replaced store stores stored send sends sent
+write writes written read reads ask asks asked check checks test tests deploy deploys
+deployed deployment deployments build builds release releases pin pins pinned
+user users team teams project projects service services code example examples
+please note see remember consider ensure make don't doesn't didn't isn't aren't wasn't weren't
+can't cannot won't shouldn't wouldn't couldn't it's there's that's what which who whom whose
+why how what's`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // inventedFacts returns the facts of text that appear in none of sources.
 func inventedFacts(text string, sources []string) []string {
