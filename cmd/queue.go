@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/memctl/memctl/consolidate"
 	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(newQueueCmd) }
 
-type queueOptions struct{ JSON bool }
+type queueOptions struct {
+	JSON bool
+	Held bool
+}
 
 func newQueueCmd(f *Factory) *cobra.Command {
 	opts := &queueOptions{}
@@ -18,13 +22,20 @@ func newQueueCmd(f *Factory) *cobra.Command {
 		Use:   "queue",
 		Short: "List candidate memories awaiting consolidation",
 		Long: `Queue lists the candidates in .memctl/queue/, oldest first. Queue files
-that cannot be read are reported on stderr and left in place.`,
+that cannot be read are reported on stderr and left in place.
+
+Candidates consolidation can never turn into entries (one holding a secret,
+or an invalid one that kept failing) are moved to .memctl/queue/held/ and
+need a person: --held lists them with the reason. Edit the file and move it
+back to .memctl/queue/ to retry it, or delete it.`,
 		Example: `  memctl queue
-  memctl queue --json | jq length`,
+  memctl queue --json | jq length
+  memctl queue --held`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runQueue(cmd.Context(), f, opts) },
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&opts.Held, "held", false, "list the held candidates that need a person instead")
 	return cmd
 }
 
@@ -32,6 +43,25 @@ func runQueue(ctx context.Context, f *Factory, opts *queueOptions) error {
 	s, err := f.Store(ctx)
 	if err != nil {
 		return err
+	}
+	held, err := consolidate.HeldFiles(s.Dir)
+	if err != nil {
+		return err
+	}
+	if opts.Held {
+		if opts.JSON {
+			if held == nil {
+				held = []consolidate.Hold{}
+			}
+			return writeJSON(f.IO.Out, held)
+		}
+		for _, h := range held {
+			fmt.Fprintf(f.IO.Out, "%s  %s/%s.json  %s\n", h.Candidate, consolidate.HeldDir, h.Candidate, h.Reason)
+		}
+		if len(held) == 0 {
+			fmt.Fprintln(f.IO.ErrOut, "memctl: no held candidates")
+		}
+		return nil
 	}
 	cands, bad, err := mdmem.ReadQueue(ctx, s.Dir)
 	if err != nil {
@@ -51,6 +81,9 @@ func runQueue(ctx context.Context, f *Factory, opts *queueOptions) error {
 	}
 	if len(cands) == 0 {
 		fmt.Fprintln(f.IO.ErrOut, "memctl: the queue is empty")
+	}
+	if len(held) > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: %d held %s a person: see `memctl queue --held`\n", len(held), pluralize(len(held), "candidate needs", "candidates need"))
 	}
 	return nil
 }
