@@ -109,7 +109,7 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 		}
 		io.Task = task
 	}
-	corpus, err := inject.LoadCorpus(ctx, s.Dir, !opts.NoCache)
+	corpus, err := inject.LoadCorpusFor(ctx, s.Dir, !opts.NoCache, io.Counter)
 	if err != nil {
 		return err
 	}
@@ -192,4 +192,14 @@ func injectOptionsFrom(f *Factory, c mdmem.InjectConfig, cmd *cobra.Command, sha
 		o.Now = f.Now().UTC()
 	}
 	return o, nil
+}
+
+// configCounter is the configured tokenizer, whose token counts a rebuilt
+// index cache keeps (nil if the config names none memctl knows).
+func configCounter(s *mdmem.Store) inject.Counter {
+	cnt, err := inject.NewCounter(s.Config.Inject.Tokenizer)
+	if err != nil {
+		return nil
+	}
+	return cnt
 }

@@ -53,7 +53,7 @@ func runSearch(ctx context.Context, f *Factory, query string, opts *searchOption
 	if err != nil {
 		return err
 	}
-	c, err := inject.LoadCorpus(ctx, s.Dir, true)
+	c, err := inject.LoadCorpusFor(ctx, s.Dir, true, configCounter(s))
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ func runStats(ctx context.Context, f *Factory, cmd *cobra.Command, opts *statsOp
 	if err != nil {
 		return err
 	}
-	c, err := inject.LoadCorpus(ctx, s.Dir, true)
+	c, err := inject.LoadCorpusFor(ctx, s.Dir, true, configCounter(s))
 	if err != nil {
 		return err
 	}

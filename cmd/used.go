@@ -36,7 +36,7 @@ func runUsed(ctx context.Context, f *Factory, ids []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := inject.LoadCorpus(ctx, s.Dir, true)
+	c, err := inject.LoadCorpusFor(ctx, s.Dir, true, configCounter(s))
 	if err != nil {
 		return err
 	}

@@ -23,12 +23,12 @@ func benchInject(b *testing.B, topic int, cache bool) {
 	ctx := context.Background()
 	o := Options{Budget: 4000, CoreShare: 0.15, CoreMaxLines: 200, CoreMaxBytes: 25600, TopK: 8, Counter: o200k(b), StaleDays: 90,
 		Now: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), Task: "fix the slow report api timeout"}
-	if _, err := LoadCorpus(ctx, dir, cache); err != nil {
+	if _, err := LoadCorpusFor(ctx, dir, cache, o.Counter); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		c, err := LoadCorpus(ctx, dir, cache)
+		c, err := LoadCorpusFor(ctx, dir, cache, o.Counter)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -65,6 +65,7 @@ type Corpus struct {
 
 	topicIdx map[string]int
 	indexes  map[string]*Index // by analyzer key, built on demand
+	tok      *tokTable         // token counts of the notes' lines, from the cache build
 }
 
 // NewCorpus copies the entries of a loaded memory.
@@ -114,14 +115,25 @@ func noteOf(e *mdmem.Entry) Note {
 // LoadCorpus reads the memory in dir: from the index cache when it is
 // fresh, else by parsing the Markdown files (and refreshing the cache when
 // useCache is set). Hand edits are always picked up: the cache is keyed on
-// every memory file's size, mtime and inode.
+// every memory file's size, mtime, ctime and inode (and content, for files
+// written just before the cache).
 func LoadCorpus(ctx context.Context, dir string, useCache bool) (*Corpus, error) {
+	return LoadCorpusFor(ctx, dir, useCache, nil)
+}
+
+// LoadCorpusFor is LoadCorpus that, when it rebuilds the cache, also
+// stores every note's token count for cnt (the configured tokenizer), so
+// that later injects with that tokenizer need not load it.
+func LoadCorpusFor(ctx context.Context, dir string, useCache bool, cnt Counter) (*Corpus, error) {
 	var key []fileKey
 	if useCache {
 		if c, err := loadCached(ctx, dir); err == nil && c != nil {
 			return c, nil
 		}
 		key, _ = memoryKey(dir)
+		if key != nil && markRacy(dir, key, time.Now()) != nil {
+			key = nil
+		}
 	}
 	m, err := mdmem.Load(ctx, dir)
 	if err != nil {
@@ -129,6 +141,9 @@ func LoadCorpus(ctx context.Context, dir string, useCache bool) (*Corpus, error)
 	}
 	c := NewCorpus(m)
 	if useCache && key != nil {
+		if cnt != nil {
+			c.tok = buildTokTable(c, cnt)
+		}
 		saveCache(ctx, dir, c, key) // best effort: a failed cache write only costs speed
 	}
 	return c, nil

@@ -109,65 +109,25 @@ func loadCase(dir string) (*EvalCase, error) {
 	return c, sc.Err()
 }
 
-// WriteMemory writes candidates as a fresh memory's Markdown files into
-// dir (no git): core categories without a topic go to MEMORY.md's core
-// sections, everything else to topics/<topic or category>.md, ids numbered
-// per category in input order. It is eval's stand-in for `memctl import`
-// and gives the same layout.
-func WriteMemory(dir string, cands []*mdmem.Candidate, now time.Time) error {
-	next := map[string]int{}
-	core := map[string][]string{}
-	topics := map[string][]string{}
+// importMemory creates a fresh memory in dir and imports the candidates
+// through the product's write path (mdmem.Init, Store.Import: one commit),
+// so eval measures the layout and ids memctl import gives.
+func importMemory(ctx context.Context, dir string, cands []*mdmem.Candidate, now time.Time) error {
+	s, _, err := mdmem.Init(ctx, dir)
+	if err != nil {
+		return err
+	}
+	s.Now = func() time.Time { return now }
+	norm := make([]*mdmem.Candidate, 0, len(cands))
 	for i, c := range cands {
 		cc := *c
 		if err := cc.Normalize(now, 1<<20, nil); err != nil {
 			return fmt.Errorf("memory %d: %v", i+1, err)
 		}
-		cat, _ := mdmem.CategoryByName(cc.Category)
-		next[cat.Prefix]++
-		line := cc.Entry(mdmem.FormatID(cat.Prefix, next[cat.Prefix])).Render()
-		switch {
-		case cc.Topic != "":
-			topics[cc.Topic] = append(topics[cc.Topic], line)
-		case cat.Core:
-			core[cat.Name] = append(core[cat.Name], line)
-		default:
-			topics[cat.Name] = append(topics[cat.Name], line)
-		}
+		norm = append(norm, &cc)
 	}
-	var b strings.Builder
-	b.WriteString("# Core profile\n")
-	for _, cat := range mdmem.Categories {
-		if cat.Core {
-			b.WriteString("\n## " + cat.Heading + "\n\n")
-			for _, l := range core[cat.Name] {
-				b.WriteString(l)
-			}
-		}
-	}
-	b.WriteString("\n## Pending confirmation\n\n# Topic index\n\n")
-	slugs := make([]string, 0, len(topics))
-	for s := range topics {
-		slugs = append(slugs, s)
-	}
-	sort.Strings(slugs)
-	for _, s := range slugs {
-		b.WriteString("- " + s + " → " + mdmem.TopicPath(s) + "\n")
-	}
-	b.WriteString("\n# Archive\n")
-	if err := os.MkdirAll(filepath.Join(dir, mdmem.TopicDir), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, mdmem.MainFile), []byte(b.String()), 0o644); err != nil {
-		return err
-	}
-	for _, s := range slugs {
-		body := "# " + s + "\n\n" + strings.Join(topics[s], "")
-		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(mdmem.TopicPath(s))), []byte(body), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = s.Import(ctx, norm)
+	return err
 }
 
 // EvalOptions choose the cuts of an eval run.
@@ -261,7 +221,7 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 		if now.IsZero() {
 			now = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 		}
-		if err := WriteMemory(dir, c.Memories, now); err != nil {
+		if err := importMemory(ctx, dir, c.Memories, now); err != nil {
 			return nil, fmt.Errorf("case %s: %w", c.Name, err)
 		}
 		corpus, err := LoadCorpus(ctx, dir, false)

@@ -19,13 +19,40 @@ const (
 // row form so it can be cached as flat arrays.
 type Index struct {
 	An        Analyzer
-	Terms     map[string]int32
+	Terms     map[string]int32  // term → id; nil when read from the cache (see lookup)
 	PostStart []int32           // postings of term t: [PostStart[t], PostStart[t+1])
 	PostDoc   []int32           // note index
 	PostTF    [nFields][]uint16 // term frequency per field, aligned with PostDoc
 	DocLen    [nFields][]uint16 // field lengths in terms, per note
 	AvgLen    [nFields]float64
 	N         int
+
+	// From the cache: the terms sorted, as offsets into termBlob, with
+	// their ids.
+	termOff  []int32
+	termID   []int32
+	termBlob []byte
+}
+
+// lookup returns the id of a term.
+func (ix *Index) lookup(w string) (int32, bool) {
+	if ix.Terms != nil {
+		id, ok := ix.Terms[w]
+		return id, ok
+	}
+	lo, hi := 0, len(ix.termID)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if string(ix.termBlob[ix.termOff[m]:ix.termOff[m+1]]) < w {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(ix.termID) && string(ix.termBlob[ix.termOff[lo]:ix.termOff[lo+1]]) == w {
+		return ix.termID[lo], true
+	}
+	return 0, false
 }
 
 func (a Analyzer) key() string { return fmt.Sprintf("stem=%t,stop=%t", a.Stem, a.StopWords) }
@@ -168,7 +195,7 @@ func (ix *Index) query(text string, extra []string) []qterm {
 	}
 	var q []qterm
 	for w, n := range counts {
-		if id, ok := ix.Terms[w]; ok {
+		if id, ok := ix.lookup(w); ok {
 			q = append(q, qterm{text: w, id: id, w: n})
 		}
 	}
@@ -227,27 +254,117 @@ type Hit struct {
 // Rank scores the eligible notes against the task text and tags and
 // returns those with a positive score, best first; ties go to file order.
 func (c *Corpus) Rank(p RankParams, task string, tags []string, eligible func(i int) bool) []Hit {
+	return c.rank(p, task, tags, eligible).top(0)
+}
+
+// ranking is the final scores of a Rank, from which the best hits are
+// taken as far as they are needed.
+type ranking struct {
+	hits   []Hit // eligible notes with a positive score, unordered
+	sorted int   // hits[:sorted] are the best, in order
+}
+
+func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i int) bool) *ranking {
 	ix := c.Index(p.An)
 	q := ix.query(task, tags)
 	if len(q) == 0 {
-		return nil
+		return &ranking{}
+	}
+	var ok []bool
+	if eligible != nil {
+		ok = make([]bool, ix.N)
+		for d := range ok {
+			ok[d] = eligible(d)
+		}
 	}
 	scores := make([]float64, ix.N)
 	ix.score(p, q, scores)
 	if p.FbDocs > 0 && p.FbTerms > 0 && p.FbWeight > 0 {
-		top := topHits(scores, eligible, p.FbDocs)
+		top := topHits(scores, ok, p.FbDocs)
 		if exp := c.expand(ix, p, q, top); len(exp) > 0 {
 			clear(scores)
 			ix.score(p, exp, scores)
 		}
 	}
 	if p.Proximity > 0 {
-		c.proximity(ix, p, task, scores, eligible)
+		c.proximity(ix, p, task, scores, ok)
 	}
 	if p.Neighbor > 0 {
 		scores = c.smoothNeighbors(scores, p.Neighbor)
 	}
-	return topHits(scores, eligible, 0)
+	return &ranking{hits: positive(scores, ok)}
+}
+
+// top returns the best n hits in order (n <= 0: all).
+func (r *ranking) top(n int) []Hit {
+	if n <= 0 || n > len(r.hits) {
+		n = len(r.hits)
+	}
+	if n > r.sorted {
+		if n*4 >= len(r.hits) {
+			sortHits(r.hits)
+			r.sorted = len(r.hits)
+		} else {
+			rest := r.hits[r.sorted:]
+			selectBest(rest, n-r.sorted)
+			sortHits(rest[:n-r.sorted])
+			r.sorted = n
+		}
+	}
+	return r.hits[:n:n]
+}
+
+// better orders hits: higher score first, then file order.
+func better(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.Doc < b.Doc
+}
+
+func sortHits(h []Hit) { sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) }) }
+
+// selectBest moves the best n hits to the front of h (in no order), with
+// a bounded heap whose root is the worst kept hit.
+func selectBest(h []Hit, n int) {
+	if n <= 0 {
+		return
+	}
+	down := func(i int) {
+		for {
+			w := i
+			if l := 2*i + 1; l < n && better(h[w], h[l]) {
+				w = l
+			}
+			if r := 2*i + 2; r < n && better(h[w], h[r]) {
+				w = r
+			}
+			if w == i {
+				return
+			}
+			h[i], h[w] = h[w], h[i]
+			i = w
+		}
+	}
+	for i := n/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for k := n; k < len(h); k++ {
+		if better(h[k], h[0]) {
+			h[0], h[k] = h[k], h[0]
+			down(0)
+		}
+	}
+}
+
+func positive(scores []float64, ok []bool) []Hit {
+	var hits []Hit
+	for d, s := range scores {
+		if s > 0 && (ok == nil || ok[d]) {
+			hits = append(hits, Hit{Doc: d, Score: s})
+		}
+	}
+	return hits
 }
 
 func (ix *Index) score(p RankParams, q []qterm, scores []float64) {
@@ -277,25 +394,11 @@ func (ix *Index) score(p RankParams, q []qterm, scores []float64) {
 	}
 }
 
-// topHits returns the eligible notes with positive score, best first, at
-// most n (0: all).
-func topHits(scores []float64, eligible func(int) bool, n int) []Hit {
-	var hits []Hit
-	for d, s := range scores {
-		if s > 0 && (eligible == nil || eligible(d)) {
-			hits = append(hits, Hit{Doc: d, Score: s})
-		}
-	}
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
-		}
-		return hits[i].Doc < hits[j].Doc
-	})
-	if n > 0 && len(hits) > n {
-		hits = hits[:n]
-	}
-	return hits
+// topHits returns the eligible notes (ok nil: all) with positive score,
+// best first, at most n.
+func topHits(scores []float64, ok []bool, n int) []Hit {
+	r := &ranking{hits: positive(scores, ok)}
+	return r.top(n)
 }
 
 // expand is RM3-style pseudo-relevance feedback: the terms most likely
@@ -327,7 +430,7 @@ func (c *Corpus) expand(ix *Index, p RankParams, q []qterm, top []Hit) []qterm {
 	}
 	var cand []tw
 	for t, w := range rel {
-		id, ok := ix.Terms[t]
+		id, ok := ix.lookup(t)
 		if !ok || ix.df(id) > ix.N/4+1 {
 			continue // too common to say anything
 		}
@@ -358,7 +461,8 @@ func (c *Corpus) expand(ix *Index, p RankParams, q []qterm, top []Hit) []qterm {
 	}
 	out := make([]qterm, 0, len(merged))
 	for t, w := range merged {
-		out = append(out, qterm{text: t, id: ix.Terms[t], w: w})
+		id, _ := ix.lookup(t)
+		out = append(out, qterm{text: t, id: id, w: w})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].text < out[j].text })
 	return out
@@ -402,10 +506,10 @@ const proximityDocs = 100
 // proximity adds, to the best notes, a bonus for each pair of terms that
 // are neighbours in the task and at most three terms apart in the note
 // ("support group", "order service"), weighted by the rarer term's idf.
-func (c *Corpus) proximity(ix *Index, p RankParams, task string, scores []float64, eligible func(int) bool) {
+func (c *Corpus) proximity(ix *Index, p RankParams, task string, scores []float64, eligible []bool) {
 	var seq []int32
 	for _, w := range ix.An.Terms(nil, task) {
-		if id, ok := ix.Terms[w]; ok {
+		if id, ok := ix.lookup(w); ok {
 			seq = append(seq, id)
 		}
 	}
@@ -418,7 +522,7 @@ func (c *Corpus) proximity(ix *Index, p RankParams, task string, scores []float6
 		words = ix.An.Terms(words[:0], c.Notes[h.Doc].Content)
 		pos := map[int32][]int{}
 		for i, w := range words {
-			if id, ok := ix.Terms[w]; ok {
+			if id, ok := ix.lookup(w); ok {
 				pos[id] = append(pos[id], i)
 			}
 		}

@@ -147,9 +147,9 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 		task = task[:cut]
 		r.Warnings = append(r.Warnings, fmt.Sprintf("task text is %d bytes; only the first %d are used for retrieval", len(o.Task), cut))
 	}
-	cnt := o.Counter
-	frame := cnt.Count(Header+"\n") + 2*cnt.Count("```"+fenceInfo+"\n")
-	headCoreTok, headRetTok := cnt.Count(headCore), cnt.Count(headRetrieved)
+	cnt := c.tokens(o.Counter, o.contentOnly)
+	frame := cnt.str(Header+"\n") + 2*cnt.str("```"+fenceInfo+"\n")
+	headCoreTok, headRetTok := cnt.str(headCore), cnt.str(headRetrieved)
 	if o.contentOnly {
 		frame, headCoreTok, headRetTok = 0, 0, 0
 	}
@@ -215,20 +215,37 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 		}
 		return n.Place == mdmem.PlaceTopic && o.Eligible(n) && tagOK(n)
 	}
+	// The ranked hits are sorted only as far as packing reads them.
 	var hits []Hit
+	more := func() bool { return false }
 	if strings.TrimSpace(task) != "" || len(o.Tags) > 0 {
-		hits = c.Rank(rp, task, o.Tags, eligible)
-		if len(hits) == 0 && strings.TrimSpace(task) == "" {
-			// Tags alone: every tagged entry, newest first.
-			hits = taggedByDate(c, eligible)
+		rk := c.rank(rp, task, o.Tags, eligible)
+		want := o.TopK
+		if want <= 0 {
+			want = 256
 		}
-	}
-	if o.TopK > 0 && len(hits) > o.TopK {
-		hits = hits[:o.TopK]
+		hits = rk.top(want)
+		if o.TopK <= 0 {
+			more = func() bool {
+				if len(hits) == len(rk.hits) {
+					return false
+				}
+				hits = rk.top(4 * len(hits))
+				return true
+			}
+		}
+		if len(rk.hits) == 0 && strings.TrimSpace(task) == "" {
+			// Tags alone: every tagged entry, newest first.
+			hits, more = taggedByDate(c, eligible), func() bool { return false }
+			if o.TopK > 0 && len(hits) > o.TopK {
+				hits = hits[:o.TopK]
+			}
+		}
 	}
 	omitted := append([]int(nil), overflow...)
 	nRet, misfits := 0, 0
-	for _, h := range hits {
+	for k := 0; k < len(hits) || (k == len(hits) && more()); k++ {
+		h := hits[k]
 		n := &c.Notes[h.Doc]
 		key := normalize(n.Content)
 		if seenText[key] {
@@ -261,13 +278,15 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 	// (the footer and a longer fence can push it over).
 	for {
 		var om []string
+		var omDocs []int
 		for _, i := range omitted {
 			if !taken[i] {
 				om = append(om, c.Notes[i].Ref())
+				omDocs = append(omDocs, i)
 			}
 		}
 		r.Omitted = om
-		block, total := render(r.Items, nCore, om, cnt)
+		block, total := render(r.Items, nCore, om, omDocs, cnt)
 		if o.contentOnly {
 			total = 0
 			for _, it := range r.Items {
@@ -312,9 +331,22 @@ func taggedByDate(c *Corpus, eligible func(int) bool) []Hit {
 }
 
 // renderItem renders one entry line and counts it.
-func renderItem(c *Corpus, doc int, tier string, score float64, o Options, cnt Counter) Item {
+func renderItem(c *Corpus, doc int, tier string, score float64, o Options, cnt *tokenCtx) Item {
 	n := &c.Notes[doc]
-	it := Item{Note: n, Tier: tier, Score: score, AgeDays: -1, doc: doc}
+	it := Item{Note: n, Tier: tier, Score: score, doc: doc}
+	it.Line, it.AgeDays = renderLine(c, doc, o)
+	if o.contentOnly {
+		it.Tokens = cnt.cnt.Count(cleanText(n.Content))
+	} else {
+		it.Tokens = cnt.line(doc, it.Line, it.AgeDays)
+	}
+	return it
+}
+
+// renderLine renders one entry line; ageDays is its age label, -1 if none.
+func renderLine(c *Corpus, doc int, o Options) (line string, ageDays int) {
+	n := &c.Notes[doc]
+	ageDays = -1
 	var b strings.Builder
 	b.WriteString("- [")
 	b.WriteString(n.Ref())
@@ -328,7 +360,7 @@ func renderItem(c *Corpus, doc int, tier string, score float64, o Options, cnt C
 		meta = append(meta, mdmem.FormatTime(d))
 		if !o.Now.IsZero() && o.StaleDays > 0 {
 			if age := int(o.Now.Sub(d).Hours() / 24); age > o.StaleDays {
-				it.AgeDays = age
+				ageDays = age
 				meta = append(meta, fmt.Sprintf("%d days old", age))
 			}
 		}
@@ -339,12 +371,7 @@ func renderItem(c *Corpus, doc int, tier string, score float64, o Options, cnt C
 		b.WriteString(")")
 	}
 	b.WriteString("\n")
-	it.Line = b.String()
-	it.Tokens = cnt.Count(it.Line)
-	if o.contentOnly {
-		it.Tokens = cnt.Count(cleanText(n.Content))
-	}
-	return it
+	return b.String(), ageDays
 }
 
 // cleanText makes stored text safe inside the fence: one line, no control
@@ -384,17 +411,17 @@ func Fence(body string) string {
 // non-space character, so the tokens of the block are the sum of the
 // tokens of its lines (BPE pre-tokenisation splits at such line starts);
 // tests check this against counting the whole block.
-func render(items []Item, nCore int, omitted []string, cnt Counter) (string, int) {
+func render(items []Item, nCore int, omitted []string, omittedDocs []int, cnt *tokenCtx) (string, int) {
 	var body strings.Builder
 	total := 0
 	for k, it := range items {
 		if k == 0 && nCore > 0 {
 			body.WriteString(headCore)
-			total += cnt.Count(headCore)
+			total += cnt.str(headCore)
 		}
 		if k == nCore {
 			body.WriteString(headRetrieved)
-			total += cnt.Count(headRetrieved)
+			total += cnt.str(headRetrieved)
 		}
 		body.WriteString(it.Line)
 		total += it.Tokens
@@ -405,11 +432,10 @@ func render(items []Item, nCore int, omitted []string, cnt Counter) (string, int
 	b.WriteString(fence + fenceInfo + "\n")
 	b.WriteString(body.String())
 	b.WriteString(fence + "\n")
-	total += cnt.Count(Header+"\n") + cnt.Count(fence+fenceInfo+"\n") + cnt.Count(fence+"\n")
+	total += cnt.str(Header+"\n") + cnt.str(fence+fenceInfo+"\n") + cnt.str(fence+"\n")
 	if len(omitted) > 0 {
-		f := footer(omitted)
-		b.WriteString(f)
-		total += cnt.Count(f)
+		b.WriteString(footer(omitted))
+		total += cnt.footer(omitted, omittedDocs)
 	}
 	return b.String(), total
 }

@@ -85,7 +85,7 @@ func ComputeStats(c *Corpus, o Options, recs []LogRecord, bad int, logEnabled bo
 			s.Conflicting = append(s.Conflicting, n.Ref())
 		}
 		if n.Place == mdmem.PlaceCore {
-			it := renderItem(c, i, TierCore, 0, Options{}, o.Counter)
+			it := renderItem(c, i, TierCore, 0, Options{}, c.tokens(o.Counter, false))
 			s.Core.Entries++
 			s.Core.Lines++
 			s.Core.Bytes += len(it.Line)

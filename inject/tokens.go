@@ -3,10 +3,13 @@ package inject
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
+	"github.com/memctl/memctl/mdmem"
 	"github.com/tiktoken-go/tokenizer"
 )
 
@@ -53,11 +56,12 @@ func NewCounter(spec string) (Counter, error) {
 }
 
 type bpeCounter struct {
-	name  string
-	enc   tokenizer.Encoding
-	once  sync.Once
-	codec tokenizer.Codec
-	err   error
+	name   string
+	enc    tokenizer.Encoding
+	once   sync.Once
+	codec  tokenizer.Codec
+	err    error
+	loaded atomic.Bool // the tables were loaded (tests check inject avoids it)
 }
 
 func (b *bpeCounter) Name() string { return b.name }
@@ -66,7 +70,7 @@ func (b *bpeCounter) Count(s string) int {
 	if s == "" {
 		return 0
 	}
-	b.once.Do(func() { b.codec, b.err = tokenizer.Get(b.enc) })
+	b.once.Do(func() { b.codec, b.err = tokenizer.Get(b.enc); b.loaded.Store(true) })
 	if b.err != nil {
 		panic(fmt.Sprintf("tokenizer %s: %v", b.name, b.err)) // the tables are compiled in
 	}
@@ -98,4 +102,192 @@ func (c charCounter) Count(s string) int {
 		}
 	}
 	return cjk + int(math.Ceil(float64(other)/c.per))
+}
+
+// tokTable holds token counts computed when the index cache is built, for
+// one BPE tokenizer, so that inject on a cached memory never loads the
+// tokenizer. Counts add up because every piece they are summed from starts
+// at a boundary of the tokenizer's pre-tokeniser (a line start; the ")"
+// or " · " after a date, which ends with a digit or "Z"; the space before
+// an id in the footer, which ends with a letter or digit), and BPE never
+// merges across such boundaries. The property test checks the sums
+// against counting whole blocks.
+type tokTable struct {
+	name   string
+	consts map[string]int // fixed strings: header, fences, headings, footer and label pieces
+	digits []byte         // tokens of "0".."9", "00".."99", "000".."999"
+	line   []uint16       // per note: tokens of its line without an age label; 0 unknown
+	ref    []uint8        // per note: tokens of " "+Ref() in the footer; 0 unknown
+}
+
+const (
+	digitTableLen = 1110
+	maxPreFence   = 16 // fence lines counted in advance: 3..16 backticks
+	labelTail     = " days old)\n"
+	lineEnd       = ")\n"
+	footHead      = "Left out for budget:"
+	footAsk       = " Ask for one with `memctl show <id>`.\n"
+	footMoreHead  = " (+"
+	footMoreTail  = " more)."
+)
+
+// constStrings are the fixed strings whose counts the table keeps.
+func constStrings() []string {
+	s := []string{Header + "\n", headCore, headRetrieved, lineEnd, mdmem.MetaSep, labelTail,
+		footHead, footAsk, footMoreHead, footMoreTail, ",", "."}
+	for n := 3; n <= maxPreFence; n++ {
+		f := strings.Repeat("`", n)
+		s = append(s, f+fenceInfo+"\n", f+"\n")
+	}
+	return s
+}
+
+func digitIndex(d string) int {
+	v, _ := strconv.Atoi(d)
+	switch len(d) {
+	case 1:
+		return v
+	case 2:
+		return 10 + v
+	}
+	return 110 + v
+}
+
+// buildTokTable counts every note's line for a BPE counter (nil for other
+// counters: chars:N is cheap to count directly), on all CPUs.
+func buildTokTable(c *Corpus, cnt Counter) *tokTable {
+	if _, ok := cnt.(*bpeCounter); !ok {
+		return nil
+	}
+	n := len(c.Notes)
+	t := &tokTable{name: cnt.Name(), consts: map[string]int{}, digits: make([]byte, digitTableLen),
+		line: make([]uint16, n), ref: make([]uint8, n)}
+	for _, s := range constStrings() {
+		t.consts[s] = cnt.Count(s)
+	}
+	for l := 1; l <= 3; l++ {
+		for v := 0; v < [...]int{0, 10, 100, 1000}[l]; v++ {
+			d := fmt.Sprintf("%0*d", l, v)
+			if k := cnt.Count(d); k < 256 {
+				t.digits[digitIndex(d)] = byte(k)
+			}
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), 1+n/256)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				line, _ := renderLine(c, i, Options{})
+				if k := cnt.Count(line); k < math.MaxUint16 {
+					t.line[i] = uint16(k)
+				}
+				if ref := c.Notes[i].Ref(); refCountable(ref) {
+					if k := cnt.Count(" " + ref); k < 256 {
+						t.ref[i] = uint8(k)
+					}
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	return t
+}
+
+// refCountable: an id ending in an ASCII letter or digit ends a
+// pre-tokeniser piece before the "," or "." that follows it.
+func refCountable(ref string) bool {
+	if ref == "" {
+		return false
+	}
+	b := ref[len(ref)-1]
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
+}
+
+// tokenCtx counts for one inject: from the corpus's table when it was built
+// for this counter, else with the counter (loading it on first use).
+type tokenCtx struct {
+	cnt Counter
+	t   *tokTable
+}
+
+func (c *Corpus) tokens(cnt Counter, contentOnly bool) *tokenCtx {
+	x := &tokenCtx{cnt: cnt}
+	if c.tok != nil && !contentOnly && c.tok.name == cnt.Name() {
+		x.t = c.tok
+	}
+	return x
+}
+
+func (x *tokenCtx) str(s string) int {
+	if x.t != nil {
+		if n, ok := x.t.consts[s]; ok {
+			return n
+		}
+	}
+	return x.cnt.Count(s)
+}
+
+func (x *tokenCtx) number(n int) (int, bool) {
+	d := itoa(n)
+	if n < 0 {
+		return 0, false
+	}
+	total := 0
+	for len(d) > 0 {
+		g := d[:min(3, len(d))]
+		d = d[len(g):]
+		k := int(x.t.digits[digitIndex(g)])
+		if k == 0 {
+			return 0, false
+		}
+		total += k
+	}
+	return total, true
+}
+
+// line returns the tokens of note doc's rendered line (age label ageDays,
+// -1 for none).
+func (x *tokenCtx) line(doc int, line string, ageDays int) int {
+	if x.t != nil && x.t.line[doc] > 0 {
+		n := int(x.t.line[doc])
+		if ageDays < 0 {
+			return n
+		}
+		if k, ok := x.number(ageDays); ok {
+			return n - x.str(lineEnd) + x.str(mdmem.MetaSep) + k + x.str(labelTail)
+		}
+	}
+	return x.cnt.Count(line)
+}
+
+// footer returns the tokens of footer(refs), refs being those of docs.
+func (x *tokenCtx) footer(refs []string, docs []int) int {
+	if x.t == nil {
+		return x.cnt.Count(footer(refs))
+	}
+	list := docs
+	if len(list) > maxListed {
+		list = list[:maxListed]
+	}
+	n := x.str(footHead) + x.str(footAsk) + (len(list)-1)*x.str(",")
+	for _, d := range list {
+		k := int(x.t.ref[d])
+		if k == 0 {
+			return x.cnt.Count(footer(refs))
+		}
+		n += k
+	}
+	if len(docs) > maxListed {
+		k, ok := x.number(len(docs) - maxListed)
+		if !ok {
+			return x.cnt.Count(footer(refs))
+		}
+		n += x.str(footMoreHead) + k + x.str(footMoreTail)
+	} else {
+		n += x.str(".")
+	}
+	return n
 }

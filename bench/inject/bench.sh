@@ -1,30 +1,48 @@
 #!/bin/sh
-# Whole-process inject timing against the process floor (memctl version).
+# Whole-process inject timing against the process floor (memctl version),
+# interleaved: each round runs version, inject and inject --top-k 0 back to
+# back, so load on a shared machine hits all three alike; medians of RUNS
+# rounds. Ratios are inject median / version median of the same run.
 # Usage: bench/inject/bench.sh [TOPIC_ENTRIES...]   (default 10000 100000)
+# MEMCTL_BIN=path times a prebuilt binary instead of building the tree.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/memctl" "$root"
-m="$work/memctl"
+if [ -n "${MEMCTL_BIN:-}" ]; then
+	m=$MEMCTL_BIN
+else
+	go build -o "$work/memctl" "$root"
+	m="$work/memctl"
+fi
 runs=${RUNS:-30}
-timeit() { # prints median wall ms of $runs runs of "$@"
-	i=0; : > "$work/t"
-	while [ $i -lt $runs ]; do
-		s=$(date +%s%N); "$@" > /dev/null 2>&1; e=$(date +%s%N)
-		echo $(( (e - s) / 1000 )) >> "$work/t"; i=$((i+1))
-	done
-	sort -n "$work/t" | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}'
-}
+now_ms() { echo $(( $(date +%s%N) / 1000 )); }
+med() { sort -n "$1" | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]/1000}'; }
+task="fix the slow report api timeout"
 for n in ${@:-10000 100000}; do
 	d="$work/mem-$n"
 	"$m" init "$d" > /dev/null 2>&1 || mkdir -p "$d/.memctl"
 	python3 "$root/bench/inject/gen.py" "$d" 200 "$n"
-	"$m" --dir "$d" inject --task "slow report api" > /dev/null  # warm the cache
-	floor=$(timeit "$m" version)
-	inj=$(timeit "$m" --dir "$d" inject --task "fix the slow report api timeout" --budget 4000)
-	inj0=$(timeit "$m" --dir "$d" inject --task "fix the slow report api timeout" --budget 4000 --top-k 0)
-	nocache=$(RUNS=5 timeit "$m" --dir "$d" inject --no-cache --task "fix the slow report api timeout" --budget 4000)
-	rss=$( { /usr/bin/time -v "$m" --dir "$d" inject --task "fix the slow report api timeout" > /dev/null; } 2>&1 | awk -F: '/Maximum resident/ {gsub(/ /,"",$2); print $2}')
-	echo "topic=$n core=200 version=${floor}ms inject=${inj}ms ($(echo "$inj $floor" | awk '{printf "%.1f", $1/$2}')x) inject_topk0=${inj0}ms no_cache=${nocache}ms peak_rss=${rss}KB"
+	sleep 2.5 # past the cache's racy window, as when memory was written earlier
+	"$m" --dir "$d" inject --task "slow report api" > /dev/null  # build the cache
+	: > "$work/v"; : > "$work/i"; : > "$work/k"
+	i=0
+	while [ $i -lt $runs ]; do
+		s=$(now_ms); "$m" version > /dev/null 2>&1; e=$(now_ms); echo $((e - s)) >> "$work/v"
+		s=$(now_ms); "$m" --dir "$d" inject --task "$task" --budget 4000 > /dev/null 2>&1; e=$(now_ms); echo $((e - s)) >> "$work/i"
+		s=$(now_ms); "$m" --dir "$d" inject --task "$task" --budget 4000 --top-k 0 > /dev/null 2>&1; e=$(now_ms); echo $((e - s)) >> "$work/k"
+		i=$((i + 1))
+	done
+	: > "$work/n"
+	i=0
+	while [ $i -lt 3 ]; do
+		s=$(now_ms); "$m" --dir "$d" inject --no-cache --task "$task" --budget 4000 > /dev/null 2>&1; e=$(now_ms); echo $((e - s)) >> "$work/n"
+		i=$((i + 1))
+	done
+	: > "$work/r"
+	for _ in 1 2 3; do
+		{ /usr/bin/time -v "$m" --dir "$d" inject --task "$task" --budget 4000 > /dev/null; } 2>&1 | awk -F: '/Maximum resident/ {gsub(/ /,"",$2); print $2 * 1000}' >> "$work/r"
+	done
+	v=$(med "$work/v"); inj=$(med "$work/i"); inj0=$(med "$work/k")
+	echo "topic=$n core=200 runs=$runs version=${v}ms inject=${inj}ms ($(echo "$inj $v" | awk '{printf "%.1f", $1/$2}')x) inject_topk0=${inj0}ms ($(echo "$inj0 $v" | awk '{printf "%.1f", $1/$2}')x) no_cache=$(med "$work/n")ms peak_rss=$(med "$work/r")KB"
 done

@@ -1,0 +1,232 @@
+package inject
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// randomFiles is a random memory as files: core and topic entries with
+// ids, id-less hand-written items (named file:line), dates with and
+// without a time, entries without metadata, backticks and CJK.
+func randomFiles(rng *rand.Rand, n, m int) map[string]string {
+	words := strings.Fields("order cache redis report api slow index mysql deploy kafka queue 缓存 数据库 ``` ```` fence ignore previous instructions # header budget token é ü 2025 v1.2 it's don't")
+	sentence := func() string {
+		k := 1 + rng.Intn(25)
+		var b []string
+		for i := 0; i < k; i++ {
+			b = append(b, words[rng.Intn(len(words))])
+		}
+		return strings.Join(b, " ")
+	}
+	meta := func(i int) string {
+		switch rng.Intn(6) {
+		case 0:
+			return ""
+		case 1:
+			return " (hand note)"
+		case 2:
+			return fmt.Sprintf(" (session · 2025-%02d-%02dT%02d:%02d:00Z · refs r%d)", 1+rng.Intn(12), 1+rng.Intn(28), rng.Intn(24), rng.Intn(60), i)
+		default:
+			return fmt.Sprintf(" (session · 20%02d-%02d-%02d · refs r%d)", 20+rng.Intn(7), 1+rng.Intn(12), 1+rng.Intn(28), i)
+		}
+	}
+	var main strings.Builder
+	main.WriteString("# Core profile\n\n## Key decisions\n\n")
+	for i := 0; i < n; i++ {
+		if rng.Intn(5) == 0 {
+			fmt.Fprintf(&main, "- %s%s\n", sentence(), meta(i))
+		} else {
+			fmt.Fprintf(&main, "- [dec-%03d] %s%s\n", i+1, sentence(), meta(i))
+		}
+	}
+	main.WriteString("\n## Pending confirmation\n\n# Topic index\n\n# Archive\n")
+	files := map[string]string{"MEMORY.md": main.String()}
+	for f := 0; f < 3; f++ {
+		var topic strings.Builder
+		topic.WriteString("# Notes\n\n")
+		for i := 0; i < m; i++ {
+			if rng.Intn(6) == 0 {
+				fmt.Fprintf(&topic, "- %s%s\n", sentence(), meta(i))
+			} else {
+				fmt.Fprintf(&topic, "- [fact-%d%03d] %s%s\n", f, i+1, sentence(), meta(i))
+			}
+		}
+		files[fmt.Sprintf("topics/t%d.md", f)] = topic.String()
+	}
+	return files
+}
+
+// TestCachedCountsMatch: inject on a cached memory, with the token counts
+// stored at the cache build, gives the same bytes and counts as counting
+// every line, and never loads the tokenizer.
+func TestCachedCountsMatch(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	ctx := context.Background()
+	seen := map[string]int{}
+	defer func() {
+		for _, s := range []string{"days old)", "Left out for budget", " more). Ask", ":"} {
+			if seen[s] == 0 {
+				t.Errorf("no block had %q: the test does not cover it", s)
+			}
+		}
+	}()
+	for round := 0; round < 6; round++ {
+		dir := writeMem(t, randomFiles(rng, rng.Intn(40), 20+rng.Intn(120)))
+		for _, name := range []string{"o200k", "cl100k"} {
+			os.Remove(filepath.Join(dir, filepath.FromSlash(IndexCacheFile)))
+			build, _ := NewCounter(name)
+			if _, err := LoadCorpusFor(ctx, dir, true, build); err != nil {
+				t.Fatal(err)
+			}
+			cached, err := loadCached(ctx, dir)
+			if err != nil || cached == nil || cached.tok == nil || cached.tok.name == "" {
+				t.Fatalf("%s: cache with counts not read back: %v", name, err)
+			}
+			plain, err := LoadCorpus(ctx, dir, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh, _ := NewCounter(name)
+			ref, _ := NewCounter(name)
+			for k := 0; k < 40; k++ {
+				o := baseOpts(t)
+				o.Budget = []int{40, 70, 100, 150, 250, 400, 800, 2000, 100000}[rng.Intn(9)]
+				o.TopK = rng.Intn(3) * 6
+				o.CoreShare = rng.Float64()
+				o.CoreMaxLines = rng.Intn(40)
+				o.StaleDays = []int{0, 1, 30, 90, 400}[rng.Intn(5)]
+				o.Now = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, rng.Intn(4000))
+				o.Task = []string{"order cache redis slow report 缓存", "kafka deploy", "", "fence ``` header"}[rng.Intn(4)]
+				o.Scope = []string{"", "all"}[rng.Intn(2)]
+				o.Counter = fresh
+				got, err := Inject(cached, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.Counter = ref
+				want, err := Inject(plain, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Block != want.Block || got.UsedTokens != want.UsedTokens {
+					t.Fatalf("%s round %d: cached inject differs: %d vs %d tokens\n%s\n---\n%s", name, round, got.UsedTokens, want.UsedTokens, got.Block, want.Block)
+				}
+				for i := range got.Items {
+					if got.Items[i].Tokens != want.Items[i].Tokens {
+						t.Fatalf("%s: item %s: %d tokens, counted %d", name, got.Items[i].Note.Ref(), got.Items[i].Tokens, want.Items[i].Tokens)
+					}
+				}
+				for _, s := range []string{"days old)", "Left out for budget", " more). Ask"} {
+					if strings.Contains(got.Block, s) {
+						seen[s]++
+					}
+				}
+				if strings.Contains(got.Block, ".md:") {
+					seen[":"]++
+				}
+				if got.Block != "" && ref.Count(got.Block) != got.UsedTokens {
+					t.Fatalf("%s: summed %d, whole block %d", name, got.UsedTokens, ref.Count(got.Block))
+				}
+			}
+			if fresh.(*bpeCounter).loaded.Load() {
+				t.Errorf("%s: cached inject loaded the tokenizer", name)
+			}
+		}
+	}
+}
+
+// TestRacyFileHashed: a file written just before the cache was built has
+// its content hash in the key; an edit that leaves size, times and inode
+// as they were (a write in the same timestamp tick) is still caught.
+func TestRacyFileHashed(t *testing.T) {
+	dir := writeMem(t, map[string]string{"MEMORY.md": sampleMain, "topics/db-notes.md": sampleDB})
+	ctx := context.Background()
+	c, err := LoadCorpus(ctx, dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c2, err := loadCached(ctx, dir); err != nil || c2 == nil {
+		t.Fatalf("fresh cache not used: %v", err)
+	}
+	old, _ := memoryKey(dir)
+	if err := markRacy(dir, old, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range old {
+		if len(k.Hash) == 0 {
+			t.Fatalf("%s written just now but not hashed", k.Path)
+		}
+	}
+	// Simulate the race: same size, then a cache whose stat key matches
+	// the new file but whose hash is of the old content.
+	db := filepath.Join(dir, "topics/db-notes.md")
+	src, _ := os.ReadFile(db)
+	os.WriteFile(db, []byte(strings.Replace(string(src), "MySQL runs 5.7", "MySQL runs 8.0", 1)), 0o644)
+	now, _ := memoryKey(dir)
+	for i := range now {
+		now[i].Hash = old[i].Hash
+	}
+	data := encodeCache(now, c, c.Index(Rankers[DefaultRanker].An))
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(IndexCacheFile)), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c2, _ := loadCached(ctx, dir); c2 != nil {
+		t.Fatal("cache with a stale content hash accepted")
+	}
+	c, _ = LoadCorpus(ctx, dir, true)
+	found := false
+	for _, n := range c.Notes {
+		found = found || strings.Contains(n.Content, "MySQL runs 8.0")
+	}
+	if !found {
+		t.Fatal("edit not picked up")
+	}
+}
+
+// TestCacheRoundTrip: the notes and the index read back from the cache
+// equal those built from the Markdown.
+func TestCacheRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	dir := writeMem(t, randomFiles(rng, 30, 80))
+	ctx := context.Background()
+	built, err := LoadCorpus(ctx, dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached, err := loadCached(ctx, dir)
+	if err != nil || cached == nil {
+		t.Fatalf("cache not read: %v", err)
+	}
+	if len(cached.Notes) != len(built.Notes) {
+		t.Fatalf("%d notes, want %d", len(cached.Notes), len(built.Notes))
+	}
+	for i := range built.Notes {
+		a, b := fmt.Sprintf("%+v", built.Notes[i]), fmt.Sprintf("%+v", cached.Notes[i])
+		a, b = strings.ReplaceAll(a, "[]", "<nil>"), strings.ReplaceAll(b, "[]", "<nil>")
+		if a != b {
+			t.Fatalf("note %d:\n%s\n%s", i, a, b)
+		}
+	}
+	bi, ci := built.Index(Rankers[DefaultRanker].An), cached.Index(Rankers[DefaultRanker].An)
+	for w, id := range bi.Terms {
+		if got, ok := ci.lookup(w); !ok || got != id {
+			t.Fatalf("term %q: %d %v, want %d", w, got, ok, id)
+		}
+	}
+	if _, ok := ci.lookup("no-such-term"); ok {
+		t.Fatal("unknown term found")
+	}
+	for _, q := range []string{"order cache", "kafka deploy 缓存", "report"} {
+		h1 := built.Rank(Rankers[DefaultRanker], q, nil, nil)
+		h2 := cached.Rank(Rankers[DefaultRanker], q, nil, nil)
+		if fmt.Sprint(h1) != fmt.Sprint(h2) {
+			t.Fatalf("ranking of %q differs", q)
+		}
+	}
+}
