@@ -381,16 +381,12 @@ func TestHugeTask(t *testing.T) {
 	}
 	o := baseOpts(t)
 	o.Task = big
-	start := time.Now()
 	r, err := Inject(c, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(r.Warnings) == 0 {
 		t.Errorf("no warning for a huge task")
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("huge task took %v", d)
 	}
 }
 
