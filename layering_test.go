@@ -47,7 +47,7 @@ func TestLayering(t *testing.T) {
 			ip, _ := strconv.Unquote(imp.Path.Value)
 			for _, r := range rules {
 				if strings.HasPrefix(ip, r.importPrefix) && !r.allowedIn(pkg) {
-					t.Errorf("%s imports %s, which only %s-layer code may", path, ip, r.importPrefix)
+					t.Errorf("%s imports %s: package %s may not (see the design card)", path, ip, pkg)
 				}
 			}
 		}
