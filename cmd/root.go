@@ -114,7 +114,9 @@ func (f *Factory) Memory(ctx context.Context) (*mdmem.Store, *mdmem.Memory, erro
 // FlagError is a usage error: wrong flags or arguments.
 type FlagError struct{ Err error }
 
+// Error returns the usage problem.
 func (e *FlagError) Error() string { return e.Err.Error() }
+// Unwrap returns the underlying error.
 func (e *FlagError) Unwrap() error { return e.Err }
 
 // FlagErrorf returns a usage error.
@@ -129,6 +131,7 @@ type ExitError struct {
 	Msg  string
 }
 
+// Error returns the message, or the exit status when there is none.
 func (e *ExitError) Error() string {
 	if e.Msg != "" {
 		return e.Msg
@@ -142,7 +145,9 @@ type HintError struct {
 	Hint string
 }
 
+// Error returns the error without the hint.
 func (e *HintError) Error() string { return e.Err.Error() }
+// Unwrap returns the underlying error.
 func (e *HintError) Unwrap() error { return e.Err }
 
 // command constructors registered by each subcommand file's init.

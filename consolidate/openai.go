@@ -39,13 +39,17 @@ type callError struct {
 	retryable bool
 }
 
+// Error says what the call failed with, with the HTTP status if any.
 func (e *callError) Error() string {
 	if e.status != 0 {
 		return fmt.Sprintf("HTTP %d: %v", e.status, e.err)
 	}
 	return e.err.Error()
 }
-func (e *callError) Unwrap() error   { return e.err }
+// Unwrap returns the underlying error.
+func (e *callError) Unwrap() error { return e.err }
+
+// Retryable reports whether the call may succeed if repeated.
 func (e *callError) Retryable() bool { return e.retryable }
 
 func statusOf(err error) int {

@@ -113,6 +113,7 @@ type Size struct {
 	Tokens int `json:"tokens"` // estimate: bytes/4, rounded up
 }
 
+// String formats the size as lines, bytes and estimated tokens.
 func (s Size) String() string {
 	return fmt.Sprintf("%d lines, %d bytes, ~%d tokens", s.Lines, s.Bytes, s.Tokens)
 }
@@ -305,6 +306,7 @@ type candError struct {
 	msg  string
 }
 
+// Error returns why the candidate was held.
 func (e *candError) Error() string { return e.msg }
 
 func holdKind(err error) string {

@@ -49,6 +49,7 @@ type Problem struct {
 	Message string `json:"message"`
 }
 
+// String formats the problem as file:line: message.
 func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Message) }
 
 // Doc is one parsed memory file. Src is kept whole: edits splice it.

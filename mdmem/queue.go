@@ -69,6 +69,7 @@ type Redactor interface {
 
 type noRedactor struct{}
 
+// Redact returns text unchanged.
 func (noRedactor) Redact(_, text string) (string, error) { return text, nil }
 
 // DefaultRedactor is the redaction hook used when none is given.

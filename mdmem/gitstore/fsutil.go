@@ -137,6 +137,7 @@ type lockFile struct {
 	done   bool
 }
 
+// String returns the lock file's path.
 func (l *lockFile) String() string { return l.lock }
 
 // acquireLock takes <target>.lock, retrying with backoff for up to
