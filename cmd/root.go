@@ -116,6 +116,7 @@ type FlagError struct{ Err error }
 
 // Error returns the usage problem.
 func (e *FlagError) Error() string { return e.Err.Error() }
+
 // Unwrap returns the underlying error.
 func (e *FlagError) Unwrap() error { return e.Err }
 
@@ -147,6 +148,7 @@ type HintError struct {
 
 // Error returns the error without the hint.
 func (e *HintError) Error() string { return e.Err.Error() }
+
 // Unwrap returns the underlying error.
 func (e *HintError) Unwrap() error { return e.Err }
 

@@ -46,6 +46,7 @@ func (e *callError) Error() string {
 	}
 	return e.err.Error()
 }
+
 // Unwrap returns the underlying error.
 func (e *callError) Unwrap() error { return e.err }
 
