@@ -489,7 +489,11 @@ func FormatOp(o Op) string {
 
 func commitMessage(rep *Report, p *Plan, cfg *mdmem.Config) mdmem.CommitMessage {
 	sum := summarize(p)
-	subject := fmt.Sprintf("consolidate: %d candidates: %s", len(p.Consumed), sum)
+	noun := "candidates"
+	if len(p.Consumed) == 1 {
+		noun = "candidate"
+	}
+	subject := fmt.Sprintf("consolidate: %d %s: %s", len(p.Consumed), noun, sum)
 	if len(p.Consumed) == 0 {
 		subject = "consolidate: " + sum.String()
 	}
