@@ -33,9 +33,12 @@ bench: build ## Go benchmarks and whole-process bench scripts (figures for BENCH
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
 	./bench/process.sh ./memctl
 
-fuzz: ## run each fuzz target briefly
-	$(GO) test -run '^$$' -fuzz '^FuzzParseDoc$$' -fuzztime 30s ./mdmem
-	$(GO) test -run '^$$' -fuzz '^FuzzEdit$$' -fuzztime 30s ./mdmem
+FUZZTIME ?= 30s
+fuzz: ## run each fuzz target for FUZZTIME (default 30s)
+	$(GO) test -run '^$$' -fuzz '^FuzzParseDoc$$' -fuzztime $(FUZZTIME) ./mdmem
+	$(GO) test -run '^$$' -fuzz '^FuzzEdit$$' -fuzztime $(FUZZTIME) ./mdmem
+	$(GO) test -run '^$$' -fuzz '^FuzzFastPath$$' -fuzztime $(FUZZTIME) ./mdmem
+	$(GO) test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) ./consolidate
 
 demo: build ## build memctl and run it on a temporary memory
 	./bench/demo.sh ./memctl
