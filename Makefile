@@ -31,7 +31,7 @@ fmt: ## gofmt all Go files
 
 bench: build ## Go benchmarks and whole-process bench scripts (figures for BENCHMARKS.md)
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
-	./bench/process.sh ./memctl
+	./testdata/bench/process.sh ./memctl
 
 FUZZTIME ?= 30s
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
@@ -41,7 +41,7 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) ./consolidate
 
 demo: build ## build memctl and run it on a temporary memory
-	./bench/demo.sh ./memctl
+	./testdata/bench/demo.sh ./memctl
 
 clean: ## remove build output
 	rm -f memctl

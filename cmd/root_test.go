@@ -102,11 +102,11 @@ func TestUsageErrors(t *testing.T) {
 func TestRunAddQueueShow(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mem")
 	env := map[string]string{"HOME": t.TempDir(), "GIT_CONFIG_NOSYSTEM": "1"}
-	f, out, errOut := testFactory(env, "")
+	f, _, errOut := testFactory(env, "")
 	if code := Run(context.Background(), f, []string{"init", dir}); code != 0 {
 		t.Fatalf("init: %d %s", code, errOut)
 	}
-	f, out, errOut = testFactory(env, `{"content":"From stdin","category":"fact","refs":"D1:3"}`+"\n")
+	f, out, errOut := testFactory(env, `{"content":"From stdin","category":"fact","refs":"D1:3"}`+"\n")
 	if code := Run(context.Background(), f, []string{"--dir", dir, "add", "--json"}); code != 0 {
 		t.Fatalf("add: %d %s", code, errOut)
 	}

@@ -18,7 +18,28 @@ type Analyzer struct {
 // Runs of CJK characters (Han, Hiragana, Katakana, Hangul) become
 // overlapping character bigrams (a single character stays a unigram), the
 // usual way to index text without spaces.
-func (a Analyzer) Terms(dst []string, text string) []string {
+func (a Analyzer) Terms(dst []string, text string) []string { return a.scan(dst, text, false) }
+
+// words appends the words of text before stop words and stemming: what
+// Terms appends is term of each of them, where not "".
+func (a Analyzer) words(dst []string, text string) []string { return a.scan(dst, text, true) }
+
+// term is the term of one word of words: CJK n-grams as they are, other
+// words stemmed, "" for a stop word.
+func (a Analyzer) term(w string) string {
+	if r, _ := utf8.DecodeRuneInString(w); isCJK(r) {
+		return w
+	}
+	if a.StopWords && stopWords[w] {
+		return ""
+	}
+	if a.Stem {
+		return cachedStem(w)
+	}
+	return w
+}
+
+func (a Analyzer) scan(dst []string, text string, raw bool) []string {
 	i := 0
 	for i < len(text) {
 		r, n := utf8.DecodeRuneInString(text[i:])
@@ -62,6 +83,10 @@ func (a Analyzer) Terms(dst []string, text string) []string {
 				w = strings.ToLower(w)
 			}
 			i = j
+			if raw {
+				dst = append(dst, w)
+				continue
+			}
 			if a.StopWords && stopWords[w] {
 				continue
 			}

@@ -1,11 +1,13 @@
 package inject
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -28,8 +30,10 @@ import (
 // CRC-32C of the payload), then the payload: the file key, topics, notes
 // (length-prefixed strings, read in place without copying), the token
 // count table, and the index as flat little-endian arrays aligned to 8
-// bytes, viewed in place. The file is read with one read; nothing is
-// decoded twice. (The name is that of the gob cache of earlier versions,
+// bytes, viewed in place. The file is read in two reads (the head with
+// the key, so a stale cache is rejected without reading the rest, then the
+// rest); nothing is decoded twice. It is written streamed, never whole in
+// memory. (The name is that of the gob cache of earlier versions,
 // which the testscripts check for; its header is rejected and rebuilt.)
 const IndexCacheFile = CacheDir + "/index.bin"
 
@@ -131,11 +135,40 @@ func markRacy(dir string, keys []fileKey, now time.Time) error {
 
 // ---- encoding ----
 
-type cacheWriter struct{ b []byte }
+// cacheWriter streams the payload to w through a small buffer, keeping
+// its length and CRC-32C for the header, so the cache is never held in
+// memory whole.
+type cacheWriter struct {
+	w   io.Writer
+	b   []byte
+	n   int64 // payload bytes written to w
+	crc uint32
+	err error
+}
+
+const cacheChunk = 64 << 10
+
+func (w *cacheWriter) flush() {
+	if len(w.b) == 0 {
+		return
+	}
+	w.crc = crc32.Update(w.crc, castagnoli, w.b)
+	w.n += int64(len(w.b))
+	if w.err == nil {
+		_, w.err = w.w.Write(w.b)
+	}
+	w.b = w.b[:0]
+}
+
+func (w *cacheWriter) more() {
+	if len(w.b) >= cacheChunk {
+		w.flush()
+	}
+}
 
 func (w *cacheWriter) uvarint(x uint64) { w.b = binary.AppendUvarint(w.b, x) }
 func (w *cacheWriter) varint(x int64)   { w.b = binary.AppendVarint(w.b, x) }
-func (w *cacheWriter) str(s string)     { w.uvarint(uint64(len(s))); w.b = append(w.b, s...) }
+func (w *cacheWriter) str(s string)     { w.uvarint(uint64(len(s))); w.b = append(w.b, s...); w.more() }
 func (w *cacheWriter) strs(l []string) {
 	w.uvarint(uint64(len(l)))
 	for _, s := range l {
@@ -143,7 +176,7 @@ func (w *cacheWriter) strs(l []string) {
 	}
 }
 func (w *cacheWriter) align() {
-	for (len(w.b)+cacheHeader)%8 != 0 {
+	for (w.n+int64(len(w.b))+cacheHeader)%8 != 0 {
 		w.b = append(w.b, 0)
 	}
 }
@@ -152,6 +185,7 @@ func (w *cacheWriter) u16s(a []uint16) {
 	w.align()
 	for _, x := range a {
 		w.b = binary.LittleEndian.AppendUint16(w.b, x)
+		w.more()
 	}
 }
 func (w *cacheWriter) i32s(a []int32) {
@@ -159,9 +193,18 @@ func (w *cacheWriter) i32s(a []int32) {
 	w.align()
 	for _, x := range a {
 		w.b = binary.LittleEndian.AppendUint32(w.b, uint32(x))
+		w.more()
 	}
 }
-func (w *cacheWriter) bytes(a []byte) { w.uvarint(uint64(len(a))); w.b = append(w.b, a...) }
+func (w *cacheWriter) bytes(a []byte) {
+	w.uvarint(uint64(len(a)))
+	for len(a) > 0 {
+		k := min(len(a), cacheChunk)
+		w.b = append(w.b, a[:k]...)
+		a = a[k:]
+		w.more()
+	}
+}
 
 func (w *cacheWriter) time(t time.Time) {
 	w.varint(t.Unix())
@@ -175,8 +218,20 @@ const (
 	nfExpires
 )
 
+// encodeCache returns the whole cache file (for tests; saveCache streams).
 func encodeCache(key []fileKey, c *Corpus, ix *Index) []byte {
-	w := &cacheWriter{b: make([]byte, 0, 1<<16)}
+	var buf bytes.Buffer
+	buf.Write(make([]byte, cacheHeader))
+	h, _ := writeCache(&buf, key, c, ix)
+	out := buf.Bytes()
+	copy(out, h[:])
+	return out
+}
+
+// writeCache writes the payload to dst and returns the header that goes
+// before it.
+func writeCache(dst io.Writer, key []fileKey, c *Corpus, ix *Index) ([cacheHeader]byte, error) {
+	w := &cacheWriter{w: dst, b: make([]byte, 0, cacheChunk+1024)}
 	w.uvarint(uint64(len(key)))
 	for _, k := range key {
 		w.str(k.Path)
@@ -222,6 +277,7 @@ func encodeCache(key []fileKey, c *Corpus, ix *Index) []byte {
 		if fl&nfExpires != 0 {
 			w.time(n.Expires)
 		}
+		w.more()
 	}
 	// Token counts.
 	t := c.tok
@@ -256,15 +312,19 @@ func encodeCache(key []fileKey, c *Corpus, ix *Index) []byte {
 	sort.Strings(terms)
 	offs := make([]int32, len(terms)+1)
 	ids := make([]int32, len(terms))
-	var blob []byte
+	var blobLen int32
 	for i, s := range terms {
-		blob = append(blob, s...)
-		offs[i+1] = int32(len(blob))
+		blobLen += int32(len(s))
+		offs[i+1] = blobLen
 		ids[i] = ix.Terms[s]
 	}
 	w.i32s(offs)
 	w.i32s(ids)
-	w.bytes(blob)
+	w.uvarint(uint64(blobLen))
+	for _, s := range terms {
+		w.b = append(w.b, s...)
+		w.more()
+	}
 	w.i32s(ix.PostStart)
 	w.i32s(ix.PostDoc)
 	for f := range ix.PostTF {
@@ -273,12 +333,12 @@ func encodeCache(key []fileKey, c *Corpus, ix *Index) []byte {
 	for f := range ix.DocLen {
 		w.u16s(ix.DocLen[f])
 	}
-	payload := w.b
-	out := make([]byte, cacheHeader, cacheHeader+len(payload))
-	copy(out, cacheMagic)
-	binary.LittleEndian.PutUint64(out[16:], uint64(len(payload)))
-	binary.LittleEndian.PutUint32(out[24:], crc32.Checksum(payload, castagnoli))
-	return append(out, payload...)
+	w.flush()
+	var h [cacheHeader]byte
+	copy(h[:], cacheMagic)
+	binary.LittleEndian.PutUint64(h[16:], uint64(w.n))
+	binary.LittleEndian.PutUint32(h[24:], w.crc)
+	return h, w.err
 }
 
 // ---- decoding ----
@@ -413,23 +473,68 @@ func (r *cacheReader) time() time.Time {
 	return time.Unix(sec, int64(nsec)).UTC()
 }
 
-// readCacheFile reads the cache and checks its header and checksum.
-func readCacheFile(dir string) (*cacheReader, error) {
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(IndexCacheFile)))
+// keyPeek is how much of the cache is read first: enough for the key of
+// a few hundred memory files. A stale cache (the usual reason to rebuild)
+// is rejected on its key without reading and checksumming the rest.
+const keyPeek = 32 << 10
+
+// readCacheFile reads the cache and checks its header and checksum. If
+// the file's key, read first, does not match key (stat parts only), it
+// returns (nil, nil) without reading the rest.
+func readCacheFile(dir string, key []fileKey) (*cacheReader, error) {
+	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(IndexCacheFile)))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) < cacheHeader || string(data[:len(cacheMagic)]) != cacheMagic {
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := fi.Size()
+	head := make([]byte, min(size, cacheHeader+keyPeek))
+	if _, err := io.ReadFull(f, head); err != nil {
+		return nil, err
+	}
+	if len(head) < cacheHeader || string(head[:len(cacheMagic)]) != cacheMagic {
 		return nil, errors.New("index cache: bad header")
 	}
-	n := binary.LittleEndian.Uint64(data[16:])
-	if n != uint64(len(data)-cacheHeader) {
+	n := binary.LittleEndian.Uint64(head[16:])
+	if n != uint64(size-cacheHeader) {
 		return nil, errors.New("index cache: wrong length (truncated)")
+	}
+	if r := (&cacheReader{b: head, p: cacheHeader}); !r.sameKey(key) && (r.err == nil || int64(len(head)) == size) {
+		return nil, r.err // stale (or, if all was read, corrupt)
+	}
+	data := head
+	if int64(len(head)) < size {
+		// Read it all again rather than copy head in: make followed by
+		// copy compiles to one call that zeroes the whole buffer at
+		// once, unpreemptibly (400 ms at 42 MB here, the GC waiting).
+		data = make([]byte, size)
+		if _, err := f.ReadAt(data, 0); err != nil {
+			return nil, err
+		}
 	}
 	if crc32.Checksum(data[cacheHeader:], castagnoli) != binary.LittleEndian.Uint32(data[24:]) {
 		return nil, errors.New("index cache: checksum mismatch (corrupt)")
 	}
 	return &cacheReader{b: data, p: cacheHeader}, nil
+}
+
+// sameKey reads the cache's key and compares its stat parts with key.
+func (r *cacheReader) sameKey(key []fileKey) bool {
+	nk := r.count(1)
+	if nk != len(key) {
+		return false
+	}
+	for i := 0; i < nk; i++ {
+		k := fileKey{Path: r.str(), Size: r.varint(), Mtime: r.varint(), Ctime: r.varint(), Ino: r.uvarint(), Hash: r.bytes()}
+		if r.err != nil || !sameKey([]fileKey{k}, key[i:i+1]) {
+			return false
+		}
+	}
+	return true
 }
 
 // loadCached returns the cached corpus if the cache is intact (magic,
@@ -439,8 +544,8 @@ func loadCached(ctx context.Context, dir string) (*Corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := readCacheFile(dir)
-	if err != nil {
+	r, err := readCacheFile(dir, key)
+	if err != nil || r == nil {
 		return nil, err
 	}
 	nk := r.count(1)
@@ -578,16 +683,74 @@ func (ix *Index) valid(nDocs int) bool {
 
 // saveCache writes the cache atomically (temp file, fsync, rename), and
 // only if the memory files did not change while they were read. before is
-// the key taken (with markRacy) before the files were read.
+// the key taken (with markRacy) before the files were read. The payload is
+// streamed to the temp file and the header (length, checksum) written
+// last, at offset 0, before the fsync.
 func saveCache(ctx context.Context, dir string, c *Corpus, before []fileKey) {
 	after, err := memoryKey(dir)
 	if err != nil || !sameKey(before, after) {
 		return
 	}
-	out := encodeCache(before, c, c.Index(Rankers[DefaultRanker].An))
+	ix := c.Index(Rankers[DefaultRanker].An)
 	p := filepath.Join(dir, filepath.FromSlash(IndexCacheFile))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return
 	}
-	_ = mdmem.WriteFileAtomic(ctx, p, out, 0o644)
+	_ = writeFileAtomic(ctx, p, 0o644, func(f *os.File) error {
+		var zero [cacheHeader]byte
+		if _, err := f.Write(zero[:]); err != nil {
+			return err
+		}
+		h, err := writeCache(f, before, c, ix)
+		if err != nil {
+			return err
+		}
+		_, err = f.WriteAt(h[:], 0)
+		return err
+	})
+}
+
+// writeFileAtomic is mdmem.WriteFileAtomic with the content written by
+// fill: a temp file in the same directory, fsync, rename, fsync of the
+// directory. A reader sees the old or the new content, never a mix; a
+// crash leaves at most a stray temp file.
+func writeFileAtomic(ctx context.Context, path string, perm os.FileMode, fill func(*os.File) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	renamed := false
+	defer func() {
+		if !renamed {
+			os.Remove(tmp)
+		}
+	}()
+	if err := fill(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	renamed = true
+	return mdmem.SyncDir(dir)
 }

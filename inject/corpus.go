@@ -70,20 +70,25 @@ type Corpus struct {
 
 // NewCorpus copies the entries of a loaded memory.
 func NewCorpus(m *mdmem.Memory) *Corpus {
-	c := &Corpus{}
-	for _, e := range m.Entries() {
+	entries := m.Entries()
+	c := &Corpus{Notes: make([]Note, 0, len(entries))}
+	for _, e := range entries {
 		c.Notes = append(c.Notes, noteOf(e))
 	}
 	for _, slug := range m.TopicSlugs() {
-		ti := TopicInfo{Slug: slug}
-		if fm := m.Topics[slug].Front; fm != nil {
-			ti.Description = fm.Description
-			ti.Keywords = fm.Keywords
-		}
-		c.Topics = append(c.Topics, ti)
+		c.Topics = append(c.Topics, topicInfo(slug, m.Topics[slug]))
 	}
 	c.init()
 	return c
+}
+
+func topicInfo(slug string, d *mdmem.Doc) TopicInfo {
+	ti := TopicInfo{Slug: slug}
+	if fm := d.Front; fm != nil {
+		ti.Description = fm.Description
+		ti.Keywords = fm.Keywords
+	}
+	return ti
 }
 
 func (c *Corpus) init() {
@@ -135,15 +140,24 @@ func LoadCorpusFor(ctx context.Context, dir string, useCache bool, cnt Counter) 
 			key = nil
 		}
 	}
-	m, err := mdmem.Load(ctx, dir)
+	c, err := readCorpus(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	c := NewCorpus(m)
 	if useCache && key != nil {
-		if cnt != nil {
-			c.tok = buildTokTable(c, cnt)
-		}
+		// The token counts and the index read only the notes: build
+		// them side by side.
+		var tok *tokTable
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if cnt != nil {
+				tok = buildTokTable(c, cnt)
+			}
+		}()
+		c.Index(Rankers[DefaultRanker].An)
+		<-done
+		c.tok = tok
 		saveCache(ctx, dir, c, key) // best effort: a failed cache write only costs speed
 	}
 	return c, nil

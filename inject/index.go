@@ -85,56 +85,80 @@ func (c *Corpus) fieldTexts(i int, buf *[nFields][]string) {
 	buf[fieldTags] = append(buf[fieldTags], n.Category)
 }
 
+// buildIndex analyses every note once, keeping its distinct terms with
+// their per-field frequencies in fixed-size blocks (in note order, so
+// growing them copies nothing), then lays the postings out by term with a
+// counting sort.
 func buildIndex(c *Corpus, an Analyzer) *Index {
-	ix := &Index{An: an, Terms: map[string]int32{}, N: len(c.Notes)}
+	nd := len(c.Notes)
+	ix := &Index{An: an, Terms: map[string]int32{}, N: nd}
+	docStart := make([]int32, nd+1) // occurrences of note d: [docStart[d], docStart[d+1])
 	type occ struct {
 		term int32
 		tf   [nFields]uint16
 	}
-	perDoc := make([][]occ, len(c.Notes))
+	const blockBits = 15
+	var blocks [][]occ
+	nOcc := int32(0)
 	var df []int32
 	var texts [nFields][]string
 	var words []string
-	seen := map[int32]int{}
+	wordID := map[string]int32{} // word (Analyzer.words) → term id; -1: a stop word
+	var seenDoc, seenOcc []int32 // by term: the last note it was seen in (+1), and its occurrence there
 	for f := range ix.DocLen {
-		ix.DocLen[f] = make([]uint16, len(c.Notes))
+		ix.DocLen[f] = make([]uint16, nd)
 	}
 	var total [nFields]float64
 	for i := range c.Notes {
 		c.fieldTexts(i, &texts)
-		clear(seen)
-		var occs []occ
 		for f := 0; f < nFields; f++ {
 			words = words[:0]
 			for _, t := range texts[f] {
-				words = an.Terms(words, t)
+				words = an.words(words, t)
 			}
-			ix.DocLen[f][i] = sat16(len(words))
-			total[f] += float64(len(words))
+			n := 0
 			for _, w := range words {
-				id, ok := ix.Terms[w]
+				id, ok := wordID[w]
 				if !ok {
-					id = int32(len(df))
-					ix.Terms[w] = id
-					df = append(df, 0)
+					id = -1
+					if t := an.term(w); t != "" {
+						if id, ok = ix.Terms[t]; !ok {
+							id = int32(len(df))
+							ix.Terms[t] = id
+							df = append(df, 0)
+							seenDoc = append(seenDoc, 0)
+							seenOcc = append(seenOcc, 0)
+						}
+					}
+					wordID[w] = id
 				}
-				k, ok := seen[id]
-				if !ok {
-					k = len(occs)
-					seen[id] = k
-					occs = append(occs, occ{term: id})
+				if id < 0 {
+					continue
+				}
+				n++
+				if seenDoc[id] != int32(i)+1 {
+					seenDoc[id] = int32(i) + 1
+					seenOcc[id] = nOcc
+					if nOcc>>blockBits == int32(len(blocks)) {
+						blocks = append(blocks, make([]occ, 1<<blockBits))
+					}
+					blocks[nOcc>>blockBits][nOcc&(1<<blockBits-1)].term = id
+					nOcc++
 					df[id]++
 				}
-				if occs[k].tf[f] < math.MaxUint16 {
-					occs[k].tf[f]++
+				k := seenOcc[id]
+				if o := &blocks[k>>blockBits][k&(1<<blockBits-1)]; o.tf[f] < math.MaxUint16 {
+					o.tf[f]++
 				}
 			}
+			ix.DocLen[f][i] = sat16(n)
+			total[f] += float64(n)
 		}
-		perDoc[i] = occs
+		docStart[i+1] = nOcc
 	}
 	for f := range total {
-		if len(c.Notes) > 0 {
-			ix.AvgLen[f] = total[f] / float64(len(c.Notes))
+		if nd > 0 {
+			ix.AvgLen[f] = total[f] / float64(nd)
 		}
 	}
 	ix.PostStart = make([]int32, len(df)+1)
@@ -146,9 +170,11 @@ func buildIndex(c *Corpus, an Analyzer) *Index {
 	for f := range ix.PostTF {
 		ix.PostTF[f] = make([]uint16, nPost)
 	}
-	fill := append([]int32(nil), ix.PostStart[:len(df)]...)
-	for d, occs := range perDoc {
-		for _, o := range occs {
+	fill := df // reused: df[t] becomes the next free posting of term t
+	copy(fill, ix.PostStart[:len(df)])
+	for d := 0; d < nd; d++ {
+		for k := docStart[d]; k < docStart[d+1]; k++ {
+			o := &blocks[k>>blockBits][k&(1<<blockBits-1)]
 			p := fill[o.term]
 			fill[o.term]++
 			ix.PostDoc[p] = int32(d)

@@ -20,8 +20,11 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/memctl/memctl/mdmem"
 )
@@ -347,49 +350,91 @@ func renderItem(c *Corpus, doc int, tier string, score float64, o Options, cnt *
 func renderLine(c *Corpus, doc int, o Options) (line string, ageDays int) {
 	n := &c.Notes[doc]
 	ageDays = -1
-	var b strings.Builder
-	b.WriteString("- [")
-	b.WriteString(n.Ref())
-	b.WriteString("] ")
-	b.WriteString(cleanText(n.Content))
-	var meta []string
-	if s := cleanMeta(n.Source); s != "" {
-		meta = append(meta, s)
-	}
-	if d := n.Date(); !d.IsZero() {
-		meta = append(meta, mdmem.FormatTime(d))
-		if !o.Now.IsZero() && o.StaleDays > 0 {
-			if age := int(o.Now.Sub(d).Hours() / 24); age > o.StaleDays {
-				ageDays = age
-				meta = append(meta, fmt.Sprintf("%d days old", age))
-			}
+	if d := n.Date(); !d.IsZero() && !o.Now.IsZero() && o.StaleDays > 0 {
+		if age := int(o.Now.Sub(d).Hours() / 24); age > o.StaleDays {
+			ageDays = age
 		}
 	}
-	if len(meta) > 0 {
-		b.WriteString(" (")
-		b.WriteString(strings.Join(meta, mdmem.MetaSep))
-		b.WriteString(")")
+	return string(appendLine(nil, n, ageDays)), ageDays
+}
+
+// appendLine appends a note's line, "- [ref] text (source · date · N days
+// old)\n", with the age label if ageDays >= 0 and the note has a date.
+func appendLine(b []byte, n *Note, ageDays int) []byte {
+	b = append(b, "- ["...)
+	if n.ID != "" {
+		b = append(b, n.ID...)
+	} else {
+		b = append(append(append(b, n.File...), ':'), itoa(n.Line)...)
 	}
-	b.WriteString("\n")
-	return b.String(), ageDays
+	b = append(b, "] "...)
+	b = appendClean(b, n.Content, false)
+	open := len(b)
+	b = append(b, " ("...)
+	meta := len(b)
+	b = appendClean(b, n.Source, true)
+	if d := n.Date(); !d.IsZero() {
+		if len(b) > meta {
+			b = append(b, mdmem.MetaSep...)
+		}
+		b = append(b, mdmem.FormatTime(d)...)
+		if ageDays >= 0 {
+			b = append(b, mdmem.MetaSep...)
+			b = strconv.AppendInt(b, int64(ageDays), 10)
+			b = append(b, " days old"...)
+		}
+	}
+	if len(b) == meta {
+		b = b[:open]
+	} else {
+		b = append(b, ')')
+	}
+	return append(b, '\n')
 }
 
 // cleanText makes stored text safe inside the fence: one line, no control
 // characters, no Unicode line or paragraph separators.
-func cleanText(s string) string {
-	return strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+func cleanText(s string) string { return string(appendClean(nil, s, false)) }
+
+// cleanMeta is cleanText that also makes "(", ")" and "·" "[", "]" and
+// "-", so a source cannot end or split the metadata.
+func cleanMeta(s string) string { return string(appendClean(nil, s, true)) }
+
+// appendClean appends s with control characters (C0, DEL, C1) and U+2028,
+// U+2029 made spaces, runs of white space folded to one space and trimmed
+// at both ends, and invalid UTF-8 made U+FFFD (strings.Fields and
+// strings.Map semantics); meta also replaces "(", ")" and "·".
+func appendClean(b []byte, s string, meta bool) []byte {
+	space := false
+	start := len(b)
+	for _, r := range s {
 		if r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029 || (r >= 0x80 && r < 0xa0) {
-			return ' '
+			r = ' '
 		}
-		return r
-	}, s)), " ")
+		if r < utf8.RuneSelf && asciiSpace[r] || r >= utf8.RuneSelf && unicode.IsSpace(r) {
+			space = len(b) > start
+			continue
+		}
+		if meta {
+			switch r {
+			case '(':
+				r = '['
+			case ')':
+				r = ']'
+			case '·':
+				r = '-'
+			}
+		}
+		if space {
+			b = append(b, ' ')
+			space = false
+		}
+		b = utf8.AppendRune(b, r)
+	}
+	return b
 }
 
-func cleanMeta(s string) string {
-	s = cleanText(s)
-	s = strings.NewReplacer("(", "[", ")", "]", "·", "-").Replace(s)
-	return strings.TrimSpace(s)
-}
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // Fence returns a backtick fence longer than any backtick run in body, so
 // no stored text can close it (CommonMark closes a fence only with a run at

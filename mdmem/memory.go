@@ -28,12 +28,12 @@ type Memory struct {
 // so nothing outside the directory is read.
 func Load(ctx context.Context, dir string) (*Memory, error) {
 	m := &Memory{Dir: dir, Topics: map[string]*Doc{}}
-	src, err := readMemoryFile(dir, MainFile)
+	src, err := ReadMemoryFile(dir, MainFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	m.Main = ParseDoc(MainFile, src)
-	slugs, err := topicSlugs(dir)
+	slugs, err := ListTopicSlugs(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func Load(ctx context.Context, dir string) (*Memory, error) {
 			return nil, err
 		}
 		p := TopicPath(slug)
-		src, err := readMemoryFile(dir, p)
+		src, err := ReadMemoryFile(dir, p)
 		if err != nil {
 			return nil, err
 		}
@@ -52,9 +52,9 @@ func Load(ctx context.Context, dir string) (*Memory, error) {
 	return m, nil
 }
 
-// topicSlugs lists the slugs of topics/*.md, sorted; a topics/ that is a
-// symlink is refused.
-func topicSlugs(dir string) ([]string, error) {
+// ListTopicSlugs lists the slugs of dir/topics/*.md, sorted; a topics/
+// that is a symlink is refused.
+func ListTopicSlugs(dir string) ([]string, error) {
 	td := filepath.Join(dir, TopicDir)
 	fi, err := os.Lstat(td)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -86,9 +86,9 @@ func topicSlugs(dir string) ([]string, error) {
 	return slugs, nil
 }
 
-// readMemoryFile reads a memory-relative file, refusing symlinks,
+// ReadMemoryFile reads a memory-relative file, refusing symlinks,
 // non-regular files and files over MaxFileBytes.
-func readMemoryFile(dir, rel string) ([]byte, error) {
+func ReadMemoryFile(dir, rel string) ([]byte, error) {
 	p := filepath.Join(dir, filepath.FromSlash(rel))
 	fi, err := os.Lstat(p)
 	if err != nil {

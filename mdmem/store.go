@@ -281,7 +281,7 @@ func (s *Store) Write(ctx context.Context, files map[string][]byte, msg CommitMe
 			return "", err
 		}
 		paths = append(paths, p)
-		data, err := readMemoryFile(s.Dir, p)
+		data, err := ReadMemoryFile(s.Dir, p)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", err
 		}
@@ -365,7 +365,7 @@ func (s *Store) recoverWrite(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		disk, err := readMemoryFile(s.Dir, p)
+		disk, err := ReadMemoryFile(s.Dir, p)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", err
 		}
@@ -488,7 +488,7 @@ func (s *Store) changedIDs(ctx context.Context, paths []string) ([]string, error
 		if err != nil {
 			return nil, err
 		}
-		cur, err := readMemoryFile(s.Dir, p)
+		cur, err := ReadMemoryFile(s.Dir, p)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whole-process timings of memctl, each reported against the process floor
 # (`memctl version`) measured in the same run, interleaved, so a noisy
-# machine shifts both. Usage: bench/process.sh [path/to/memctl] [runs]
+# machine shifts both. Usage: testdata/bench/process.sh [path/to/memctl] [runs]
 set -euo pipefail
 memctl=$(realpath "${1:-./memctl}")
 runs=${2:-30}
