@@ -696,7 +696,7 @@ func saveCache(ctx context.Context, dir string, c *Corpus, before []fileKey) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return
 	}
-	_ = writeFileAtomic(ctx, p, 0o644, func(f *os.File) error {
+	_ = mdmem.WriteFileAtomicFunc(ctx, p, 0o644, func(f *os.File) error {
 		var zero [cacheHeader]byte
 		if _, err := f.Write(zero[:]); err != nil {
 			return err
@@ -708,49 +708,4 @@ func saveCache(ctx context.Context, dir string, c *Corpus, before []fileKey) {
 		_, err = f.WriteAt(h[:], 0)
 		return err
 	})
-}
-
-// writeFileAtomic is mdmem.WriteFileAtomic with the content written by
-// fill: a temp file in the same directory, fsync, rename, fsync of the
-// directory. A reader sees the old or the new content, never a mix; a
-// crash leaves at most a stray temp file.
-func writeFileAtomic(ctx context.Context, path string, perm os.FileMode, fill func(*os.File) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	renamed := false
-	defer func() {
-		if !renamed {
-			os.Remove(tmp)
-		}
-	}()
-	if err := fill(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	renamed = true
-	return mdmem.SyncDir(dir)
 }

@@ -10,6 +10,15 @@ import (
 // directory, fsync, rename, fsync of the directory. A reader sees the old or
 // the new content, never a mix; a crash leaves at most a stray temp file.
 func WriteFileAtomic(ctx context.Context, path string, data []byte, perm os.FileMode) error {
+	return WriteFileAtomicFunc(ctx, path, perm, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// WriteFileAtomicFunc is WriteFileAtomic for content that fill streams into
+// the temp file (which fill may also seek in).
+func WriteFileAtomicFunc(ctx context.Context, path string, perm os.FileMode, fill func(*os.File) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -25,7 +34,7 @@ func WriteFileAtomic(ctx context.Context, path string, data []byte, perm os.File
 			os.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
+	if err := fill(f); err != nil {
 		f.Close()
 		return err
 	}
