@@ -194,6 +194,20 @@ func injectOptionsFrom(f *Factory, c mdmem.InjectConfig, cmd *cobra.Command, sha
 	return o, nil
 }
 
+// loadCorpus opens the memory and loads its entries through the index
+// cache, which a rebuild fills with the configured tokenizer's counts.
+func loadCorpus(ctx context.Context, f *Factory) (*mdmem.Store, *inject.Corpus, error) {
+	s, err := f.Store(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := inject.LoadCorpusFor(ctx, s.Dir, true, configCounter(s))
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, c, nil
+}
+
 // configCounter is the configured tokenizer, whose token counts a rebuilt
 // index cache keeps (nil if the config names none memctl knows).
 func configCounter(s *mdmem.Store) inject.Counter {

@@ -49,11 +49,7 @@ func runSearch(ctx context.Context, f *Factory, query string, opts *searchOption
 	if opts.Limit < 0 {
 		return FlagErrorf("invalid --limit %d: want 0 or more", opts.Limit)
 	}
-	s, err := f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	c, err := inject.LoadCorpusFor(ctx, s.Dir, true, configCounter(s))
+	_, c, err := loadCorpus(ctx, f)
 	if err != nil {
 		return err
 	}

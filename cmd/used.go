@@ -32,11 +32,7 @@ inject.log = true or MEMCTL_INJECT_LOG=1 so the injects are counted too.`,
 }
 
 func runUsed(ctx context.Context, f *Factory, ids []string) error {
-	s, err := f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	c, err := inject.LoadCorpusFor(ctx, s.Dir, true, configCounter(s))
+	s, c, err := loadCorpus(ctx, f)
 	if err != nil {
 		return err
 	}

@@ -141,7 +141,6 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 			return nil, err
 		}
 		defer unlock()
-		sweepTemps(s.Dir, o.Log)
 		if rep.Recovered, err = recoverJournal(ctx, s); err != nil {
 			return nil, err
 		}
@@ -545,22 +544,3 @@ func commitMessage(rep *Report, p *Plan, cfg *mdmem.Config) mdmem.CommitMessage 
 	}
 }
 
-// sweepTemps removes the temp files of atomic writes (".<name>.tmp-*") a
-// killed writer left in the memory directories. The caller holds the lock,
-// and every writer of these directories writes under it.
-func sweepTemps(dir string, logf func(string, ...any)) {
-	for _, d := range []string{".", mdmem.TopicDir, mdmem.MarkerDir, LedgerDir, filepath.Dir(JournalPath), HeldDir} {
-		ents, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(d)))
-		if err != nil {
-			continue
-		}
-		for _, e := range ents {
-			n := e.Name()
-			if strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp-") && e.Type().IsRegular() {
-				if os.Remove(filepath.Join(dir, filepath.FromSlash(d), n)) == nil {
-					logf("removed %s/%s, left by an interrupted write", d, n)
-				}
-			}
-		}
-	}
-}

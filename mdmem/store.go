@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -84,6 +85,7 @@ func (s *Store) Lock(ctx context.Context) (unlock func() error, err error) {
 	if err != nil {
 		return nil, err
 	}
+	s.Recovered = append(s.Recovered, s.sweepTemps()...)
 	msg, err := s.recoverWrite(ctx)
 	if err != nil {
 		_ = unlock()
@@ -94,6 +96,57 @@ func (s *Store) Lock(ctx context.Context) (unlock func() error, err error) {
 	}
 	return unlock, nil
 }
+
+// sweepTemps removes the temp files of atomic writes (".<name>.tmp-*") that
+// a killed writer left in the memory directory, topics/ and .memctl/. The
+// caller holds the lock, and every writer of those places writes under it
+// — except `add`, whose queue directory is therefore left alone (its
+// files are git-ignored).
+func (s *Store) sweepTemps() []string {
+	var removed []string
+	var sweep func(rel string)
+	sweep = func(rel string) {
+		ents, err := os.ReadDir(filepath.Join(s.Dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			n := e.Name()
+			switch {
+			case e.IsDir() && strings.HasPrefix(rel, MarkerDir) && !strings.HasPrefix(n, "."):
+				if path.Join(rel, n) != QueueDir {
+					sweep(path.Join(rel, n))
+				}
+			case e.Type().IsRegular() && strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp-"):
+				if os.Remove(filepath.Join(s.Dir, filepath.FromSlash(rel), n)) == nil {
+					removed = append(removed, fmt.Sprintf("removed %s, left by an interrupted write", path.Join(rel, n)))
+				}
+			}
+		}
+	}
+	sweep(".")
+	sweep(TopicDir)
+	sweep(MarkerDir)
+	sweep(QueueDir + "/held")
+	// In the queue, only temp files old enough that no `add` can still be
+	// writing them (an add takes milliseconds).
+	qd := filepath.Join(s.Dir, filepath.FromSlash(QueueDir))
+	ents, _ := os.ReadDir(qd)
+	for _, e := range ents {
+		n := e.Name()
+		if !e.Type().IsRegular() || !strings.HasPrefix(n, ".") || !strings.Contains(n, ".tmp-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && s.Now().Sub(fi.ModTime()) > staleQueueTemp && os.Remove(filepath.Join(qd, n)) == nil {
+			removed = append(removed, fmt.Sprintf("removed %s/%s, left by an interrupted add", QueueDir, n))
+		}
+	}
+	return removed
+}
+
+// staleQueueTemp is the age past which a queue temp file is an interrupted
+// add's leftover.
+const staleQueueTemp = 10 * time.Minute
 
 // Load parses the memory files as they are on disk now.
 func (s *Store) Load(ctx context.Context) (*Memory, error) { return Load(ctx, s.Dir) }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func gitOut(t *testing.T, dir string, args ...string) string {
@@ -131,5 +132,40 @@ func TestCommitMessageTemplate(t *testing.T) {
 		if _, err := msg.Render(bad); err == nil {
 			t.Errorf("template %q accepted", bad)
 		}
+	}
+}
+
+// TestLockSweepsStrayTempFiles: temp files a killed writer left are
+// removed under the lock (git status stays clean); the queue, written
+// without the lock, is left alone.
+func TestLockSweepsStrayTempFiles(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	stray := []string{".MEMORY.md.tmp-123", "topics/.a.md.tmp-1", ".memctl/.state.json.tmp-9", ".memctl/cache/.index.bin.tmp-2", ".memctl/queue/held/.c1.json.tmp-3"}
+	keep := []string{".memctl/queue/.c2.json.tmp-4", "topics/notes.md", ".memctl/cache/x.tmp-5"}
+	for _, p := range append(append([]string{}, stray...), keep...) {
+		full := filepath.Join(s.Dir, filepath.FromSlash(p))
+		must(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		must(t, os.WriteFile(full, []byte("x"), 0o644))
+	}
+	old := filepath.Join(s.Dir, ".memctl", "queue", ".c3.json.tmp-6")
+	must(t, os.WriteFile(old, []byte("x"), 0o644))
+	must(t, os.Chtimes(old, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour)))
+	stray = append(stray, ".memctl/queue/.c3.json.tmp-6")
+	unlock, err := s.Lock(ctx)
+	must(t, err)
+	defer unlock()
+	for _, p := range stray {
+		if _, err := os.Stat(filepath.Join(s.Dir, filepath.FromSlash(p))); !os.IsNotExist(err) {
+			t.Errorf("%s not removed", p)
+		}
+	}
+	for _, p := range keep {
+		if _, err := os.Stat(filepath.Join(s.Dir, filepath.FromSlash(p))); err != nil {
+			t.Errorf("%s removed: %v", p, err)
+		}
+	}
+	if len(s.Recovered) != len(stray) {
+		t.Errorf("Recovered = %q", s.Recovered)
 	}
 }
