@@ -543,4 +543,3 @@ func commitMessage(rep *Report, p *Plan, cfg *mdmem.Config) mdmem.CommitMessage 
 		},
 	}
 }
-
