@@ -16,6 +16,12 @@ const CacheDir = ".memctl/cache"
 // LogFile is the memory-relative path of the opt-in inject log.
 const LogFile = CacheDir + "/inject.log"
 
+// maxLogBytes is the size at which the inject log is rotated: the full
+// log becomes inject.log.1 (replacing the previous one) and a new log
+// starts, so the log stays bounded while readers still see the recent
+// history across the rotation.
+var maxLogBytes int64 = 16 << 20
+
 // LogRecord is one line of the inject log: an inject ("inject") or ids an
 // agent reported as used ("used").
 type LogRecord struct {
@@ -42,6 +48,17 @@ func AppendLog(dir string, rec LogRecord) error {
 	if err != nil {
 		return err
 	}
+	if fi, err := f.Stat(); err == nil && fi.Size() >= maxLogBytes {
+		// Rotate only if the file is still the log (another writer may
+		// have rotated it since we opened it), then append to a new one.
+		if cur, err := os.Stat(p); err == nil && os.SameFile(fi, cur) {
+			_ = os.Rename(p, p+".1")
+		}
+		f.Close()
+		if f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
+			return err
+		}
+	}
 	if _, err := f.Write(append(line, '\n')); err != nil {
 		f.Close()
 		return err
@@ -49,10 +66,24 @@ func AppendLog(dir string, rec LogRecord) error {
 	return f.Close()
 }
 
-// ReadLog reads the inject log; a missing log is empty. Unreadable lines
-// (a torn last line after a crash) are skipped and counted.
+// ReadLog reads the inject log, the rotated inject.log.1 first; a missing
+// log is empty. Unreadable lines (a torn last line after a crash) are
+// skipped and counted.
 func ReadLog(dir string) (recs []LogRecord, bad int, err error) {
-	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(LogFile)))
+	p := filepath.Join(dir, filepath.FromSlash(LogFile))
+	for _, name := range []string{p + ".1", p} {
+		r, b, err := readLogFile(name)
+		if err != nil {
+			return nil, 0, err
+		}
+		recs, bad = append(recs, r...), bad+b
+	}
+	return recs, bad, nil
+}
+
+// readLogFile reads one log file; a missing file has no records.
+func readLogFile(name string) (recs []LogRecord, bad int, err error) {
+	f, err := os.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
