@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -162,9 +163,21 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A queue file that cannot be read never will be (add writes whole
+	// files by rename): it goes to the held directory for a person.
+	var unreadable []Hold
 	for _, b := range bad {
 		rep.Unreadable = append(rep.Unreadable, b.File+": "+b.Err.Error())
-		o.Log("queue file %s is unreadable (left in place): %v", b.File, b.Err)
+		id := strings.TrimSuffix(path.Base(b.File), ".json")
+		if o.DryRun || strings.HasPrefix(id, ".") {
+			o.Log("queue file %s is unreadable: %v", b.File, b.Err)
+			continue
+		}
+		unreadable = append(unreadable, Hold{Candidate: id, Reason: "unreadable queue file: " + b.Err.Error(), Kind: HoldInvalid})
+		o.Log("queue file %s is unreadable (moved to %s): %v", b.File, HeldDir, b.Err)
+	}
+	if err := quarantine(ctx, s.Dir, unreadable); err != nil {
+		return nil, err
 	}
 	// Reconcile: candidates the ledger records as consumed were applied by
 	// an earlier run that stopped before dequeueing them.
