@@ -60,7 +60,10 @@ func candHash(c *mdmem.Candidate) string {
 // (it is rewritten at the end of the run).
 func readAttempts(dir string, cands []*mdmem.Candidate, logf func(string, ...any)) (map[string]int, map[string]attemptRec) {
 	recs := map[string]attemptRec{}
-	b, err := readFileIfExists(filepath.Join(dir, filepath.FromSlash(AttemptsPath)))
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(AttemptsPath)))
+	if errors.Is(err, fs.ErrNotExist) {
+		b, err = nil, nil
+	}
 	if err != nil || b == nil {
 		if err != nil {
 			logf("%s: %v; attempts start again", AttemptsPath, err)

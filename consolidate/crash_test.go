@@ -144,7 +144,7 @@ func TestKillLoop(t *testing.T) {
 	}
 	paths := map[string]bool{}
 	for _, id := range ids {
-		paths[LedgerPath(id)] = true
+		paths[mdmem.LedgerPath(id)] = true
 	}
 	ledger := ""
 	for p := range paths {

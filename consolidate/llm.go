@@ -83,6 +83,11 @@ type Usage struct {
 	CompletionTokens int  `json:"completion_tokens"`
 	Estimated        bool `json:"estimated,omitempty"` // the server reported no usage: bytes/4
 	Candidates       int  `json:"candidates"`          // candidates sent to the model
+	// FailedBatches counts batches without a usable answer (errors,
+	// unreadable answers, the run's deadline).
+	FailedBatches int `json:"failed_batches"`
+	// DeadlineHit: the run's LLM deadline (llm.deadline) stopped the stage.
+	DeadlineHit bool `json:"deadline_hit,omitempty"`
 }
 
 // LLMStage runs the LLM over the triaged clusters.
@@ -181,6 +186,14 @@ func buildPrompt(memDir string, cl *Cluster, now time.Time) (Request, *batchMap,
 func (s *LLMStage) Run(ctx context.Context, in *Input, clusters []*Cluster) ([]*Decision, map[string]bool, map[string]string, Usage, error) {
 	cfg := s.Config.Consolidate
 	batches := Batches(clusters, cfg.BatchSize)
+	// One deadline for every call of the run, retries included: a hanging
+	// endpoint costs at most this, then the rest stays queued.
+	parent := ctx
+	if d := s.Config.LLM.Deadline.Duration; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
 	sent := map[string]bool{}
 	notes := map[string]string{}
 	var all []*Decision
@@ -191,6 +204,17 @@ func (s *LLMStage) Run(ctx context.Context, in *Input, clusters []*Cluster) ([]*
 		if s.Progress != nil {
 			s.Progress(i, len(batches))
 		}
+		if ctx.Err() != nil && parent.Err() == nil {
+			u.DeadlineHit = true
+			u.FailedBatches += len(batches) - i
+			s.logf("LLM deadline (llm.deadline = %v) reached: %d batches not sent, their candidates stay queued", s.Config.LLM.Deadline.Duration, len(batches)-i)
+			for _, rest := range batches[i:] {
+				for _, c := range rest.Cands {
+					notes[c.ID] = "the run's LLM deadline was reached before the model was asked"
+				}
+			}
+			break
+		}
 		for _, c := range b.Cands {
 			sent[c.ID] = true
 		}
@@ -198,8 +222,13 @@ func (s *LLMStage) Run(ctx context.Context, in *Input, clusters []*Cluster) ([]*
 		u.Candidates += len(b.Cands)
 		ds, err := s.batch(ctx, b, capN, plainCap, &u)
 		if err != nil {
+			if parent.Err() != nil {
+				return nil, nil, nil, u, parent.Err()
+			}
+			u.FailedBatches++
 			if ctx.Err() != nil {
-				return nil, nil, nil, u, ctx.Err()
+				u.DeadlineHit = true
+				err = fmt.Errorf("the run's LLM deadline (llm.deadline = %v) was reached: %w", s.Config.LLM.Deadline.Duration, err)
 			}
 			s.logf("LLM batch %d/%d: %v; its %d candidates stay queued", i+1, len(batches), err, len(b.Cands))
 			for _, c := range b.Cands {

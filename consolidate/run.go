@@ -1,12 +1,14 @@
 package consolidate
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -15,14 +17,15 @@ import (
 
 // Failpoints, named by MEMCTL_FAILPOINT: the process exits with code 99
 // at that point, so tests can crash a run at every step and check that the
-// next run converges.
+// next run converges. The write itself has mdmem's transaction failpoints
+// (mdmem.FailTxn*); these are the old names of three of them.
 const (
 	FailAfterLLM     = "after-llm"    // decisions made, nothing written
-	FailAfterWrite   = "after-write"  // journal and files written, no commit
-	FailAfterCommit  = "after-commit" // committed, queue files still there
-	FailMidDequeue   = "mid-dequeue"  // half the queue files removed
-	FailpointEnv     = "MEMCTL_FAILPOINT"
-	FailpointExit    = 99
+	FailAfterWrite   = "after-write"  // files replaced, no commit (mdmem.FailTxnFiles)
+	FailAfterCommit  = "after-commit" // committed, queue files still there (mdmem.FailTxnCommitted)
+	FailMidDequeue   = "mid-dequeue"  // half the queue files removed (mdmem.FailTxnMidDequeue)
+	FailpointEnv     = mdmem.FailpointEnv
+	FailpointExit    = mdmem.FailpointExit
 	maxPlanAttempts  = 3
 	reportOpsInBody  = 2000
 	defaultModelNote = "none (rules only)"
@@ -60,16 +63,21 @@ type Summary struct {
 
 // Report is the outcome of a run (printed as text or --json).
 type Report struct {
-	Mode        string   `json:"mode"` // "llm" or "rules"
-	Model       string   `json:"model,omitempty"`
-	DryRun      bool     `json:"dry_run"`
-	NothingToDo bool     `json:"nothing_to_do"`
-	Commit      string   `json:"commit,omitempty"`
-	HandEdit    string   `json:"hand_edit_commit,omitempty"`
-	Recovered   string   `json:"recovered,omitempty"`
-	Queued      int      `json:"queued"`
-	Reconciled  []string `json:"reconciled,omitempty"` // consumed by an earlier run, dequeued now
-	Unreadable  []string `json:"unreadable_queue_files,omitempty"`
+	Mode        string `json:"mode"` // "llm" or "rules"
+	Model       string `json:"model,omitempty"`
+	DryRun      bool   `json:"dry_run"`
+	NothingToDo bool   `json:"nothing_to_do"`
+	Commit      string `json:"commit,omitempty"`
+	HandEdit    string `json:"hand_edit_commit,omitempty"`
+	Recovered   string `json:"recovered,omitempty"`
+	// LLMStatus says whether the model could be used: "" (not needed),
+	// "ok", "partial" (some batches without a usable answer) or
+	// "unavailable" (none answered usably); LLMError is the last reason.
+	LLMStatus  string   `json:"llm_status,omitempty"`
+	LLMError   string   `json:"llm_error,omitempty"`
+	Queued     int      `json:"queued"`
+	Reconciled []string `json:"reconciled,omitempty"` // consumed by an earlier run, dequeued now
+	Unreadable []string `json:"unreadable_queue_files,omitempty"`
 	// Quarantined lists the candidates moved to .memctl/queue/held/ by
 	// this run; HeldFiles every candidate waiting there for a person
 	// (edit it and move it back to .memctl/queue/, or delete it).
@@ -130,27 +138,53 @@ func (o *Options) failpoint(name string) {
 }
 
 // Run consolidates the queue of store s into its memory: one lock, hand
-// edits committed first, one commit, exactly once. See docs/CONSOLIDATE.md.
+// edits committed first, one commit, exactly once. The lock is not held
+// while the model works: the run plans again under the lock on what is
+// there then. See docs/CONSOLIDATE.md.
 func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 	o.defaults()
+	s.Getenv, s.Exit = o.Getenv, o.Exit
 	start := time.Now()
 	rep := &Report{DryRun: o.DryRun, Mode: "rules"}
 	defer func() { rep.Elapsed = time.Since(start).Seconds() }()
-	if !o.DryRun {
-		unlock, err := s.Lock(ctx)
+	var unlock func() error
+	release := func() {
+		if unlock != nil {
+			_ = unlock()
+			unlock = nil
+		}
+	}
+	defer release()
+	// lock takes the memory lock, finishes or undoes an interrupted write
+	// and commits a person's uncommitted edits.
+	lock := func() error {
+		if o.DryRun {
+			return nil
+		}
+		u, err := s.Lock(ctx)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		defer unlock()
-		if rep.Recovered, err = recoverJournal(ctx, s); err != nil {
-			return nil, err
+		unlock = u
+		for _, r := range s.Recovered {
+			o.Log("%s", r)
+			if rep.Recovered != "" {
+				rep.Recovered += "; "
+			}
+			rep.Recovered += r
 		}
-		if rep.Recovered != "" {
-			o.Log("%s", rep.Recovered)
+		s.Recovered = nil
+		h, err := s.CommitHandEdits(ctx)
+		if err != nil {
+			return fmt.Errorf("commit hand edits: %w", err)
 		}
-		if rep.HandEdit, err = s.CommitHandEdits(ctx); err != nil {
-			return nil, fmt.Errorf("commit hand edits: %w", err)
+		if h != "" {
+			rep.HandEdit = h
 		}
+		return nil
+	}
+	if err := lock(); err != nil {
+		return nil, err
 	}
 	defer func() {
 		hf, err := HeldFiles(s.Dir)
@@ -159,51 +193,11 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 		}
 		rep.HeldFiles = hf
 	}()
-	cands, bad, err := mdmem.ReadQueue(ctx, s.Dir)
+	todo, err := readTodo(ctx, s, rep, &o)
 	if err != nil {
 		return nil, err
-	}
-	// A queue file that cannot be read never will be (add writes whole
-	// files by rename): it goes to the held directory for a person.
-	var unreadable []Hold
-	for _, b := range bad {
-		rep.Unreadable = append(rep.Unreadable, b.File+": "+b.Err.Error())
-		id := strings.TrimSuffix(path.Base(b.File), ".json")
-		if o.DryRun || strings.HasPrefix(id, ".") {
-			o.Log("queue file %s is unreadable: %v", b.File, b.Err)
-			continue
-		}
-		unreadable = append(unreadable, Hold{Candidate: id, Reason: "unreadable queue file: " + b.Err.Error(), Kind: HoldInvalid})
-		o.Log("queue file %s is unreadable (moved to %s): %v", b.File, HeldDir, b.Err)
-	}
-	if err := quarantine(ctx, s.Dir, unreadable); err != nil {
-		return nil, err
-	}
-	// Reconcile: candidates the ledger records as consumed were applied by
-	// an earlier run that stopped before dequeueing them.
-	ids := make([]string, len(cands))
-	for i, c := range cands {
-		ids[i] = c.ID
-	}
-	done, err := ReadLedger(s.Dir, ids)
-	if err != nil {
-		return nil, err
-	}
-	todo := cands[:0:0]
-	for _, c := range cands {
-		if done[c.ID] {
-			rep.Reconciled = append(rep.Reconciled, c.ID)
-		} else {
-			todo = append(todo, c)
-		}
 	}
 	rep.Queued = len(todo)
-	if len(rep.Reconciled) > 0 && !o.DryRun {
-		if err := mdmem.Dequeue(ctx, s.Dir, rep.Reconciled); err != nil {
-			return nil, err
-		}
-		o.Log("dequeued %d candidates an earlier run had already applied", len(rep.Reconciled))
-	}
 	mem, err := s.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -240,10 +234,13 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 		for _, h := range plan.Quarantine {
 			o.Log("candidate %s moved to %s/ after %d failed runs (%s); it never enters the memory: edit it and move it back to %s/, or delete it", h.Candidate, HeldDir, h.Attempts, h.Reason, mdmem.QueueDir)
 		}
-		return writeAttempts(ctx, s.Dir, plan, todo, prevAttempts, in.Now)
+		return writeAttempts(ctx, s.Dir, plan, in.Cands, prevAttempts, in.Now)
 	}
 
-	// The LLM stage, for the candidates the rules cannot settle.
+	// The LLM stage, for the candidates the rules cannot settle. The lock
+	// is released meanwhile: a hanging model must not stop imports, adds
+	// or the next cron run, and everything is planned again under the
+	// lock afterwards.
 	useLLM := false
 	var comp Completer
 	if !o.NoLLM {
@@ -253,10 +250,12 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 			comp, useLLM, rep.Model = NewOpenAI(base, key, model), true, model
 		}
 	}
+	reload := false
 	if useLLM {
 		rep.Mode = "llm"
 		clusters := Triage(in)
 		if len(clusters) > 0 {
+			release()
 			t0 := time.Now()
 			st := &LLMStage{Completer: comp, MemDir: s.Dir, Config: s.Config, Now: in.Now, RetryBase: o.RetryBase, Progress: o.Progress, Log: o.Log}
 			ds, sent, notes, u, err := st.Run(ctx, in, clusters)
@@ -265,20 +264,32 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 			if err != nil {
 				return nil, err
 			}
+			rep.LLMStatus = "ok"
+			if u.FailedBatches > 0 {
+				rep.LLMStatus = "partial"
+				if u.FailedBatches >= u.Batches+boolInt(u.DeadlineHit && u.Batches == 0) {
+					rep.LLMStatus = "unavailable"
+				}
+				for _, n := range notes {
+					rep.LLMError = n
+				}
+			}
 			in.Decisions, in.LLMCands, in.LLMNotes = ds, sent, notes
+			if err := lock(); err != nil {
+				return nil, err
+			}
+			reload = !o.DryRun
 		}
 	}
 	o.failpoint(FailAfterLLM)
 
-	reload := useLLM && rep.LLM.Calls > 0
 	for attempt := 1; ; attempt++ {
-		if reload && !o.DryRun {
-			// Time passed while the model thought: a person may have
-			// edited. Commit their edits and plan on what is on disk now.
-			if h, err := s.CommitHandEdits(ctx); err != nil {
+		if reload {
+			// Time passed without the lock: another run may have applied
+			// some candidates, a person may have edited. Plan on what is
+			// there now.
+			if in.Cands, err = stillQueued(ctx, s, in.Cands); err != nil {
 				return nil, err
-			} else if h != "" {
-				rep.HandEdit = h
 			}
 			if in.Mem, err = s.Load(ctx); err != nil {
 				return nil, err
@@ -307,59 +318,21 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 			}
 			return rep, nil
 		}
-		outcome := map[string]string{}
-		for _, op := range plan.Ops {
-			for _, c := range op.Candidates {
-				outcome[c] = string(op.Kind) + " " + op.Entry
-			}
-		}
-		files := map[string][]byte{}
-		for p, b := range plan.Files {
-			files[p] = b
-		}
-		lf, err := ledgerFiles(s.Dir, plan.Consumed, outcome, in.Now)
-		if err != nil {
-			return nil, err
-		}
-		for p, b := range lf {
-			files[p] = b
-		}
-		// Never write from a stale snapshot: the files must be exactly
-		// what the plan was computed from.
-		if changed := staleFiles(s.Dir, in.Mem, plan.Files); len(changed) > 0 {
+		rep.Commit, err = commitPlan(ctx, s, in, plan, commitMessage(rep, plan, s.Config))
+		if errors.Is(err, mdmem.ErrStale) {
 			if attempt >= maxPlanAttempts {
-				return nil, fmt.Errorf("memory files keep changing during consolidation (%s); nothing written, retry later", strings.Join(changed, ", "))
+				return nil, fmt.Errorf("the memory keeps changing during consolidation (%v); nothing written, retry later", err)
 			}
-			o.Log("%s changed while planning; planning again on the new content", strings.Join(changed, ", "))
+			o.Log("%v; planning again on the new content", err)
+			if h, err := s.CommitHandEdits(ctx); err != nil {
+				return nil, fmt.Errorf("commit hand edits: %w", err)
+			} else if h != "" {
+				rep.HandEdit = h
+			}
 			reload = true
 			continue
 		}
-		msg := commitMessage(rep, plan, s.Config)
-		if err := writeJournal(ctx, s.Dir, &journal{Files: files, Message: msg, Consumed: plan.Consumed}); err != nil {
-			return nil, err
-		}
-		if o.Getenv(FailpointEnv) == FailAfterWrite {
-			// The state a crash inside Store.Write leaves: files written,
-			// no commit.
-			for p, b := range files {
-				full := filepath.Join(s.Dir, filepath.FromSlash(p))
-				if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-					return nil, err
-				}
-				if err := mdmem.WriteFileAtomic(ctx, full, b, 0o644); err != nil {
-					return nil, err
-				}
-			}
-			o.failpoint(FailAfterWrite)
-		}
-		if rep.Commit, err = s.Write(ctx, files, msg); err != nil {
-			return nil, err
-		}
-		o.failpoint(FailAfterCommit)
-		if err := removeJournal(s.Dir); err != nil {
-			return nil, err
-		}
-		if err := dequeue(ctx, s.Dir, plan.Consumed, &o); err != nil {
+		if err != nil {
 			return nil, err
 		}
 		if err := finishQueue(plan); err != nil {
@@ -369,17 +342,130 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 	}
 }
 
-func dequeue(ctx context.Context, dir string, ids []string, o *Options) error {
-	if len(ids) == 0 {
-		return nil // a run that only demoted: there may be no queue directory
+func boolInt(b bool) int {
+	if b {
+		return 1
 	}
-	if o.Getenv(FailpointEnv) == FailMidDequeue && len(ids) > 1 {
-		if err := mdmem.Dequeue(ctx, dir, ids[:len(ids)/2]); err != nil {
-			return err
+	return 0
+}
+
+// readTodo reads the queue, moves unreadable queue files to the held
+// directory, and dequeues candidates the ledger records as consumed by an
+// earlier run that stopped before dequeueing them.
+func readTodo(ctx context.Context, s *mdmem.Store, rep *Report, o *Options) ([]*mdmem.Candidate, error) {
+	cands, bad, err := mdmem.ReadQueue(ctx, s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	// A queue file that cannot be read never will be (add writes whole
+	// files by rename): it goes to the held directory for a person.
+	var unreadable []Hold
+	for _, b := range bad {
+		rep.Unreadable = append(rep.Unreadable, b.File+": "+b.Err.Error())
+		id := strings.TrimSuffix(path.Base(b.File), ".json")
+		if o.DryRun || strings.HasPrefix(id, ".") {
+			o.Log("queue file %s is unreadable: %v", b.File, b.Err)
+			continue
 		}
-		o.failpoint(FailMidDequeue)
+		unreadable = append(unreadable, Hold{Candidate: id, Reason: "unreadable queue file: " + b.Err.Error(), Kind: HoldInvalid})
+		o.Log("queue file %s is unreadable (moved to %s): %v", b.File, HeldDir, b.Err)
 	}
-	return mdmem.Dequeue(ctx, dir, ids)
+	if err := quarantine(ctx, s.Dir, unreadable); err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.ID
+	}
+	done, err := mdmem.ReadLedger(s.Dir, ids)
+	if err != nil {
+		return nil, err
+	}
+	todo := cands[:0:0]
+	for _, c := range cands {
+		if done[c.ID] {
+			rep.Reconciled = append(rep.Reconciled, c.ID)
+		} else {
+			todo = append(todo, c)
+		}
+	}
+	if len(rep.Reconciled) > 0 && !o.DryRun {
+		if err := mdmem.Dequeue(ctx, s.Dir, rep.Reconciled); err != nil {
+			return nil, err
+		}
+		o.Log("dequeued %d candidates an earlier run had already applied", len(rep.Reconciled))
+	}
+	return todo, nil
+}
+
+// stillQueued keeps the candidates that are still queued and not recorded
+// as consumed (another run may have applied some while the model worked).
+func stillQueued(ctx context.Context, s *mdmem.Store, cands []*mdmem.Candidate) ([]*mdmem.Candidate, error) {
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.ID
+	}
+	done, err := mdmem.ReadLedger(s.Dir, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := cands[:0:0]
+	for _, c := range cands {
+		if done[c.ID] {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(s.Dir, filepath.FromSlash(mdmem.QueueDir), c.ID+".json")); err != nil {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, ctx.Err()
+}
+
+// commitPlan writes a plan as one mdmem transaction: its files, planned on
+// the content the plan read, and its consumed candidates.
+func commitPlan(ctx context.Context, s *mdmem.Store, in *Input, plan *Plan, msg mdmem.CommitMessage) (string, error) {
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer tx.Abort()
+	paths := make([]string, 0, len(plan.Files))
+	for p := range plan.Files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		var basedOn []byte
+		if d := in.Mem.Doc(p); d != nil {
+			basedOn = d.Src
+			if basedOn == nil && fileExists(filepath.Join(s.Dir, filepath.FromSlash(p))) {
+				basedOn = []byte{}
+			}
+		} else if basedOn, err = os.ReadFile(filepath.Join(s.Dir, filepath.FromSlash(p))); errors.Is(err, fs.ErrNotExist) {
+			basedOn = nil
+		} else if err != nil {
+			return "", err
+		}
+		if err := tx.Put(ctx, p, basedOn, plan.Files[p]); err != nil {
+			return "", err
+		}
+	}
+	outcome := map[string]string{}
+	for _, op := range plan.Ops {
+		for _, c := range op.Candidates {
+			outcome[c] = string(op.Kind) + " " + op.Entry
+		}
+	}
+	for _, c := range plan.Consumed {
+		tx.Consume(c, outcome[c])
+	}
+	return tx.Commit(ctx, msg)
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 func input(s *mdmem.Store, mem *mdmem.Memory, cands []*mdmem.Candidate, o *Options) (*Input, error) {
@@ -398,30 +484,6 @@ func docSrc(m *mdmem.Memory, p string) []byte {
 		return b
 	}
 	return nil
-}
-
-// staleFiles returns the files the plan rewrites whose content on disk is
-// no longer what the plan was computed from.
-func staleFiles(dir string, m *mdmem.Memory, files map[string][]byte) []string {
-	var out []string
-	for p := range files {
-		if p == mdmem.StatePath {
-			continue
-		}
-		disk, err := readFileIfExists(filepath.Join(dir, filepath.FromSlash(p)))
-		if err != nil {
-			out = append(out, p)
-			continue
-		}
-		var want []byte
-		if d := m.Doc(p); d != nil {
-			want = d.Src
-		}
-		if !bytes.Equal(disk, want) {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 func summarize(p *Plan) Summary {

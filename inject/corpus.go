@@ -130,6 +130,17 @@ func LoadCorpus(ctx context.Context, dir string, useCache bool) (*Corpus, error)
 // stores every note's token count for cnt (the configured tokenizer), so
 // that later injects with that tokenizer need not load it.
 func LoadCorpusFor(ctx context.Context, dir string, useCache bool, cnt Counter) (*Corpus, error) {
+	// The view keeps writers from applying while the files are read, and
+	// hides a write a killed process left half-applied (then the cache,
+	// keyed on the disk, is not used).
+	v, err := mdmem.OpenReadView(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
+	if v.Overlaid() {
+		useCache = false
+	}
 	var key []fileKey
 	if useCache {
 		if c, err := loadCached(ctx, dir); err == nil && c != nil {
@@ -140,7 +151,7 @@ func LoadCorpusFor(ctx context.Context, dir string, useCache bool, cnt Counter) 
 			key = nil
 		}
 	}
-	c, err := readCorpus(ctx, dir)
+	c, err := readCorpus(ctx, v, dir)
 	if err != nil {
 		return nil, err
 	}

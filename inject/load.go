@@ -12,7 +12,7 @@ import (
 	"github.com/memctl/memctl/mdmem"
 )
 
-// readCorpus reads the memory in dir as NewCorpus(mdmem.Load(dir)) does —
+// readCorpus reads the memory in dir, through the view v, as NewCorpus(mdmem.Load(dir)) does —
 // the same files in the same order, through the same mdmem file rules
 // (ListTopicSlugs, ReadMemoryFile) — but one
 // file at a time: each file is parsed, its entries are copied to notes and
@@ -20,13 +20,13 @@ import (
 // the next file is read. At 100,000 entries mdmem.Load holds ~90 MB at
 // once; this holds the notes, the file texts they point into and one
 // file's parse. TestReadCorpusMatchesLoad keeps the two in step.
-func readCorpus(ctx context.Context, dir string) (*Corpus, error) {
+func readCorpus(ctx context.Context, v *mdmem.ReadView, dir string) (*Corpus, error) {
 	c := &Corpus{}
-	src, err := mdmem.ReadMemoryFile(dir, mdmem.MainFile)
+	src, err := v.ReadFile(mdmem.MainFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	slugs, err := mdmem.ListTopicSlugs(dir)
+	slugs, err := v.TopicSlugs()
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func readCorpus(ctx context.Context, dir string) (*Corpus, error) {
 			return nil, err
 		}
 		p := mdmem.TopicPath(slug)
-		src, err := mdmem.ReadMemoryFile(dir, p)
+		src, err := v.ReadFile(p)
 		if err != nil {
 			return nil, err
 		}

@@ -51,7 +51,12 @@ func TestReadCorpusMatchesLoad(t *testing.T) {
 func check(t *testing.T, ctx context.Context, name, dir string) {
 	t.Helper()
 	m, werr := mdmem.Load(ctx, dir)
-	got, gerr := readCorpus(ctx, dir)
+	v, err := mdmem.OpenReadView(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, gerr := readCorpus(ctx, v, dir)
+	v.Close()
 	if fmt.Sprint(werr) != fmt.Sprint(gerr) {
 		t.Fatalf("%s: error %v, mdmem.Load %v", name, gerr, werr)
 	}

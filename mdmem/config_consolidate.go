@@ -24,6 +24,9 @@ type LLMConfig struct {
 	Model     string   `toml:"model"`
 	APIKeyEnv string   `toml:"api_key_env"`
 	Timeout   Duration `toml:"timeout"`
+	// Deadline bounds all LLM calls of one consolidate run, retries
+	// included; candidates not decided by then stay queued. 0 = none.
+	Deadline Duration `toml:"deadline"`
 }
 
 func defaultConsolidateConfig() ConsolidateConfig {
@@ -31,7 +34,7 @@ func defaultConsolidateConfig() ConsolidateConfig {
 }
 
 func defaultLLMConfig() LLMConfig {
-	return LLMConfig{APIKeyEnv: "OPENAI_API_KEY", Timeout: Duration{2 * time.Minute}}
+	return LLMConfig{APIKeyEnv: "OPENAI_API_KEY", Timeout: Duration{2 * time.Minute}, Deadline: Duration{10 * time.Minute}}
 }
 
 func (c ConsolidateConfig) validate() error {

@@ -26,14 +26,21 @@ type Memory struct {
 // Load reads and parses MEMORY.md and topics/*.md under dir. A missing
 // MEMORY.md is an empty memory. Symlinks and non-regular files are refused
 // so nothing outside the directory is read.
+//
+// It reads through a ReadView: never a half-applied write.
 func Load(ctx context.Context, dir string) (*Memory, error) {
+	v, err := OpenReadView(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
 	m := &Memory{Dir: dir, Topics: map[string]*Doc{}}
-	src, err := ReadMemoryFile(dir, MainFile)
+	src, err := v.ReadFile(MainFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	m.Main = ParseDoc(MainFile, src)
-	slugs, err := ListTopicSlugs(dir)
+	slugs, err := v.TopicSlugs()
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +49,7 @@ func Load(ctx context.Context, dir string) (*Memory, error) {
 			return nil, err
 		}
 		p := TopicPath(slug)
-		src, err := ReadMemoryFile(dir, p)
+		src, err := v.ReadFile(p)
 		if err != nil {
 			return nil, err
 		}

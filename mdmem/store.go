@@ -49,6 +49,11 @@ type Store struct {
 	// Recovered says what Lock did to finish interrupted writes; commands
 	// print it.
 	Recovered []string
+	// Getenv and Exit default to the process's; failpoints use them.
+	Getenv func(string) string
+	Exit   func(code int)
+
+	locked bool
 }
 
 // State is .memctl/state.json.
@@ -81,20 +86,31 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 // lock_wait, and finishes a write an earlier process was killed in the
 // middle of (see Recovered).
 func (s *Store) Lock(ctx context.Context) (unlock func() error, err error) {
-	unlock, err = s.Repo.Lock(ctx, s.Config.Git.LockWait.Duration)
+	repoUnlock, err := s.Repo.Lock(ctx, s.Config.Git.LockWait.Duration)
 	if err != nil {
 		return nil, err
 	}
+	s.locked = true
+	release := func() error {
+		s.locked = false
+		return repoUnlock()
+	}
 	s.Recovered = append(s.Recovered, s.sweepTemps()...)
-	msg, err := s.recoverWrite(ctx)
+	legacy, err := s.recoverLegacy(ctx)
+	s.Recovered = append(s.Recovered, legacy...)
 	if err != nil {
-		_ = unlock()
+		_ = release()
+		return nil, err
+	}
+	msg, err := s.recoverTxn(ctx)
+	if err != nil {
+		_ = release()
 		return nil, err
 	}
 	if msg != "" {
 		s.Recovered = append(s.Recovered, msg)
 	}
-	return unlock, nil
+	return release, nil
 }
 
 // sweepTemps removes the temp files of atomic writes (".<name>.tmp-*") that
@@ -305,137 +321,93 @@ func uniqueSorted(ids []string) []string {
 	return out[:n]
 }
 
-// WriteJournalPath holds the intent of a write in progress: the full new
-// content of every file and the commit message (in .memctl/cache, never
-// committed). A write killed midway is rolled forward from it by the next
-// writer, so it lands whole or not at all.
-const WriteJournalPath = ".memctl/cache/write-journal.json"
+// legacyJournals are the journals of earlier releases, which were not
+// bound to a base commit. They are never rolled forward: files that hold
+// their uncommitted content are put back to HEAD, then they are dropped.
+var legacyJournals = []string{".memctl/cache/write-journal.json", ".memctl/cache/consolidate-journal.json"}
 
-type writeJournal struct {
-	Files   map[string][]byte  `json:"files"` // nil content: delete
-	Message string             `json:"message"`
-	Author  gitstore.Signature `json:"author"`
-}
-
-// Write replaces the given memory-relative files atomically (a nil content
-// deletes the file) and commits exactly those paths, in one commit. The
-// caller holds the lock. It returns the commit hash, or "" if nothing
-// changed. Once it starts writing it is not interrupted by ctx; if it fails
-// (a git lock held, a full disk) it puts the files back as they were.
+// Write replaces the given memory-relative files (a nil content deletes
+// the file) and commits exactly those paths, in one transaction planned on
+// the files as they are now. The caller holds the lock. It returns the
+// commit hash, or "" if nothing changed.
 func (s *Store) Write(ctx context.Context, files map[string][]byte, msg CommitMessage) (string, error) {
-	if err := ctx.Err(); err != nil {
+	tx, err := s.Begin(ctx)
+	if err != nil {
 		return "", err
 	}
-	ctx = context.WithoutCancel(ctx)
+	defer tx.Abort()
 	paths := make([]string, 0, len(files))
-	old := map[string][]byte{}
 	for p := range files {
-		if err := checkRelPath(p); err != nil {
-			return "", err
-		}
 		paths = append(paths, p)
-		data, err := ReadMemoryFile(s.Dir, p)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		old[p] = data
 	}
 	sort.Strings(paths)
-	text, err := s.message(msg)
-	if err != nil {
-		return "", err
-	}
-	j := writeJournal{Files: files, Message: text, Author: s.Signature()}
-	if err := s.writeJournal(ctx, &j); err != nil {
-		return "", fmt.Errorf("write journal: %w", err)
-	}
-	hash, err := s.applyJournal(ctx, &j, paths)
-	if err != nil {
-		for _, p := range paths {
-			_ = s.writeFile(ctx, p, old[p])
-		}
-		_ = s.removeJournal()
-		return "", err
-	}
-	return hash, s.removeJournal()
-}
-
-func (s *Store) applyJournal(ctx context.Context, j *writeJournal, paths []string) (string, error) {
 	for _, p := range paths {
-		if err := s.writeFile(ctx, p, j.Files[p]); err != nil {
-			return "", err
+		old, err := ReadMemoryFile(s.Dir, p)
+		if errors.Is(err, fs.ErrNotExist) {
+			old, err = nil, nil
 		}
-	}
-	return s.Repo.Commit(ctx, gitstore.CommitRequest{Paths: paths, Message: j.Message, Author: j.Author, When: s.Now()})
-}
-
-func (s *Store) journalFile() string {
-	return filepath.Join(s.Dir, filepath.FromSlash(WriteJournalPath))
-}
-
-func (s *Store) writeJournal(ctx context.Context, j *writeJournal) error {
-	data, err := json.Marshal(j)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(s.journalFile()), 0o755); err != nil {
-		return err
-	}
-	return WriteFileAtomic(ctx, s.journalFile(), data, 0o644)
-}
-
-func (s *Store) removeJournal() error {
-	if err := os.Remove(s.journalFile()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
-}
-
-// recoverWrite finishes a write that was killed midway (the caller holds
-// the lock). If every journaled file is either as at HEAD or as journaled,
-// it writes the rest and commits (roll forward). If a person has edited one
-// of them since, their edit wins: the journal is dropped and nothing is
-// written. It returns what it did, for the user.
-func (s *Store) recoverWrite(ctx context.Context) (string, error) {
-	data, err := os.ReadFile(s.journalFile())
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	var j writeJournal
-	if err := json.Unmarshal(data, &j); err != nil || len(j.Files) == 0 {
-		return "dropped an unreadable journal of an interrupted write (it had not started writing)", s.removeJournal()
-	}
-	paths := make([]string, 0, len(j.Files))
-	for p := range j.Files {
-		if err := checkRelPath(p); err != nil {
-			return "", fmt.Errorf("%s: %w", WriteJournalPath, err)
-		}
-		paths = append(paths, p)
-		head, _, err := s.Repo.ReadHead(ctx, p)
 		if err != nil {
 			return "", err
 		}
-		disk, err := ReadMemoryFile(s.Dir, p)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := tx.Put(ctx, p, old, files[p]); err != nil {
 			return "", err
 		}
-		if !bytes.Equal(disk, head) && !bytes.Equal(disk, j.Files[p]) {
-			return fmt.Sprintf("dropped the journal of an interrupted write: %s was edited since", p), s.removeJournal()
+	}
+	return tx.Commit(ctx, msg)
+}
+
+// recoverLegacy drops the journal of an earlier release's interrupted
+// write, putting back to HEAD every file that holds its uncommitted
+// content (so it is not later committed as a person's hand edit).
+func (s *Store) recoverLegacy(ctx context.Context) ([]string, error) {
+	var notes []string
+	for _, rel := range legacyJournals {
+		data, err := os.ReadFile(s.abs(rel))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
 		}
+		if err != nil {
+			return notes, err
+		}
+		var j struct {
+			Files map[string][]byte `json:"files"`
+		}
+		_ = json.Unmarshal(data, &j)
+		var undone []string
+		for p, want := range j.Files {
+			if checkRelPath(p) != nil {
+				continue
+			}
+			disk, err := ReadMemoryFile(s.Dir, p)
+			if err != nil || want == nil || !bytes.Equal(disk, want) {
+				continue
+			}
+			head, ok, err := s.Repo.ReadHead(ctx, p)
+			if err != nil {
+				return notes, err
+			}
+			if ok && bytes.Equal(head, want) {
+				continue
+			}
+			if !ok {
+				head = nil
+			}
+			if err := s.writeFile(ctx, p, head); err != nil {
+				return notes, err
+			}
+			undone = append(undone, p)
+		}
+		if err := os.Remove(s.abs(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return notes, err
+		}
+		msg := "dropped an earlier release's journal of an interrupted write"
+		if len(undone) > 0 {
+			sort.Strings(undone)
+			msg += " and put back " + strings.Join(undone, ", ") + " as committed"
+		}
+		notes = append(notes, msg)
 	}
-	sort.Strings(paths)
-	hash, err := s.applyJournal(ctx, &j, paths)
-	if err != nil {
-		return "", fmt.Errorf("finish an interrupted write: %w", err)
-	}
-	subject, _, _ := strings.Cut(j.Message, "\n")
-	if hash == "" {
-		return "", s.removeJournal() // it had been committed already
-	}
-	return fmt.Sprintf("finished an interrupted write: %q (commit %.12s)", subject, hash), s.removeJournal()
+	return notes, nil
 }
 
 func (s *Store) writeFile(ctx context.Context, rel string, data []byte) error {

@@ -29,6 +29,12 @@ type CommitRequest struct {
 	Author Signature
 	// When is the author and committer date; zero means now.
 	When time.Time
+	// CheckBase makes the commit conditional: it fails with
+	// ErrConcurrentUpdate unless HEAD is Base ("" = an unborn branch)
+	// when the ref is locked. A write transaction planned on Base never
+	// lands on top of commits it has not seen.
+	CheckBase bool
+	Base      string
 }
 
 // commitLockWait is how long Commit waits for memctl.lock when the caller
@@ -246,6 +252,9 @@ func (r *Repo) commitLocked(ctx context.Context, req CommitRequest, treePaths []
 	ref, oldHash, born, err := r.head()
 	if err != nil {
 		return "", err
+	}
+	if req.CheckBase && headString(oldHash, born) != req.Base {
+		return "", fmt.Errorf("gitstore: HEAD is %s, not %s as planned: %w", headString(oldHash, born), req.Base, ErrConcurrentUpdate)
 	}
 	o := r.newObjStore()
 	defer o.close()

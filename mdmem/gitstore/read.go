@@ -53,6 +53,52 @@ func (r *Repo) headTree(o *objStore) (plumbing.Hash, bool, error) {
 	return t, err == nil, err
 }
 
+// HeadHash returns the commit HEAD points to, or "" on an unborn branch.
+func (r *Repo) HeadHash(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	h, ok, err := r.headCommit()
+	if err != nil {
+		return "", err
+	}
+	return headString(h, ok), nil
+}
+
+func headString(h plumbing.Hash, born bool) string {
+	if !born {
+		return ""
+	}
+	return h.String()
+}
+
+// Landed reports whether a commit carrying the trailer key: value is on
+// HEAD's first-parent line after base (base itself excluded; "" = from
+// the root), looking at most limit commits back.
+func (r *Repo) Landed(ctx context.Context, base, key, value string, limit int) (bool, error) {
+	found := false
+	n := 0
+	reachedBase := false
+	_, err := r.Log(ctx, func(c *Commit) bool {
+		if reachedBase || found || n >= limit {
+			return true // stop: Log stops after the first match with limit 1
+		}
+		if c.Hash == base {
+			reachedBase = true
+			return true
+		}
+		n++
+		for _, v := range c.Trailers[key] {
+			if v == value {
+				found = true
+				return true
+			}
+		}
+		return false
+	}, 1)
+	return found, err
+}
+
 func (r *Repo) headCommit() (plumbing.Hash, bool, error) {
 	ref, err := r.headRef()
 	if errors.Is(err, ErrDetachedHead) {

@@ -1,4 +1,4 @@
-package consolidate
+package mdmem
 
 import (
 	"bufio"
@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/memctl/memctl/mdmem"
 )
 
 // LedgerDir holds the committed ledger of consumed candidates: one file per
@@ -80,27 +78,18 @@ func ReadLedger(dir string, ids []string) (map[string]bool, error) {
 	return done, nil
 }
 
-// ledgerFiles returns the ledger files with the consumed candidates
-// appended.
-func ledgerFiles(dir string, consumed []string, outcome map[string]string, now time.Time) (map[string][]byte, error) {
-	out := map[string][]byte{}
-	for _, id := range consumed {
-		rel := LedgerPath(id)
-		b, ok := out[rel]
-		if !ok {
-			var err error
-			if b, err = readFileIfExists(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
-				return nil, err
-			}
-			if len(b) > 0 && b[len(b)-1] != '\n' {
-				b = append(b, '\n')
-			}
-		}
-		line := id + " " + now.UTC().Format("2006-01-02")
-		if o := outcome[id]; o != "" {
-			line += " " + mdmem.OneLine(o)
-		}
-		out[rel] = append(b, line+"\n"...)
+// appendLedger returns base with one ledger line per consumed candidate.
+func appendLedger(base []byte, recs []consumeRec, now time.Time) []byte {
+	out := append([]byte(nil), base...)
+	if len(out) > 0 && out[len(out)-1] != '\n' {
+		out = append(out, '\n')
 	}
-	return out, nil
+	for _, r := range recs {
+		line := r.id + " " + now.UTC().Format("2006-01-02")
+		if r.outcome != "" {
+			line += " " + OneLine(r.outcome)
+		}
+		out = append(out, line+"\n"...)
+	}
+	return out
 }

@@ -1,0 +1,842 @@
+package mdmem
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/memctl/memctl/mdmem/gitstore"
+)
+
+// Every write of the memory (import, consolidate, confirm, reject, a
+// hand-edit restoration) is one Txn: planned on a base commit, staged on
+// disk, journaled once, applied by renames, committed with git's lock
+// protocol on exactly that base, then cleaned up. A crash at any point is
+// finished or undone by the next writer (Store.Lock), and readers never
+// see a half-applied transaction (ReadView).
+//
+// On-disk layout, all in the git-ignored .memctl/cache:
+//
+//	txn/<id>.journal.json   the journal (written atomically: its presence
+//	                        is the point of no return)
+//	txn/<id>-<n>.new        staged new content of the n-th file
+//	txn/<id>-<n>.old        hard link to the content it replaces
+//	apply.lock              flock: exclusive while a txn applies, shared
+//	                        while a reader reads
+const (
+	TxnDir        = ".memctl/cache/txn"
+	applyLockPath = ".memctl/cache/apply.lock"
+	// TrailerTxn names the transaction a commit completes; recovery looks
+	// for it to know whether an interrupted write landed.
+	TrailerTxn = "Memctl-Txn"
+	// landedSearch bounds how far back recovery looks for the commit of an
+	// interrupted transaction.
+	landedSearch = 1000
+)
+
+// Failpoints, named by MEMCTL_FAILPOINT: the process exits with code
+// FailpointExit at that point, without running deferred functions, as a
+// kill -9 would leave it. Tests and the simulation crash writes with them.
+const (
+	FailpointEnv      = "MEMCTL_FAILPOINT"
+	FailpointExit     = 99
+	FailTxnStaged     = "txn-staged"     // new contents staged, no journal
+	FailTxnJournaled  = "txn-journaled"  // journal written, no file replaced
+	FailTxnHalfFiles  = "txn-half-files" // the first file replaced, not the rest
+	FailTxnFiles      = "txn-files"      // every file replaced, no commit
+	FailTxnCommitted  = "txn-committed"  // committed, journal and queue files still there
+	FailTxnMidDequeue = "txn-mid-dequeue"
+)
+
+// failpointAliases keeps the names of earlier releases working.
+var failpointAliases = map[string]string{
+	"after-write":  FailTxnFiles,
+	"after-commit": FailTxnCommitted,
+	"mid-dequeue":  FailTxnMidDequeue,
+}
+
+// failpoint exits the process when MEMCTL_FAILPOINT names point.
+func (s *Store) failpoint(point string) {
+	name := s.getenv(FailpointEnv)
+	if a, ok := failpointAliases[name]; ok {
+		name = a
+	}
+	if name == point {
+		if s.Exit != nil {
+			s.Exit(FailpointExit)
+			return
+		}
+		os.Exit(FailpointExit)
+	}
+}
+
+func (s *Store) getenv(k string) string {
+	if s.Getenv != nil {
+		return s.Getenv(k)
+	}
+	return os.Getenv(k)
+}
+
+// ErrStale is returned (wrapped in a *StaleError) when the files or the
+// commit a transaction was planned on changed before it could apply.
+var ErrStale = errors.New("the memory changed while the write was planned")
+
+// StaleError names what changed under a transaction. Nothing was written;
+// the caller re-plans on the new state.
+type StaleError struct {
+	Paths []string // files no longer as planned
+	Head  string   // set when HEAD moved away from the base
+}
+
+func (e *StaleError) Error() string {
+	if e.Head != "" {
+		return fmt.Sprintf("%v: HEAD moved to %.12s", ErrStale, e.Head)
+	}
+	return fmt.Sprintf("%v: %s changed", ErrStale, strings.Join(e.Paths, ", "))
+}
+
+// Is makes errors.Is(err, ErrStale) true.
+func (e *StaleError) Is(target error) bool { return target == ErrStale }
+
+// Txn is one write transaction. Begin it with the lock held, Put the
+// files, Consume the candidates it applies, then Commit or Abort.
+type Txn struct {
+	s       *Store
+	id      string
+	base    string
+	files   []*txnFile
+	byPath  map[string]*txnFile
+	consume []consumeRec
+	done    bool
+	// journaled: the journal is on disk; from then on only a successful
+	// commit or a complete rollback may remove the transaction's files.
+	journaled bool
+}
+
+type consumeRec struct{ id, outcome string }
+
+type txnFile struct {
+	Path   string `json:"path"`
+	Old    string `json:"old"`              // sha256 of the content planned on; "" = absent
+	New    string `json:"new"`              // sha256 of the new content; "" = delete
+	Staged string `json:"staged,omitempty"` // staged new content, in TxnDir
+	Backup string `json:"backup,omitempty"` // the replaced content, in TxnDir
+}
+
+type txnJournal struct {
+	ID      string             `json:"id"`
+	Base    string             `json:"base"` // "" = unborn branch
+	Files   []*txnFile         `json:"files"`
+	Message string             `json:"message"`
+	Author  gitstore.Signature `json:"author"`
+	Dequeue []string           `json:"dequeue,omitempty"`
+}
+
+func contentHash(b []byte, exists bool) string {
+	if !exists {
+		return ""
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// Begin starts a transaction on the current HEAD. The caller holds the
+// lock (Store.Lock) until Commit or Abort returns.
+func (s *Store) Begin(ctx context.Context) (*Txn, error) {
+	if !s.locked {
+		return nil, errors.New("mdmem: Begin without the lock")
+	}
+	base, err := s.Repo.HeadHash(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.ensureCacheDir(TxnDir); err != nil {
+		return nil, err
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return &Txn{s: s, id: hex.EncodeToString(b[:]), base: base, byPath: map[string]*txnFile{}}, nil
+}
+
+// Base returns the commit the transaction is planned on ("" = unborn).
+func (t *Txn) Base() string { return t.base }
+
+// Put stages the new content of a memory-relative file (nil deletes it).
+// basedOn is the content the caller planned on (nil: the file was absent);
+// Commit refuses with a *StaleError if the file no longer holds it. The
+// content is written to disk at once, so callers can drop it.
+func (t *Txn) Put(ctx context.Context, rel string, basedOn, data []byte) error {
+	if t.done {
+		return errors.New("mdmem: Put after Commit or Abort")
+	}
+	if err := checkRelPath(rel); err != nil {
+		return err
+	}
+	if strings.HasPrefix(rel, ".memctl/cache/") || strings.HasPrefix(rel, QueueDir+"/") || rel == QueueDir {
+		return fmt.Errorf("refusing to commit %s: it is memctl's git-ignored working data", rel)
+	}
+	if data != nil && len(data) > MaxFileBytes {
+		return fmt.Errorf("refusing to write %s: %d bytes is over memctl's read limit of %d bytes", rel, len(data), MaxFileBytes)
+	}
+	f := t.byPath[rel]
+	if f == nil {
+		f = &txnFile{Path: rel, Old: contentHash(basedOn, basedOn != nil)}
+		t.byPath[rel] = f
+		t.files = append(t.files, f)
+	}
+	f.New = contentHash(data, data != nil)
+	if f.Staged != "" {
+		_ = os.Remove(t.s.abs(filepath.Join(TxnDir, f.Staged)))
+		f.Staged = ""
+	}
+	if data == nil {
+		return nil
+	}
+	f.Staged = fmt.Sprintf("%s-%d.new", t.id, len(t.files))
+	for _, g := range t.files {
+		if g != f && g.Staged == f.Staged {
+			f.Staged = fmt.Sprintf("%s-%d-%d.new", t.id, len(t.files), time.Now().UnixNano())
+		}
+	}
+	return WriteFileAtomic(ctx, t.s.abs(filepath.Join(TxnDir, f.Staged)), data, 0o644)
+}
+
+// Consume records that the transaction applies a queued candidate: a
+// ledger line (in the commit), a Memctl-Consumed trailer, and the queue
+// file removed once committed.
+func (t *Txn) Consume(candID, outcome string) {
+	t.consume = append(t.consume, consumeRec{candID, outcome})
+}
+
+// Paths returns the files staged so far, sorted.
+func (t *Txn) Paths() []string {
+	out := make([]string, 0, len(t.files))
+	for _, f := range t.files {
+		out = append(out, f.Path)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Abort drops the staged files. Safe after Commit.
+func (t *Txn) Abort() {
+	if t.done {
+		return
+	}
+	t.done = true
+	if !t.journaled {
+		t.s.removeTxnFiles(t.id)
+	}
+}
+
+// Commit applies the transaction and returns the commit hash ("" when no
+// file changed). It refuses with a *StaleError, writing nothing, when HEAD
+// is no longer the base or a file no longer holds what was planned on.
+// Once it starts replacing files it is not interrupted by ctx; if the
+// commit fails (a git lock held, a full disk) the files are put back.
+func (t *Txn) Commit(ctx context.Context, msg CommitMessage) (string, error) {
+	if t.done {
+		return "", errors.New("mdmem: Commit twice")
+	}
+	defer t.Abort()
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	s := t.s
+	if err := t.stageLedger(ctx); err != nil {
+		return "", err
+	}
+	if len(t.files) == 0 {
+		return "", nil
+	}
+	if head, err := s.Repo.HeadHash(ctx); err != nil {
+		return "", err
+	} else if head != t.base {
+		return "", &StaleError{Head: head}
+	}
+	var stale []string
+	for _, f := range t.files {
+		h, err := s.diskHash(f.Path)
+		if err != nil {
+			return "", err
+		}
+		if h != f.Old {
+			stale = append(stale, f.Path)
+		}
+	}
+	if len(stale) > 0 {
+		sort.Strings(stale)
+		return "", &StaleError{Paths: stale}
+	}
+	for _, r := range t.consume {
+		msg.Consumed = append(msg.Consumed, r.id)
+	}
+	msg.Extra = append(msg.Extra, [2]string{TrailerTxn, t.id})
+	text, err := s.message(msg)
+	if err != nil {
+		return "", err
+	}
+	s.failpoint(FailTxnStaged)
+	ctx = context.WithoutCancel(ctx)
+
+	unlockApply, err := s.lockApply(true)
+	if err != nil {
+		return "", err
+	}
+	defer unlockApply()
+	for i, f := range t.files {
+		if f.Old == "" {
+			continue
+		}
+		f.Backup = fmt.Sprintf("%s-%d.old", t.id, i+1)
+		if err := linkOrCopy(s.abs(f.Path), s.abs(filepath.Join(TxnDir, f.Backup))); err != nil {
+			return "", fmt.Errorf("keep the old %s: %w", f.Path, err)
+		}
+	}
+	j := &txnJournal{ID: t.id, Base: t.base, Files: t.files, Message: text, Author: s.Signature()}
+	for _, r := range t.consume {
+		j.Dequeue = append(j.Dequeue, r.id)
+	}
+	if err := s.writeTxnJournal(ctx, j); err != nil {
+		return "", fmt.Errorf("write journal: %w", err)
+	}
+	t.journaled = true
+	s.failpoint(FailTxnJournaled)
+	hash, err := s.applyTxn(ctx, j, true)
+	if err != nil {
+		if rerr := s.rollbackTxn(ctx, j, true); rerr != nil {
+			return "", fmt.Errorf("%w (and putting the files back failed: %v; the next memctl write finishes it)", err, rerr)
+		}
+		s.removeTxnFiles(j.ID)
+		return "", err
+	}
+	s.failpoint(FailTxnCommitted)
+	s.removeTxnFiles(j.ID)
+	unlockApply()
+	if err := s.dequeue(ctx, j.Dequeue); err != nil {
+		return hash, fmt.Errorf("committed %.12s, but removing its queue files failed (the next consolidate does it): %w", hash, err)
+	}
+	return hash, nil
+}
+
+// stageLedger adds the ledger lines of the consumed candidates.
+func (t *Txn) stageLedger(ctx context.Context) error {
+	if len(t.consume) == 0 {
+		return nil
+	}
+	byFile := map[string][]consumeRec{}
+	var order []string
+	for _, r := range t.consume {
+		p := LedgerPath(r.id)
+		if _, ok := byFile[p]; !ok {
+			order = append(order, p)
+		}
+		byFile[p] = append(byFile[p], r)
+	}
+	now := t.s.now()
+	for _, p := range order {
+		base, err := readFileIfExists(t.s.abs(p))
+		if err != nil {
+			return err
+		}
+		if err := t.Put(ctx, p, base, appendLedger(base, byFile[p], now)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// dequeue removes applied candidates' queue files, in two halves so a
+// failpoint can crash in between.
+func (s *Store) dequeue(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if len(ids) > 1 && s.getenv(FailpointEnv) != "" {
+		if err := Dequeue(ctx, s.Dir, ids[:len(ids)/2]); err != nil {
+			return err
+		}
+		s.failpoint(FailTxnMidDequeue)
+	}
+	return Dequeue(ctx, s.Dir, ids)
+}
+
+// applyTxn replaces the files that do not hold their new content yet and
+// commits them on the journal's base.
+func (s *Store) applyTxn(ctx context.Context, j *txnJournal, failpoints bool) (string, error) {
+	dirs := map[string]bool{}
+	for i, f := range j.Files {
+		h, err := s.diskHash(f.Path)
+		if err != nil {
+			return "", err
+		}
+		if h != f.New {
+			if err := s.checkNoSymlinkParents(f.Path); err != nil {
+				return "", err
+			}
+			p := s.abs(f.Path)
+			if f.New == "" {
+				if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return "", err
+				}
+			} else {
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					return "", err
+				}
+				if err := os.Rename(s.abs(filepath.Join(TxnDir, f.Staged)), p); err != nil {
+					return "", err
+				}
+			}
+			dirs[filepath.Dir(p)] = true
+		}
+		if failpoints && i == 0 && len(j.Files) > 1 {
+			for d := range dirs {
+				_ = SyncDir(d)
+			}
+			s.failpoint(FailTxnHalfFiles)
+		}
+	}
+	for d := range dirs {
+		if err := SyncDir(d); err != nil {
+			return "", err
+		}
+	}
+	if failpoints {
+		s.failpoint(FailTxnFiles)
+	}
+	paths := make([]string, 0, len(j.Files))
+	for _, f := range j.Files {
+		paths = append(paths, f.Path)
+	}
+	sort.Strings(paths)
+	return s.Repo.Commit(ctx, gitstore.CommitRequest{
+		Paths: paths, Message: j.Message, Author: j.Author, When: s.now(),
+		CheckBase: true, Base: j.Base,
+	})
+}
+
+// rollbackTxn puts back every file that holds the transaction's new
+// content: the replaced content when HEAD is still the base (backups),
+// else HEAD's content, unless HEAD itself holds the new content (a person
+// committed it). Files holding anything else are a person's and are kept.
+func (s *Store) rollbackTxn(ctx context.Context, j *txnJournal, onBase bool) error {
+	for _, f := range j.Files {
+		h, err := s.diskHash(f.Path)
+		if err != nil {
+			return err
+		}
+		if h != f.New || f.New == f.Old {
+			continue
+		}
+		var want []byte
+		exists := false
+		if onBase {
+			if f.Old != "" {
+				if want, err = os.ReadFile(s.abs(filepath.Join(TxnDir, f.Backup))); err != nil {
+					return fmt.Errorf("restore %s: %w", f.Path, err)
+				}
+				exists = true
+			}
+		} else {
+			if want, exists, err = s.Repo.ReadHead(ctx, f.Path); err != nil {
+				return err
+			}
+			if contentHash(want, exists) == f.New {
+				continue
+			}
+		}
+		if !exists {
+			want = nil
+		}
+		if err := s.writeFile(ctx, f.Path, want); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recoverTxn finishes or undoes a transaction a killed process left. The
+// caller holds the lock. It returns what it did, for the user.
+func (s *Store) recoverTxn(ctx context.Context) (string, error) {
+	j, err := s.readTxnJournal()
+	if err != nil || j == nil {
+		if err != nil {
+			s.removeTxnFiles("")
+			return "dropped an unreadable journal of an interrupted write (" + err.Error() + ")", nil
+		}
+		s.removeTxnFiles("") // staged files of a write killed before its journal
+		return "", nil
+	}
+	subject, _, _ := strings.Cut(j.Message, "\n")
+	landed, err := s.Repo.Landed(ctx, j.Base, TrailerTxn, j.ID, landedSearch)
+	if err != nil {
+		return "", err
+	}
+	if landed {
+		s.removeTxnFiles(j.ID)
+		if err := s.dequeue(ctx, j.Dequeue); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("an interrupted write had committed (%q); finished its cleanup", subject), nil
+	}
+	head, err := s.Repo.HeadHash(ctx)
+	if err != nil {
+		return "", err
+	}
+	var edited []string
+	for _, f := range j.Files {
+		h, err := s.diskHash(f.Path)
+		if err != nil {
+			return "", err
+		}
+		staged := f.New == "" || fileExists(s.abs(filepath.Join(TxnDir, f.Staged)))
+		if h != f.New && (h != f.Old || !staged) {
+			edited = append(edited, f.Path)
+		}
+	}
+	if head == j.Base && len(edited) == 0 {
+		hash, err := s.applyTxn(ctx, j, false)
+		if err != nil {
+			return "", fmt.Errorf("finish an interrupted write (%q): %w", subject, err)
+		}
+		s.removeTxnFiles(j.ID)
+		if err := s.dequeue(ctx, j.Dequeue); err != nil {
+			return "", err
+		}
+		if hash == "" {
+			return fmt.Sprintf("an interrupted write (%q) changed nothing; dropped it", subject), nil
+		}
+		return fmt.Sprintf("finished an interrupted write: %q (commit %.12s)", subject, hash), nil
+	}
+	if err := s.rollbackTxn(ctx, j, head == j.Base); err != nil {
+		return "", fmt.Errorf("undo an interrupted write (%q): %w", subject, err)
+	}
+	s.removeTxnFiles(j.ID)
+	why := "HEAD moved since it was planned (" + shortHash(j.Base) + " → " + shortHash(head) + ")"
+	if head == j.Base {
+		why = strings.Join(edited, ", ") + " edited since"
+	}
+	return fmt.Sprintf("undid an interrupted write (%q): %s; its candidates stay queued (an interrupted import must be run again)", subject, why), nil
+}
+
+func shortHash(h string) string {
+	if h == "" {
+		return "(none)"
+	}
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// diskHash hashes a memory file as it is on disk ("" if absent).
+func (s *Store) diskHash(rel string) (string, error) {
+	b, err := ReadMemoryFile(s.Dir, rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return contentHash(b, true), nil
+}
+
+func (s *Store) abs(rel string) string { return filepath.Join(s.Dir, filepath.FromSlash(rel)) }
+
+func (s *Store) journalPath(id string) string {
+	return s.abs(filepath.Join(TxnDir, id+".journal.json"))
+}
+
+func (s *Store) writeTxnJournal(ctx context.Context, j *txnJournal) error {
+	data, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(ctx, s.journalPath(j.ID), data, 0o644)
+}
+
+// readTxnJournal returns the journal of an interrupted transaction, or
+// nil. With the lock held there is at most one.
+func (s *Store) readTxnJournal() (*txnJournal, error) {
+	return readTxnJournalIn(s.Dir)
+}
+
+func readTxnJournalIn(dir string) (*txnJournal, error) {
+	ents, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(TxnDir)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".journal.json") || !e.Type().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(TxnDir), e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		var j txnJournal
+		if err := json.Unmarshal(b, &j); err != nil || j.ID == "" || len(j.Files) == 0 {
+			return nil, fmt.Errorf("%s: not a journal", e.Name())
+		}
+		for _, f := range j.Files {
+			if err := checkRelPath(f.Path); err != nil {
+				return nil, fmt.Errorf("%s: %w", e.Name(), err)
+			}
+			if strings.ContainsAny(f.Staged+f.Backup, "/\\") {
+				return nil, fmt.Errorf("%s: bad staged file name", e.Name())
+			}
+		}
+		return &j, nil
+	}
+	return nil, nil
+}
+
+// removeTxnFiles removes a transaction's journal and staged files (every
+// transaction's when id is "": only called with the lock held, when no
+// other transaction can be running).
+func (s *Store) removeTxnFiles(id string) {
+	d := s.abs(TxnDir)
+	ents, err := os.ReadDir(d)
+	if err != nil {
+		return
+	}
+	var journal string
+	for _, e := range ents {
+		n := e.Name()
+		if id != "" && !strings.HasPrefix(n, id+"-") && !strings.HasPrefix(n, id+".") {
+			continue
+		}
+		if strings.HasSuffix(n, ".journal.json") {
+			journal = n // last: its absence says the rest is gone
+			continue
+		}
+		_ = os.Remove(filepath.Join(d, n))
+	}
+	if journal != "" {
+		_ = os.Remove(filepath.Join(d, journal))
+	}
+	_ = SyncDir(d)
+}
+
+// linkOrCopy makes dst hold src's current content: a hard link (the
+// rename that follows leaves the old inode to it), or a copy.
+func linkOrCopy(src, dst string) error {
+	_ = os.Remove(dst)
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// ensureCacheDir creates a directory under .memctl, refusing to create or
+// write through a symlink (a cache pointed outside the memory).
+func (s *Store) ensureCacheDir(rel string) error {
+	return EnsureDir(s.Dir, rel)
+}
+
+// EnsureDir creates dir/rel (and its parents inside dir) as real
+// directories; a symlink or file on the way is refused, so memctl never
+// writes outside the memory directory.
+func EnsureDir(dir, rel string) error {
+	cur := dir
+	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := os.Mkdir(cur, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s is a symlink or not a directory: memctl only writes inside the memory directory (remove it; memctl recreates it)", cur)
+		}
+	}
+	return nil
+}
+
+// lockApply takes the apply lock: exclusive for a transaction applying,
+// shared for a reader. A memory whose cache cannot hold the lock file
+// (read-only) is read without it.
+func (s *Store) lockApply(exclusive bool) (func(), error) {
+	return lockApplyIn(s.Dir, exclusive)
+}
+
+func lockApplyIn(dir string, exclusive bool) (func(), error) {
+	if err := EnsureDir(dir, filepath.Dir(applyLockPath)); err != nil {
+		if exclusive {
+			return nil, err
+		}
+		return func() {}, nil
+	}
+	fl := flock.New(filepath.Join(dir, filepath.FromSlash(applyLockPath)))
+	var err error
+	if exclusive {
+		err = fl.Lock()
+	} else {
+		err = fl.RLock()
+	}
+	if err != nil {
+		if exclusive {
+			return nil, fmt.Errorf("apply lock: %w", err)
+		}
+		return func() {}, nil
+	}
+	released := false
+	return func() {
+		if !released {
+			released = true
+			_ = fl.Unlock()
+			_ = fl.Close()
+		}
+	}, nil
+}
+
+// ReadView is a consistent view of the memory files for a reader that
+// takes no writer lock: while it is open no transaction applies, and the
+// files of a transaction a killed process left half-applied are shown as
+// they were before it (the committed state), never as a mix.
+type ReadView struct {
+	dir     string
+	overlay map[string]*overlayFile
+	unlock  func()
+}
+
+type overlayFile struct {
+	data   []byte
+	exists bool
+}
+
+// OpenReadView opens a view of the memory in dir; Close it when done.
+func OpenReadView(dir string) (*ReadView, error) {
+	unlock, err := lockApplyIn(dir, false)
+	if err != nil {
+		return nil, err
+	}
+	v := &ReadView{dir: dir, unlock: unlock}
+	j, err := readTxnJournalIn(dir)
+	if err != nil || j == nil {
+		return v, nil // an unreadable journal is never applied: the disk is the state
+	}
+	for _, f := range j.Files {
+		b, err := ReadMemoryFile(dir, f.Path)
+		exists := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if contentHash(b, exists) != f.New || f.New == f.Old {
+			continue
+		}
+		of := &overlayFile{}
+		if f.Old != "" {
+			old, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(TxnDir), f.Backup))
+			if err != nil {
+				continue
+			}
+			of.data, of.exists = old, true
+		}
+		if v.overlay == nil {
+			v.overlay = map[string]*overlayFile{}
+		}
+		v.overlay[f.Path] = of
+	}
+	return v, nil
+}
+
+// Close releases the view.
+func (v *ReadView) Close() { v.unlock() }
+
+// Overlaid reports whether the view hides a half-applied transaction (its
+// files differ from the disk; caches keyed on the disk must not be used).
+func (v *ReadView) Overlaid() bool { return len(v.overlay) > 0 }
+
+// ReadFile reads a memory-relative file as ReadMemoryFile does, through
+// the view.
+func (v *ReadView) ReadFile(rel string) ([]byte, error) {
+	if of, ok := v.overlay[rel]; ok {
+		if !of.exists {
+			return nil, &fs.PathError{Op: "open", Path: rel, Err: fs.ErrNotExist}
+		}
+		return bytes.Clone(of.data), nil
+	}
+	return ReadMemoryFile(v.dir, rel)
+}
+
+// TopicSlugs lists the topic files as ListTopicSlugs does, through the
+// view.
+func (v *ReadView) TopicSlugs() ([]string, error) {
+	slugs, err := ListTopicSlugs(v.dir)
+	if err != nil || len(v.overlay) == 0 {
+		return slugs, err
+	}
+	set := map[string]bool{}
+	for _, s := range slugs {
+		set[s] = true
+	}
+	for p, of := range v.overlay {
+		if !strings.HasPrefix(p, TopicDir+"/") || !strings.HasSuffix(p, ".md") || strings.Count(p, "/") != 1 {
+			continue
+		}
+		slug := strings.TrimSuffix(strings.TrimPrefix(p, TopicDir+"/"), ".md")
+		if ValidSlug(slug) == nil {
+			set[slug] = of.exists
+		}
+	}
+	out := slugs[:0:0]
+	for s, ok := range set {
+		if ok {
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

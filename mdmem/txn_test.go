@@ -1,0 +1,283 @@
+package mdmem
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// crash is what a failpoint raises in these tests: the writer stops there,
+// as kill -9 would stop it (its flock is released by the unwinding, as
+// the kernel releases a dead process's).
+type crash struct{ point string }
+
+// crashAt makes s stop at the named failpoint.
+func crashAt(s *Store, point string) {
+	s.Getenv = func(k string) string {
+		if k == FailpointEnv {
+			return point
+		}
+		return ""
+	}
+	s.Exit = func(int) { panic(crash{point}) }
+}
+
+// crashingWrite runs a locked Write that stops at point; it reports
+// whether it did stop there.
+func crashingWrite(t *testing.T, s *Store, point string, files map[string][]byte) (crashed bool) {
+	t.Helper()
+	crashAt(s, point)
+	defer func() {
+		s.Getenv, s.Exit = nil, nil
+		if r := recover(); r != nil {
+			if _, ok := r.(crash); !ok {
+				panic(r)
+			}
+			crashed = true
+		}
+	}()
+	unlock, err := s.Lock(context.Background())
+	must(t, err)
+	defer unlock()
+	_, err = s.Write(context.Background(), files, CommitMessage{Subject: "import: crash test"})
+	must(t, err)
+	return false
+}
+
+func readRel(t *testing.T, s *Store, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(s.abs(rel))
+	if errors.Is(err, os.ErrNotExist) {
+		return "<absent>"
+	}
+	must(t, err)
+	return string(b)
+}
+
+func lockAndRecover(t *testing.T, s *Store) []string {
+	t.Helper()
+	s.Recovered = nil
+	unlock, err := s.Lock(context.Background())
+	must(t, err)
+	must(t, unlock())
+	return s.Recovered
+}
+
+var crashFiles = map[string][]byte{
+	MainFile:      []byte("# Core profile\n## Key decisions\n- [dec-001] Crash test decision\n"),
+	"topics/a.md": []byte("# A\n- [fact-001] Crash test fact\n"),
+}
+
+// TestTxnCrashAtEveryPointConverges: a write killed at any failpoint is
+// finished by the next writer, whole: the same tree as without the crash,
+// one commit, clean status, no journal.
+func TestTxnCrashAtEveryPointConverges(t *testing.T) {
+	for _, point := range []string{FailTxnStaged, FailTxnJournaled, FailTxnHalfFiles, FailTxnFiles, FailTxnCommitted} {
+		t.Run(point, func(t *testing.T) {
+			s := newStore(t)
+			if !crashingWrite(t, s, point, crashFiles) {
+				t.Fatalf("did not crash at %s", point)
+			}
+			rec := lockAndRecover(t, s)
+			if point == FailTxnStaged {
+				// Nothing was journaled: the write never happened.
+				if got := readRel(t, s, "topics/a.md"); got != "<absent>" {
+					t.Fatalf("topics/a.md = %q after a crash before the journal", got)
+				}
+				return
+			}
+			for p, want := range crashFiles {
+				if got := readRel(t, s, p); got != string(want) {
+					t.Errorf("%s = %q, want %q (recovered: %q)", p, got, want, rec)
+				}
+			}
+			if n := gitOut(t, s.Dir, "log", "--oneline", "--grep", "crash test"); strings.Count(n, "\n")+1 != 1 || n == "" {
+				t.Errorf("commits: %q", n)
+			}
+			if st := gitOut(t, s.Dir, "status", "--porcelain"); st != "" {
+				t.Errorf("status %q", st)
+			}
+			if j, err := s.readTxnJournal(); j != nil || err != nil {
+				t.Errorf("journal left: %v %v", j, err)
+			}
+		})
+	}
+}
+
+// TestFinding1_StaleJournalNeverRevertsLaterCommits: a write interrupted
+// before its commit, then a person's commit: the next writer must not roll
+// the old write over the new commit; it undoes the interrupted write's
+// uncommitted bytes and keeps the person's commit.
+func TestFinding1_StaleJournalNeverRevertsLaterCommits(t *testing.T) {
+	for _, point := range []string{FailTxnHalfFiles, FailTxnFiles} {
+		t.Run(point, func(t *testing.T) {
+			s := newStore(t)
+			if !crashingWrite(t, s, point, crashFiles) {
+				t.Fatal("no crash")
+			}
+			// The person discards what is on disk and commits their own
+			// entry.
+			gitOut(t, s.Dir, "checkout", "--", ".")
+			person := "# Core profile\n## Key decisions\n- [dec-009] The person's decision\n"
+			must(t, os.WriteFile(s.abs(MainFile), []byte(person), 0o644))
+			gitOut(t, s.Dir, "commit", "-qam", "person")
+			personHead := gitOut(t, s.Dir, "rev-parse", "HEAD")
+			rec := lockAndRecover(t, s)
+			if len(rec) != 1 || !strings.Contains(rec[0], "HEAD moved") {
+				t.Errorf("recovered: %q", rec)
+			}
+			if got := readRel(t, s, MainFile); got != person {
+				t.Errorf("MEMORY.md = %q: the person's commit was reverted", got)
+			}
+			if got := gitOut(t, s.Dir, "rev-parse", "HEAD"); got != personHead {
+				t.Errorf("HEAD moved to %s", got)
+			}
+			if st := gitOut(t, s.Dir, "status", "--porcelain", "--untracked-files=all"); st != "" {
+				t.Errorf("status %q: memctl's uncommitted bytes left behind", st)
+			}
+		})
+	}
+}
+
+// TestFinding2_HalfWrittenFilesAreNotAPersonsEdit: after a write killed
+// midway, a person edits another file; recovery keeps the person's edit,
+// puts memctl's uncommitted bytes back, and the hand-edit commit holds
+// only what the person wrote.
+func TestFinding2_HalfWrittenFilesAreNotAPersonsEdit(t *testing.T) {
+	s := newStore(t)
+	files := map[string][]byte{
+		MainFile:      []byte("# Core profile\n## Key decisions\n- [dec-001] memctl's half write\n"),
+		"topics/z.md": []byte("# Z\n- [fact-001] memctl's other half\n"),
+	}
+	if !crashingWrite(t, s, FailTxnHalfFiles, files) {
+		t.Fatal("no crash")
+	}
+	// MEMORY.md (first in order) was replaced; the person now edits a
+	// topic file of their own.
+	must(t, os.MkdirAll(s.abs("topics"), 0o755))
+	must(t, os.WriteFile(s.abs("topics/z.md"), []byte("# Z\n- [fact-050] the person's note\n"), 0o644))
+	headBefore, _, _ := s.Repo.ReadHead(context.Background(), MainFile)
+	rec := lockAndRecover(t, s)
+	if len(rec) != 1 || !strings.Contains(rec[0], "undid an interrupted write") {
+		t.Fatalf("recovered: %q", rec)
+	}
+	if got := readRel(t, s, MainFile); got != string(headBefore) {
+		t.Errorf("MEMORY.md = %q, want HEAD's %q", got, headBefore)
+	}
+	unlock, err := s.Lock(context.Background())
+	must(t, err)
+	defer unlock()
+	h, err := s.CommitHandEdits(context.Background())
+	must(t, err)
+	if h == "" {
+		t.Fatal("the person's edit was not committed")
+	}
+	if files := gitOut(t, s.Dir, "show", "--format=", "--name-only", "HEAD"); files != "topics/z.md" {
+		t.Errorf("hand-edit commit holds %q", files)
+	}
+}
+
+// TestFinding14_ReadersNeverSeeAHalfAppliedWrite: between a crash and the
+// next writer, readers see the committed state, not a mix.
+func TestFinding14_ReadersNeverSeeAHalfAppliedWrite(t *testing.T) {
+	s := newStore(t)
+	before, err := Load(context.Background(), s.Dir)
+	must(t, err)
+	if !crashingWrite(t, s, FailTxnHalfFiles, crashFiles) {
+		t.Fatal("no crash")
+	}
+	if got := readRel(t, s, MainFile); got != string(crashFiles[MainFile]) {
+		t.Fatalf("test premise: MEMORY.md on disk = %q", got)
+	}
+	m, err := Load(context.Background(), s.Dir)
+	must(t, err)
+	if string(m.Main.Src) != string(before.Main.Src) || len(m.Topics) != 0 {
+		t.Errorf("reader saw %q and %d topics, want the committed state", m.Main.Src, len(m.Topics))
+	}
+	v, err := OpenReadView(s.Dir)
+	must(t, err)
+	defer v.Close()
+	if !v.Overlaid() {
+		t.Error("the view does not report the half-applied write")
+	}
+}
+
+// TestTxnRefusesStalePlans: a file changed since it was planned on, or a
+// moved HEAD, makes Commit refuse without writing anything.
+func TestTxnRefusesStalePlans(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	unlock, err := s.Lock(ctx)
+	must(t, err)
+	defer unlock()
+	cur := []byte(readRel(t, s, MainFile))
+	tx, err := s.Begin(ctx)
+	must(t, err)
+	must(t, tx.Put(ctx, MainFile, cur, []byte("new\n")))
+	must(t, os.WriteFile(s.abs(MainFile), append(cur, "- edit\n"...), 0o644))
+	_, err = tx.Commit(ctx, CommitMessage{Subject: "x"})
+	var se *StaleError
+	if !errors.As(err, &se) || !errors.Is(err, ErrStale) || len(se.Paths) != 1 {
+		t.Fatalf("Commit = %v, want a StaleError on MEMORY.md", err)
+	}
+	if got := readRel(t, s, MainFile); got != string(cur)+"- edit\n" {
+		t.Errorf("MEMORY.md = %q", got)
+	}
+	must(t, os.WriteFile(s.abs(MainFile), cur, 0o644))
+	tx, err = s.Begin(ctx)
+	must(t, err)
+	must(t, tx.Put(ctx, "topics/b.md", nil, []byte("# B\n")))
+	must(t, os.WriteFile(filepath.Join(s.Dir, "other.txt"), []byte("x"), 0o644))
+	gitOut(t, s.Dir, "add", "other.txt")
+	gitOut(t, s.Dir, "commit", "-qm", "person")
+	if _, err = tx.Commit(ctx, CommitMessage{Subject: "x"}); !errors.As(err, &se) || se.Head == "" {
+		t.Fatalf("Commit after HEAD moved = %v", err)
+	}
+	if got := readRel(t, s, "topics/b.md"); got != "<absent>" {
+		t.Errorf("topics/b.md written: %q", got)
+	}
+	if ents, _ := os.ReadDir(s.abs(TxnDir)); len(ents) != 0 {
+		t.Errorf("staged files left: %v", ents)
+	}
+}
+
+// TestTxnRefusesCacheAndQueuePaths: git-ignored working data is never
+// committed.
+func TestTxnRefusesCacheAndQueuePaths(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	unlock, err := s.Lock(ctx)
+	must(t, err)
+	defer unlock()
+	tx, err := s.Begin(ctx)
+	must(t, err)
+	defer tx.Abort()
+	for _, p := range []string{".memctl/cache/x", ".memctl/queue/c1.json"} {
+		if err := tx.Put(ctx, p, nil, []byte("x")); err == nil {
+			t.Errorf("Put(%s) accepted", p)
+		}
+	}
+}
+
+// TestLegacyJournalIsNeverRolledForward: an earlier release's journal
+// (not bound to a commit) is dropped, and the uncommitted bytes it wrote
+// are put back to HEAD.
+func TestLegacyJournalIsNeverRolledForward(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	head := readRel(t, s, MainFile)
+	must(t, os.MkdirAll(s.abs(".memctl/cache"), 0o755))
+	must(t, os.WriteFile(s.abs(legacyJournals[1]), []byte(`{"files":{"MEMORY.md":"bWVtY3RsJ3Mgb2xkIHdyaXRlCg=="}}`), 0o644))
+	must(t, os.WriteFile(s.abs(MainFile), []byte("memctl's old write\n"), 0o644))
+	rec := lockAndRecover(t, s)
+	if got := readRel(t, s, MainFile); got != head {
+		t.Errorf("MEMORY.md = %q", got)
+	}
+	if len(rec) != 1 || !strings.Contains(rec[0], "put back MEMORY.md") {
+		t.Errorf("recovered %q", rec)
+	}
+	_ = ctx
+}
