@@ -95,10 +95,17 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 		return err
 	}
 	defer printHeldFiles(f, s.Dir, rep)
+	if rep.LLMStatus == "partial" || rep.LLMStatus == "unavailable" {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: the model could not be used for %d batch(es): %s; their candidates stay queued\n",
+			rep.LLM.FailedBatches, rep.LLMError)
+	}
 	if opts.JSON {
 		enc := json.NewEncoder(f.IO.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+		return noModelExit(rep)
 	}
 	w := f.IO.Out
 	if rep.NothingToDo {
@@ -131,7 +138,16 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 	if rep.Plan != nil {
 		fmt.Fprintf(w, "consolidate: core profile %s\n", rep.Plan.CoreAfter)
 	}
-	return nil
+	return noModelExit(rep)
+}
+
+// noModelExit makes a run whose model could not be used at all exit with
+// ExitNoModel, so cron reports an outage instead of silence.
+func noModelExit(rep *consolidate.Report) error {
+	if rep.LLMStatus != "unavailable" {
+		return nil
+	}
+	return &ExitError{Code: ExitNoModel}
 }
 
 // printHeldFiles reminds, every run, of the candidates quarantined in

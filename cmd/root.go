@@ -26,6 +26,7 @@ const (
 	ExitFailure   = 1   // an error, or lint found problems
 	ExitUsage     = 2   // bad flags or arguments
 	ExitLocked    = 3   // another memctl holds the memory's lock
+	ExitNoModel   = 4   // consolidate: the configured model could not be used
 	ExitCancelled = 130 // interrupted (Ctrl-C, SIGTERM)
 )
 
@@ -173,7 +174,9 @@ The memory directory is --dir, else $MEMCTL_DIR, else the nearest parent
 holding .memctl/, else $XDG_DATA_HOME/memctl (~/.local/share/memctl).
 
 Exit status: 0 ok; 1 error (or lint found problems); 2 usage error;
-3 the memory is locked by another memctl; 130 interrupted.`,
+3 the memory is locked by another memctl; 4 consolidate could not use
+the configured model (what the rules decided is committed, the rest
+stays queued); 130 interrupted.`,
 		Example: `  memctl init ~/agent-memory
   memctl --dir ~/agent-memory add "Example code uses Python 3.11" --category preference
   memctl --dir ~/agent-memory list

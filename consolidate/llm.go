@@ -210,6 +210,9 @@ func (s *LLMStage) Run(ctx context.Context, in *Input, clusters []*Cluster) ([]*
 			s.logf("LLM deadline (llm.deadline = %v) reached: %d batches not sent, their candidates stay queued", s.Config.LLM.Deadline.Duration, len(batches)-i)
 			for _, rest := range batches[i:] {
 				for _, c := range rest.Cands {
+					// counted as sent: held for the model, never added
+					// by rule because the model was not asked
+					sent[c.ID] = true
 					notes[c.ID] = "the run's LLM deadline was reached before the model was asked"
 				}
 			}

@@ -1,0 +1,66 @@
+package consolidate
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memctl/memctl/mdmem"
+)
+
+// TestFinding9_LockReleasedDuringLLMCalls: while the model works, other
+// writers (an import, the next cron run) can take the lock.
+func TestFinding9_LockReleasedDuringLLMCalls(t *testing.T) {
+	dir, _ := ambiguousSetup(t, "[git]\nlock_wait = \"0s\"\n")
+	var during error
+	comp := completerFunc(func(ctx context.Context, r Request) (Response, error) {
+		other := open(t, dir)
+		_, during = other.Import(ctx, []*mdmem.Candidate{{Content: "Imported while the model thinks", Category: "fact", CreatedAt: testNow}})
+		return Response{Text: `{"operations":[]}`}, nil
+	})
+	rep := run(t, dir, Options{Completer: comp})
+	if during != nil {
+		t.Fatalf("import during the LLM call: %v", during)
+	}
+	if !strings.Contains(readFile(t, dir, "topics/fact.md"), "Imported while the model thinks") {
+		t.Fatal("the import did not land")
+	}
+	if rep.LLMStatus == "" {
+		t.Errorf("no LLM status in the report")
+	}
+	gitFsck(t, dir)
+}
+
+// TestFinding9_OverallLLMDeadline: a hanging endpoint costs at most
+// llm.deadline per run, not timeout × retries per batch; the run says the
+// model could not be used and the candidates stay queued.
+func TestFinding9_OverallLLMDeadline(t *testing.T) {
+	dir, cs := ambiguousSetup(t, "[llm]\ntimeout = \"1h\"\ndeadline = \"300ms\"\n[consolidate]\nbatch_size = 1\n")
+	calls := 0
+	hang := completerFunc(func(ctx context.Context, r Request) (Response, error) {
+		calls++
+		<-ctx.Done()
+		return Response{}, ctx.Err()
+	})
+	start := time.Now()
+	rep := run(t, dir, Options{Completer: hang})
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("run took %v with a 300ms deadline", d)
+	}
+	if rep.LLMStatus != "unavailable" || !rep.LLM.DeadlineHit {
+		t.Fatalf("status %q, deadline hit %v", rep.LLMStatus, rep.LLM.DeadlineHit)
+	}
+	if calls != 1 {
+		t.Errorf("%d calls after the deadline, want 1", calls)
+	}
+	if q := queued(t, dir); len(q) != len(cs) {
+		for _, o := range rep.Plan.Ops {
+			t.Log(FormatOp(o))
+		}
+		t.Fatalf("queue %v", q)
+	}
+	if rep.Summary.Held != len(cs) {
+		t.Fatalf("summary %+v", rep.Summary)
+	}
+}
