@@ -28,13 +28,14 @@ import (
 // the hash of the candidate, so editing a held candidate gives it fresh
 // attempts; rewriting queue files would also race with a person editing
 // one.
-const AttemptsPath = ".memctl/cache/consolidate-attempts.json"
+const AttemptsPath = mdmem.CacheDir + "/" + attemptsName
+
+const attemptsName = "consolidate-attempts.json"
 
 // HeldDir is where candidates that can never be entries (a secret,
-// invalid) go after consolidate.max_attempts failed runs: inside the
-// git-ignored queue directory, never committed, not read as queue. Each
-// <id>.json keeps the queue file byte for byte; <id>.reason says why.
-const HeldDir = mdmem.QueueDir + "/held"
+// invalid) go after consolidate.max_attempts failed runs
+// (mdmem.HeldQueueDir).
+const HeldDir = mdmem.HeldQueueDir
 
 type attemptRec struct {
 	Hash   string    `json:"hash"`   // of the candidate as queued: an edit resets the count
@@ -60,10 +61,7 @@ func candHash(c *mdmem.Candidate) string {
 // (it is rewritten at the end of the run).
 func readAttempts(dir string, cands []*mdmem.Candidate, logf func(string, ...any)) (map[string]int, map[string]attemptRec) {
 	recs := map[string]attemptRec{}
-	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(AttemptsPath)))
-	if errors.Is(err, fs.ErrNotExist) {
-		b, err = nil, nil
-	}
+	b, err := mdmem.ReadCacheFile(dir, attemptsName)
 	if err != nil || b == nil {
 		if err != nil {
 			logf("%s: %v; attempts start again", AttemptsPath, err)
@@ -107,51 +105,26 @@ func writeAttempts(ctx context.Context, dir string, plan *Plan, cands []*mdmem.C
 		}
 		f.Candidates[h.Candidate] = attemptRec{Hash: candHash(c), Failed: h.Attempts, Last: now.UTC(), Reason: mdmem.OneLine(h.Reason)}
 	}
-	p := filepath.Join(dir, filepath.FromSlash(AttemptsPath))
 	if len(f.Candidates) == 0 {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
+		return mdmem.WriteCacheFile(ctx, dir, attemptsName, nil)
 	}
 	b, err := json.MarshalIndent(f, "", " ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	return mdmem.WriteFileAtomic(ctx, p, append(b, '\n'), 0o644)
+	return mdmem.WriteCacheFile(ctx, dir, attemptsName, append(b, '\n'))
 }
 
-// quarantine moves candidates out of the queue into HeldDir: first the
-// reason (atomic write), then the queue file itself (one rename, so a
-// crash leaves it either queued or held, never both nor lost).
+// quarantine moves candidates out of the queue into HeldDir
+// (mdmem.HoldQueueFile), with the reason, failed runs and kind.
 func quarantine(ctx context.Context, dir string, hs []Hold) error {
-	if len(hs) == 0 {
-		return nil
-	}
-	qd := filepath.Join(dir, filepath.FromSlash(mdmem.QueueDir))
-	hd := filepath.Join(dir, filepath.FromSlash(HeldDir))
-	if err := os.MkdirAll(hd, 0o700); err != nil {
-		return err
-	}
 	for _, h := range hs {
-		if strings.ContainsAny(h.Candidate, `/\`) || h.Candidate == "" || strings.HasPrefix(h.Candidate, ".") {
-			return fmt.Errorf("invalid candidate id %q", h.Candidate)
-		}
 		reason := fmt.Sprintf("%s\nfailed runs: %d\nkind: %s\n", mdmem.OneLine(h.Reason), h.Attempts, h.Kind)
-		if err := mdmem.WriteFileAtomic(ctx, filepath.Join(hd, h.Candidate+".reason"), []byte(reason), 0o600); err != nil {
-			return err
-		}
-		if err := os.Rename(filepath.Join(qd, h.Candidate+".json"), filepath.Join(hd, h.Candidate+".json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := mdmem.HoldQueueFile(ctx, dir, h.Candidate, reason); err != nil {
 			return err
 		}
 	}
-	if err := mdmem.SyncDir(hd); err != nil {
-		return err
-	}
-	return mdmem.SyncDir(qd)
+	return nil
 }
 
 // HeldFiles lists the candidates waiting in HeldDir for a person, with

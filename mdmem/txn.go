@@ -318,7 +318,12 @@ func (t *Txn) Commit(ctx context.Context, msg CommitMessage) (string, error) {
 	s.failpoint(FailTxnJournaled)
 	hash, err := s.applyTxn(ctx, j, true)
 	if err != nil {
-		if rerr := s.rollbackTxn(ctx, j, true); rerr != nil {
+		head, herr := s.Repo.HeadHash(ctx)
+		onBase := herr == nil && head == j.Base
+		if errors.Is(err, gitstore.ErrConcurrentUpdate) && herr == nil {
+			err = &StaleError{Head: head} // a git process committed meanwhile: plan again
+		}
+		if rerr := s.rollbackTxn(ctx, j, onBase); rerr != nil {
 			return "", fmt.Errorf("%w (and putting the files back failed: %v; the next memctl write finishes it)", err, rerr)
 		}
 		s.removeTxnFiles(j.ID)
