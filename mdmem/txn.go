@@ -509,6 +509,12 @@ func (s *Store) recoverTxn(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// Readers wait while the files change, as for a live transaction.
+	unlockApply, err := s.lockApply(true)
+	if err != nil {
+		return "", err
+	}
+	defer unlockApply()
 	var edited []string
 	for _, f := range j.Files {
 		h, err := s.diskHash(f.Path)
