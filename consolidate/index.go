@@ -12,8 +12,8 @@ type item struct {
 	entry *mdmem.Entry // an existing entry, or
 	add   *addition    // an entry planned in this run
 	cand  string       // for triage: the candidate id this item stands for
-	norm  string // the tokens, space-separated
-	key   string // contentKey of the tokens
+	norm  string       // the tokens, space-separated
+	key   string       // contentKey of the tokens
 	skel  string
 	words int
 	sh    []uint64

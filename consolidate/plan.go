@@ -182,11 +182,6 @@ type planner struct {
 	cands    map[string]*mdmem.Candidate
 	archived int // existing entries archived
 	archCap  int
-	// batchArchived counts candidates of this run that go to the archive
-	// by rule (a planned addition superseded by a later candidate, a
-	// candidate older than the entry it restates); batchCap bounds it.
-	batchArchived int
-	batchCap      int
 	ops      []Op
 	holds    []Hold
 	quar     []Hold
@@ -196,6 +191,12 @@ type planner struct {
 	triage   bool               // collect ambiguous candidates instead of deciding
 	llmMode  bool               // triage for an LLM run: number changes are ambiguous
 	amb      map[string][]*item // candidate id → related items (triage)
+
+	// batchArchived counts candidates of this run that go to the archive
+	// by rule (a planned addition superseded by a later candidate, a
+	// candidate older than the entry it restates); batchCap bounds it.
+	batchArchived int
+	batchCap      int
 }
 
 // ArchiveCap is the most entries one run may archive: the configured share
