@@ -738,7 +738,7 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 		if ce.Date().Before(old.Date()) {
 			age = "older"
 		}
-		why := fmt.Sprintf("conflicts with %s: may update it (near duplicate, similarity %.2f, changes %s; the candidate is %s); confirm to supersede %s, or reject",
+		why := fmt.Sprintf("conflicts with %s: may update it: near duplicate, similarity %.2f, changes %s, the candidate is %s; confirm to supersede %s, or reject",
 			old.ID, updSim, changedWords(upd.key, q.key), age, old.ID)
 		p.pending(c, ce, OpConflict, why, []string{old.ID}, "rule")
 		return
