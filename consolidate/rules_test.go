@@ -336,3 +336,23 @@ func TestFinding5_LedgerPathOfSequencedIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestFinding4_TokensKeepSymbols: the tokeniser behind equality and
+// similarity keeps the symbols that carry meaning.
+func TestFinding4_TokensKeepSymbols(t *testing.T) {
+	for in, want := range map[string]string{
+		"Retry limit must be >= 3.":     "retry limit must be >= 3",
+		"Retry limit must be ≥ 3!":      "retry limit must be >= 3",
+		"x != y; a == b; c < d":         "x != y a == b c < d",
+		"Prefers C++ (not C#), not C":   "prefers c++ not c# not c",
+		"Budget: $100 or €90 or £80":    "budget $ 100 or € 90 or £ 80",
+		"Growth 5% -- and -5 or +1":     "growth 5 % - and -5 or + 1",
+		"Use - operator, --force":       "use - operator --force",
+		"order-service v3.11 at 10:30":  "order-service v3.11 at 10:30",
+		"Issue #12 in #general, wow!!!": "issue # 12 in # general wow",
+	} {
+		if got := strings.Join(tokens(in), " "); got != want {
+			t.Errorf("tokens(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -49,7 +49,7 @@ func tokens(s string) []string {
 			word(r)
 		case r == '-' && b.Len() == 0 && (isWordRune(next) || next == '-' && isWordRune(at(i+2))):
 			word(r)
-		case (r == '+' || r == '#') && b.Len() > 0 && unicode.IsLetter(last):
+		case (r == '+' || r == '#') && b.Len() > 0 && (unicode.IsLetter(last) || last == '+' || last == '#'):
 			word(r)
 		case r == '-':
 			flush()
