@@ -225,7 +225,7 @@ func (p *planner) tryDecide(d *Decision) error {
 		}
 		var ids []string
 		for _, s := range cands {
-			foldProvenance(ed.e, s.c, s.ce)
+			foldProvenance(ed.e, s.c, s.ce, true)
 			ids = append(ids, s.c.ID)
 		}
 		p.consume(ids...)
@@ -238,14 +238,14 @@ func (p *planner) tryDecide(d *Decision) error {
 			return fmt.Errorf("this run reached its archive limit")
 		}
 		for _, s := range cands[1:] {
-			foldProvenance(cands[0].ce, s.c, s.ce)
+			foldProvenance(cands[0].ce, s.c, s.ce, true)
 			p.consume(s.c.ID)
 			p.ops[len(p.ops)-1].Candidates = append(p.ops[len(p.ops)-1].Candidates, s.c.ID)
 		}
 	case OpConflict:
 		p.pending(cands[0].c, cands[0].ce, OpConflict, "conflicts with "+target.entry.ID+": "+mdmem.OneLine(reason), []string{target.entry.ID}, "llm")
 		for _, s := range cands[1:] {
-			foldProvenance(cands[0].ce, s.c, s.ce)
+			foldProvenance(cands[0].ce, s.c, s.ce, true)
 			p.consume(s.c.ID)
 			p.ops[len(p.ops)-1].Candidates = append(p.ops[len(p.ops)-1].Candidates, s.c.ID)
 		}

@@ -12,7 +12,8 @@ type item struct {
 	entry *mdmem.Entry // an existing entry, or
 	add   *addition    // an entry planned in this run
 	cand  string       // for triage: the candidate id this item stands for
-	norm  string
+	norm  string       // the tokens, space-separated
+	key   string       // contentKey of the tokens
 	skel  string
 	words int
 	sh    []uint64
@@ -51,7 +52,7 @@ func scopeKey(s []string) string {
 
 func newItem(text string, cat string, scope []string) *item {
 	toks := tokens(text)
-	it := &item{norm: strings.Join(toks, " "), sh: shingles(toks), scope: scopeKey(scope), cat: cat}
+	it := &item{norm: strings.Join(toks, " "), key: contentKey(toks), sh: shingles(toks), scope: scopeKey(scope), cat: cat}
 	it.skel, it.words = skeleton(toks)
 	return it
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/memctl/memctl/mdmem"
 )
@@ -178,7 +180,7 @@ type planner struct {
 	consumed map[string]bool
 	held     map[string]bool
 	cands    map[string]*mdmem.Candidate
-	archived int
+	archived int // existing entries archived
 	archCap  int
 	ops      []Op
 	holds    []Hold
@@ -189,6 +191,12 @@ type planner struct {
 	triage   bool               // collect ambiguous candidates instead of deciding
 	llmMode  bool               // triage for an LLM run: number changes are ambiguous
 	amb      map[string][]*item // candidate id → related items (triage)
+
+	// batchArchived counts candidates of this run that go to the archive
+	// by rule (a planned addition superseded by a later candidate, a
+	// candidate older than the entry it restates); batchCap bounds it.
+	batchArchived int
+	batchCap      int
 }
 
 // ArchiveCap is the most entries one run may archive: the configured share
@@ -236,6 +244,7 @@ func newPlanner(in *Input) *planner {
 		rejected: map[*Decision]string{}, byCand: map[string]*Decision{}}
 	p.today = time.Date(p.now.Year(), p.now.Month(), p.now.Day(), 0, 0, 0, 0, time.UTC)
 	p.archCap = ArchiveCap(in.Config, len(all))
+	p.batchCap = ArchiveCap(in.Config, len(in.Cands))
 	for _, e := range all {
 		if e.ID == "" || e.Place == mdmem.PlaceOther {
 			continue
@@ -484,17 +493,21 @@ func union(a []string, b ...[]string) []string {
 }
 
 // foldProvenance adds a candidate's provenance to e: refs and tags
-// unioned, the candidate cited, the date moved forward.
-func foldProvenance(e *mdmem.Entry, c *mdmem.Candidate, ce *mdmem.Entry) {
+// unioned, the candidate cited, and, when refresh, the date moved
+// forward. refresh says the candidate confirms e's value: by rule only
+// when the texts are equal (a reworded near duplicate must not make a
+// stale value look newly confirmed); the LLM's merge and noop judge it.
+func foldProvenance(e *mdmem.Entry, c *mdmem.Candidate, ce *mdmem.Entry, refresh bool) {
 	e.Refs = maxRefs(union(e.Refs, ce.Refs, []string{c.ID}))
 	e.Tags = union(e.Tags, ce.Tags)
-	if d := ce.Date(); d.After(e.Date()) && d.After(e.Created) {
+	if d := ce.Date(); refresh && d.After(e.Date()) && d.After(e.Created) {
 		e.Updated = d
 	}
 }
 
-// mergeInto folds candidate c into the entry of item it.
-func (p *planner) mergeInto(it *item, c *mdmem.Candidate, ce *mdmem.Entry, kind OpKind, reason, by string) {
+// mergeInto folds candidate c into the entry of item it; refresh as for
+// foldProvenance.
+func (p *planner) mergeInto(it *item, c *mdmem.Candidate, ce *mdmem.Entry, kind OpKind, reason string, refresh bool, by string) {
 	var e *mdmem.Entry
 	if it.add != nil {
 		e = it.add.e
@@ -503,7 +516,7 @@ func (p *planner) mergeInto(it *item, c *mdmem.Candidate, ce *mdmem.Entry, kind 
 		ed.changed = true
 		e = ed.e
 	}
-	foldProvenance(e, c, ce)
+	foldProvenance(e, c, ce, refresh)
 	p.consume(c.ID)
 	p.ops = append(p.ops, Op{Kind: kind, Entry: e.ID, Targets: []string{e.ID}, Candidates: []string{c.ID}, Reason: reason, By: by})
 }
@@ -549,6 +562,9 @@ func (p *planner) pending(c *mdmem.Candidate, ce *mdmem.Entry, kind OpKind, why 
 // run's archive cap is reached.
 func (p *planner) archiveEntry(it *item, newID, reason string, count bool) bool {
 	if it.add != nil {
+		if count && !p.countBatchArchive() {
+			return false
+		}
 		it.add.target = mdmem.Target{Place: mdmem.PlaceArchive}
 		if newID != "" {
 			it.add.e.SupersededBy, it.add.e.SupersededOn = newID, p.today
@@ -572,11 +588,30 @@ func (p *planner) archiveEntry(it *item, newID, reason string, count bool) bool 
 	return true
 }
 
+// countBatchArchive counts one candidate of this run going to the
+// archive; it reports false when the run reached its limit for those.
+func (p *planner) countBatchArchive() bool {
+	if p.batchArchived+1 > p.batchCap {
+		return false
+	}
+	p.batchArchived++
+	return true
+}
+
+// canArchive reports whether the archive cap lets the entry of it go to
+// the archive.
+func (p *planner) canArchive(it *item) bool {
+	if it.add != nil {
+		return p.batchArchived+1 <= p.batchCap
+	}
+	return p.archived+1 <= p.archCap
+}
+
 // supersede makes candidate c replace the entry of it: the old entry goes
 // to the archive marked "superseded by" the new one, in the same commit.
 func (p *planner) supersede(it *item, c *mdmem.Candidate, ce *mdmem.Entry, text, reason, by string) bool {
 	old := it.current()
-	if it.add == nil && p.archived+1 > p.archCap {
+	if !p.canArchive(it) {
 		return false
 	}
 	if text != "" {
@@ -609,31 +644,46 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 	q := newItem(ce.Content, ce.Category, ce.Scope)
 	instr, why := instructionLike(ce.Content)
 
-	// 1. Exact normalised duplicate.
-	if it := p.idx.findExact(q, func(it *item) bool { return p.place(it) != mdmem.PlaceOther }); it != nil {
+	// 1. Exact duplicate: the same tokens (case, spacing and punctuation
+	// aside; symbols such as ">=", "C++", "$" count), the same category.
+	if it := p.idx.findExact(q, func(it *item) bool {
+		pl := p.place(it)
+		return it.cat == q.cat && live(pl) && (!instr || pl == mdmem.PlacePending)
+	}); it != nil {
+		p.mergeInto(it, c, ce, OpMerge, "exact duplicate of "+it.current().ID, true, "rule")
+		return
+	}
+	// A text a person rejected is not re-added, in any category.
+	if it := p.idx.findExact(q, func(it *item) bool { return p.place(it) == mdmem.PlaceArchive && isRejected(it.current()) }); it != nil {
 		cur := it.current()
-		switch pl := p.place(it); {
-		case live(pl) && (!instr || pl == mdmem.PlacePending):
-			p.mergeInto(it, c, ce, OpMerge, "exact duplicate of "+cur.ID, "rule")
-			return
-		case pl == mdmem.PlaceArchive && isRejected(cur):
-			p.consume(c.ID)
-			p.ops = append(p.ops, Op{Kind: OpNoop, Targets: []string{cur.ID}, Candidates: []string{c.ID}, Reason: "repeats " + cur.ID + ", which was rejected; not re-added", By: "rule"})
-			return
-		case pl == mdmem.PlaceArchive && !instr:
-			see := union([]string{cur.ID}, []string{cur.SupersededBy})
-			p.pending(c, ce, OpConflict, "restates archived "+cur.ID+supersededNote(cur), see, "rule")
+		p.consume(c.ID)
+		p.ops = append(p.ops, Op{Kind: OpNoop, Targets: []string{cur.ID}, Candidates: []string{c.ID}, Reason: "repeats " + cur.ID + ", which was rejected; not re-added", By: "rule"})
+		return
+	}
+	if it := p.idx.findExact(q, func(it *item) bool { return it.cat == q.cat && p.place(it) == mdmem.PlaceArchive }); it != nil && !instr {
+		cur := it.current()
+		see := union([]string{cur.ID}, []string{cur.SupersededBy})
+		p.pending(c, ce, OpConflict, "restates archived "+cur.ID+supersededNote(cur), see, "rule")
+		return
+	}
+	// 2. Near duplicate (shingle Jaccard) of a live entry of the same
+	// category. It is merged only when it states the same content words;
+	// one that changes a word (upd) may update the entry and is never
+	// merged: the LLM decides, or, without one, a person (step 5).
+	var upd *item
+	var updSim float64
+	its, js := p.idx.best(q, p.cfg.Consolidate.NearDuplicate, 4, func(it *item) bool {
+		pl := p.place(it)
+		return live(pl) && it.cat == q.cat && (!instr || pl == mdmem.PlacePending) && !hasDigitDiff(q, it)
+	})
+	for i, it := range its {
+		if it.key == q.key {
+			p.mergeInto(it, c, ce, OpMerge, fmt.Sprintf("near duplicate of %s (similarity %.2f, same content words)", it.current().ID, js[i]), false, "rule")
 			return
 		}
 	}
-	// 2. Near duplicate (shingle Jaccard) of a live entry.
-	near := p.cfg.Consolidate.NearDuplicate
-	if its, js := p.idx.best(q, near, 1, func(it *item) bool {
-		pl := p.place(it)
-		return live(pl) && (!instr || pl == mdmem.PlacePending) && (it.cat == q.cat || pl == mdmem.PlacePending) && !hasDigitDiff(q, it)
-	}); len(its) > 0 {
-		p.mergeInto(its[0], c, ce, OpMerge, fmt.Sprintf("near duplicate of %s (similarity %.2f)", its[0].current().ID, js[0]), "rule")
-		return
+	if len(its) > 0 && !instr {
+		upd, updSim = its[0], js[0]
 	}
 	// 3. Instruction-like text is never promoted: it waits for a person.
 	if instr {
@@ -650,6 +700,10 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 				return
 			}
 			p.hold(c, HoldLimit, "would supersede "+old.ID+" but this run reached its archive limit; retried next run")
+			return
+		}
+		if !p.countBatchArchive() {
+			p.hold(c, HoldLimit, "older than "+old.ID+", to be archived, but this run reached its archive limit; retried next run")
 			return
 		}
 		ce.ID = p.newID(ce.Category)
@@ -678,6 +732,17 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 		p.decide(d, c)
 		return
 	}
+	if upd != nil {
+		old := upd.current()
+		age := "newer"
+		if ce.Date().Before(old.Date()) {
+			age = "older"
+		}
+		why := fmt.Sprintf("conflicts with %s: may update it: near duplicate, similarity %.2f, changes %s, the candidate is %s; confirm to supersede %s, or reject",
+			old.ID, updSim, changedWords(upd.key, q.key), age, old.ID)
+		p.pending(c, ce, OpConflict, why, []string{old.ID}, "rule")
+		return
+	}
 	p.add(c, ce, "", "new", "rule")
 }
 
@@ -695,21 +760,59 @@ func (p *planner) directUpdate(c *mdmem.Candidate, q *item) *item {
 		return nil
 	}
 	it := p.idx.findSkeleton(q, p.liveOK)
-	if it == nil || it.words < 3 || len(numbers(q.norm)) != len(numbers(it.norm)) {
+	if it == nil || it.words < 3 {
 		return nil
 	}
-	diff := 0
-	a, b := numbers(q.norm), numbers(it.norm)
+	// The same skeleton: the same tokens but for the numbers, at the
+	// same places. Exactly one number may differ, and it must be the
+	// value the statement gives, not a number that names a thing.
+	a, b := strings.Fields(q.norm), strings.Fields(it.norm)
+	if len(a) != len(b) {
+		return nil
+	}
+	changed := -1
 	for i := range a {
 		if a[i] != b[i] {
-			diff++
+			if changed >= 0 {
+				return nil
+			}
+			changed = i
 		}
 	}
-	if diff != 1 {
+	if changed < 0 || identifier(a, changed) || identifier(b, changed) {
 		return nil
 	}
 	return it
 }
+
+// identifier reports whether the number toks[i] names a thing rather
+// than stating a value: it follows an identifier noun ("room 110", "port
+// 8080", "#5", "note number 007"), is zero-padded ("007") or starts with
+// a letter ("v2", "web-03"). Such a change states another thing, not a
+// new value of the same one.
+func identifier(toks []string, i int) bool {
+	t := toks[i]
+	if r, _ := utf8.DecodeRuneInString(t); unicode.IsLetter(r) {
+		return true
+	}
+	if len(t) > 1 && t[0] == '0' && strings.Trim(t, "0123456789") == "" {
+		return true
+	}
+	return i > 0 && identifierNouns[toks[i-1]]
+}
+
+// identifierNouns are nouns a number after which is a name or label of a
+// thing ("room 110"), not the value of an attribute.
+var identifierNouns = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`# id ids no nr num number numbers room rooms host hosts server servers node nodes
+step steps stage phase version versions floor floors ticket tickets issue issues port ports order orders
+item items page pages chapter section line task tasks bug bugs pr build builds release releases
+rack table seat desk locker case invoice account job run`) {
+		m[w] = true
+	}
+	return m
+}()
 
 func supersededNote(e *mdmem.Entry) string {
 	if e.SupersededBy != "" {

@@ -57,7 +57,7 @@ var candSeq atomic.Int64
 
 func cand(content, cat string, created time.Time) *mdmem.Candidate {
 	n := candSeq.Add(1)
-	return &mdmem.Candidate{ID: mdmem.NewCandidateID(created.Add(time.Duration(n) * time.Microsecond)), Content: content, Category: cat,
+	return &mdmem.Candidate{ID: mdmem.NewCandidateID(created.Add(time.Duration(n)*time.Microsecond), 0), Content: content, Category: cat,
 		Source: "session_summary", CreatedAt: created, Refs: mdmem.Strings{"session-" + string(rune('a'+n%26))}}
 }
 

@@ -1,39 +1,103 @@
 package consolidate
 
 import (
+	"fmt"
 	"hash/fnv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-// tokens splits text into lower-case word tokens: runs of letters and
-// digits, keeping '.', ',' and ':' between two digits ("3.11", "10:30")
-// and '-', '_', '/' inside a word ("order-service").
+// tokens splits text into lower-case tokens. Word tokens are runs of
+// letters and digits, keeping '.', ',' and ':' between two digits ("3.11",
+// "10:30"), '-', '_', '/' inside a word ("order-service"), a leading '-'
+// ("-5", "--force") and '+' or '#' right after a letter ("c++", "c#").
+// Symbols that carry meaning are tokens of their own, so that texts that
+// differ in them never compare equal: a run of comparison or other math
+// operators (">=", "!=", "+", "≥" read as ">="), a currency sign ("$",
+// "€"), '%', '#', and a lone '-'. Other punctuation separates tokens and
+// is dropped, as a run of '!' is.
 func tokens(s string) []string {
 	var out []string
 	var b strings.Builder
+	var last rune // the last rune written to b
 	flush := func() {
 		if b.Len() > 0 {
 			out = append(out, b.String())
 			b.Reset()
 		}
 	}
+	word := func(r rune) {
+		b.WriteRune(unicode.ToLower(r))
+		last = r
+	}
 	rs := []rune(s)
-	for i, r := range rs {
+	at := func(i int) rune {
+		if i < 0 || i >= len(rs) {
+			return 0
+		}
+		return rs[i]
+	}
+	for i := 0; i < len(rs); i++ {
+		r, prev, next := rs[i], at(i-1), at(i+1)
 		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			b.WriteRune(unicode.ToLower(r))
-		case (r == '.' || r == ',' || r == ':') && i > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i-1]) && unicode.IsDigit(rs[i+1]):
-			b.WriteRune(r)
-		case (r == '-' || r == '_' || r == '/') && b.Len() > 0 && i+1 < len(rs) && (unicode.IsLetter(rs[i+1]) || unicode.IsDigit(rs[i+1])):
-			b.WriteRune(r)
+		case isWordRune(r):
+			word(r)
+		case (r == '.' || r == ',' || r == ':') && unicode.IsDigit(prev) && unicode.IsDigit(next):
+			word(r)
+		case (r == '-' || r == '_' || r == '/') && b.Len() > 0 && isWordRune(next):
+			word(r)
+		case r == '-' && b.Len() == 0 && (isWordRune(next) || next == '-' && isWordRune(at(i+2))):
+			word(r)
+		case (r == '+' || r == '#') && b.Len() > 0 && (unicode.IsLetter(last) || last == '+' || last == '#'):
+			word(r)
+		case r == '-':
+			flush()
+			for at(i+1) == '-' {
+				i++
+			}
+			out = append(out, "-")
+		case isOperator(r):
+			flush()
+			var op strings.Builder
+			for ; i < len(rs) && isOperator(rs[i]); i++ {
+				op.WriteString(operatorText(rs[i]))
+			}
+			i--
+			if t := op.String(); strings.Trim(t, "!") != "" {
+				out = append(out, t)
+			}
+		case unicode.Is(unicode.Sc, r) || r == '%' || r == '‰' || r == '#':
+			flush()
+			out = append(out, string(r))
 		default:
 			flush()
 		}
 	}
 	flush()
 	return out
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// isOperator reports whether r belongs to an operator token: '!' (as in
+// "!=") and the math symbols ('+', '<', '=', '>', '|', '~', '±', '≥', …).
+func isOperator(r rune) bool { return r == '!' || unicode.Is(unicode.Sm, r) }
+
+// operatorText spells the one-rune comparison operators as their ASCII
+// pairs, so "≥ 3" and ">= 3" are equal.
+func operatorText(r rune) string {
+	switch r {
+	case '≥':
+		return ">="
+	case '≤':
+		return "<="
+	case '≠':
+		return "!="
+	case '−':
+		return "-"
+	}
+	return string(r)
 }
 
 func hasDigit(s string) bool {
@@ -46,7 +110,7 @@ func hasDigit(s string) bool {
 }
 
 // skeleton is the token sequence with every token holding a digit replaced
-// by "#": two texts with the same skeleton and different numbers state the
+// by numberSlot: two texts with the same skeleton and different numbers state the
 // same thing with a new value ("uses Python 3.11" → "uses Python 3.12").
 func skeleton(toks []string) (string, int) {
 	var b strings.Builder
@@ -56,7 +120,7 @@ func skeleton(toks []string) (string, int) {
 			b.WriteByte(' ')
 		}
 		if hasDigit(t) {
-			b.WriteByte('#')
+			b.WriteString(numberSlot)
 		} else {
 			b.WriteString(t)
 			words++
@@ -64,6 +128,9 @@ func skeleton(toks []string) (string, int) {
 	}
 	return b.String(), words
 }
+
+// numberSlot stands for a number in a skeleton; no token contains it.
+const numberSlot = "\x01"
 
 // shingles returns the hashed word unigrams and bigrams of toks, a set.
 func shingles(toks []string) []uint64 {
@@ -109,15 +176,27 @@ func facts(s string) []string {
 			}
 			switch {
 			case hasDigit(core), innerCap:
-				out = append(out, tokens(core)...)
+				out = append(out, wordTokens(w)...)
 			case unicode.IsUpper(first):
 				if !sentenceStart || !sentenceOpeners[strings.ToLower(core)] {
-					out = append(out, tokens(core)...)
+					out = append(out, wordTokens(w)...)
 				}
 			}
 		}
 		last, _ := utf8.DecodeLastRuneInString(w)
 		sentenceStart = last == '.' || last == '!' || last == '?' || last == ':' || last == ';'
+	}
+	return out
+}
+
+// wordTokens returns the tokens of w that hold a letter or digit, with
+// their symbols ("c++", "-5"), but not the symbols of their own ("$").
+func wordTokens(w string) []string {
+	var out []string
+	for _, t := range tokens(w) {
+		if strings.IndexFunc(t, isWordRune) >= 0 {
+			out = append(out, t)
+		}
 	}
 	return out
 }
@@ -200,4 +279,65 @@ var instructionPatterns = []string{
 	"you are now", "you must always", "from now on, you", "from now on you", "act as ", "jailbreak",
 	"developer mode", "do not tell the user", "don't tell the user", "exfiltrate", "send the contents", "reveal your",
 	"override your", "new instructions:", "assistant:", "### instruction",
+}
+
+// contentKey is the token sequence of a text without its fillerWords: two
+// texts with the same key state the same thing in the same words, up to
+// case, punctuation and fillers ("The order service uses Redis." and
+// "order service uses redis"). A near duplicate whose key differs changes
+// a word that carries meaning ("main gate" → "side gate") and is never
+// merged as a duplicate.
+func contentKey(toks []string) string {
+	var b strings.Builder
+	for _, t := range toks {
+		if fillerWords[t] {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t)
+	}
+	return b.String()
+}
+
+// fillerWords are the words whose presence or absence alone does not
+// change what a memory states: articles, the present forms of "be" and a
+// few fillers. Negations, quantifiers, prepositions, tense and modal
+// verbs carry meaning and are not here.
+var fillerWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an the that is are am be it its of also please now currently`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// changedWords returns the content words of a missing from b and of b
+// missing from a, for a reason line ("main → side").
+func changedWords(a, b string) string {
+	in := func(w string, s []string) bool {
+		for _, x := range s {
+			if x == w {
+				return true
+			}
+		}
+		return false
+	}
+	fa, fb := strings.Fields(a), strings.Fields(b)
+	var gone, came []string
+	for _, w := range fa {
+		if !in(w, fb) {
+			gone = append(gone, w)
+		}
+	}
+	for _, w := range fb {
+		if !in(w, fa) {
+			came = append(came, w)
+		}
+	}
+	if len(gone) == 0 && len(came) == 0 {
+		return "word order"
+	}
+	return fmt.Sprintf("%q → %q", strings.Join(gone, " "), strings.Join(came, " "))
 }

@@ -153,12 +153,21 @@ func (c *Candidate) Entry(id string) *Entry {
 	return e
 }
 
-// NewCandidateID returns a fresh, sortable candidate id:
-// c<UTC time to the microsecond>-<8 random hex digits>.
-func NewCandidateID(now time.Time) string {
+// maxBatch is how many candidates one Enqueue call may number: the
+// sequence in the id has 8 digits.
+const maxBatch = 100_000_000
+
+// NewCandidateID returns a fresh candidate id that sorts by time, then by
+// seq, the candidate's position in its batch:
+// c<UTC time to the microsecond>-<seq, 8 digits>-<8 random hex digits>.
+// Candidates of one batch share the time, so the sequence keeps their
+// input order. Ids written before the sequence existed
+// (c<time>-<8 random hex digits>) stay valid. seq must be in
+// [0, 100000000).
+func NewCandidateID(now time.Time, seq int) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return "c" + now.UTC().Format("20060102T150405.000000") + "-" + hex.EncodeToString(b[:])
+	return fmt.Sprintf("c%s-%08d-%s", now.UTC().Format("20060102T150405.000000"), seq, hex.EncodeToString(b[:]))
 }
 
 func validCandidateID(id string) bool {
@@ -175,16 +184,20 @@ func validCandidateID(id string) bool {
 
 // Enqueue writes each candidate to its own queue file (temp, fsync, rename),
 // so concurrent writers need no lock and a crash never leaves half a
-// candidate. It assigns and returns the candidate ids. Candidates must have
-// been normalised.
+// candidate. It assigns and returns the candidate ids, which sort in the
+// order of cands (ReadQueue returns them so). Candidates must have been
+// normalised.
 func Enqueue(ctx context.Context, dir string, cands []*Candidate, now time.Time) ([]string, error) {
 	qd := filepath.Join(dir, filepath.FromSlash(QueueDir))
 	if err := os.MkdirAll(qd, 0o755); err != nil {
 		return nil, err
 	}
+	if len(cands) > maxBatch {
+		return nil, fmt.Errorf("%d candidates in one batch, over the limit of %d: split the input", len(cands), maxBatch)
+	}
 	ids := make([]string, 0, len(cands))
-	for _, c := range cands {
-		c.ID = NewCandidateID(now)
+	for i, c := range cands {
+		c.ID = NewCandidateID(now, i)
 		c.QueuedAt = now.UTC()
 		data, err := json.Marshal(c)
 		if err != nil {
