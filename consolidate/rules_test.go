@@ -331,8 +331,8 @@ func TestFinding5_ArchiveCapBindsRules(t *testing.T) {
 func TestFinding5_LedgerPathOfSequencedIDs(t *testing.T) {
 	now := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
 	for _, id := range []string{mdmem.NewCandidateID(now, 0), mdmem.NewCandidateID(now, 99999999), "c20260701T000000.000000-abcd1234"} {
-		if got := LedgerPath(id); got != LedgerDir+"/2026-07.log" {
-			t.Errorf("LedgerPath(%q) = %q", id, got)
+		if got := mdmem.LedgerPath(id); got != mdmem.LedgerDir+"/2026-07.log" {
+			t.Errorf("mdmem.LedgerPath(%q) = %q", id, got)
 		}
 	}
 }
