@@ -17,6 +17,8 @@ type consolidateOptions struct {
 	DryRun bool
 	NoLLM  bool
 	JSON   bool
+	// AllowDelete keeps entries deleted by hand deleted.
+	AllowDelete bool
 }
 
 func init() { register(newConsolidateCmd) }
@@ -58,6 +60,7 @@ run; every candidate is applied exactly once. Nothing to do, no commit.`,
 	cmd.Flags().BoolVarP(&opts.DryRun, "dry-run", "n", false, "print the diff and the operations; change nothing")
 	cmd.Flags().BoolVar(&opts.NoLLM, "no-llm", false, "deterministic rules only, even with an LLM configured")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	cmd.Flags().BoolVar(&opts.AllowDelete, "allow-delete", false, allowDeleteUsage)
 	return cmd
 }
 
@@ -65,6 +68,9 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 	s, err := f.Store(ctx)
 	if err != nil {
 		return err
+	}
+	if opts.AllowDelete {
+		s.Config.Git.AllowHandDelete = true
 	}
 	var mu sync.Mutex
 	o := consolidate.Options{
@@ -95,6 +101,7 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 		return err
 	}
 	defer printHeldFiles(f, s.Dir, rep)
+	printHandEdits(f, rep.HandEdits...)
 	if opts.JSON {
 		enc := json.NewEncoder(f.IO.Out)
 		enc.SetIndent("", "  ")

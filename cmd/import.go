@@ -15,6 +15,7 @@ type importOptions struct {
 	File        string
 	SkipInvalid bool
 	JSON        bool
+	AllowDelete bool
 }
 
 func newImportCmd(f *Factory) *cobra.Command {
@@ -43,6 +44,7 @@ reported and nothing is imported, unless --skip-invalid is given.`,
 	}
 	cmd.Flags().BoolVar(&opts.SkipInvalid, "skip-invalid", false, "import the valid lines even if some are invalid")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVar(&opts.AllowDelete, "allow-delete", false, allowDeleteUsage)
 	return cmd
 }
 
@@ -69,10 +71,14 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 		return &HintError{Err: fmt.Errorf("%d invalid %s; nothing imported", bad, pluralize(bad, "line", "lines")),
 			Hint: "fix the lines above, or pass --skip-invalid to import the rest"}
 	}
+	if opts.AllowDelete {
+		s.Config.Git.AllowHandDelete = true
+	}
 	res, err := s.Import(ctx, cands)
 	if err != nil {
 		return err
 	}
+	printHandEdits(f, res.HandEdit)
 	if opts.JSON {
 		return writeJSON(f.IO.Out, struct {
 			*mdmem.ImportResult

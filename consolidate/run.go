@@ -82,6 +82,21 @@ type Report struct {
 	Diff        string     `json:"diff,omitempty"`
 	Elapsed     float64    `json:"elapsed_seconds"`
 	LLMSeconds  float64    `json:"llm_seconds"`
+
+	// HandEdits says what committing a person's edits did (stray files
+	// ignored, deleted ids restored, duplicate ids renumbered).
+	HandEdits []*mdmem.HandEdit `json:"hand_edits,omitempty"`
+}
+
+// addHandEdit records what CommitHandEdits did, if anything.
+func (r *Report) addHandEdit(he *mdmem.HandEdit) {
+	if he.Empty() {
+		return
+	}
+	if he.Commit != "" {
+		r.HandEdit = he.Commit
+	}
+	r.HandEdits = append(r.HandEdits, he)
 }
 
 // LLMEndpoint resolves the endpoint from the configuration and the
@@ -148,9 +163,11 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 		if rep.Recovered != "" {
 			o.Log("%s", rep.Recovered)
 		}
-		if rep.HandEdit, err = s.CommitHandEdits(ctx); err != nil {
+		he, err := s.CommitHandEdits(ctx)
+		if err != nil {
 			return nil, fmt.Errorf("commit hand edits: %w", err)
 		}
+		rep.addHandEdit(he)
 	}
 	defer func() {
 		hf, err := HeldFiles(s.Dir)
@@ -275,11 +292,11 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 		if reload && !o.DryRun {
 			// Time passed while the model thought: a person may have
 			// edited. Commit their edits and plan on what is on disk now.
-			if h, err := s.CommitHandEdits(ctx); err != nil {
+			he, err := s.CommitHandEdits(ctx)
+			if err != nil {
 				return nil, err
-			} else if h != "" {
-				rep.HandEdit = h
 			}
+			rep.addHandEdit(he)
 			if in.Mem, err = s.Load(ctx); err != nil {
 				return nil, err
 			}
