@@ -29,7 +29,8 @@ func newConsolidateCmd(f *Factory) *cobra.Command {
 		Use:   "consolidate",
 		Short: "Fold queued candidates into the memory (run from cron)",
 		Long: `Consolidate takes the memory's lock, commits uncommitted hand edits as their
-own commit, and folds the queued candidates into MEMORY.md and the topic
+own commit (memory files only; entries deleted by hand are restored into the
+archive unless --allow-delete, ids written twice are renumbered), and folds the queued candidates into MEMORY.md and the topic
 files in one commit: exact and near duplicates merge (provenance kept),
 newer statements supersede older ones (which move to the archive, never
 deleted), instruction-like candidates wait in Pending confirmation, and the
@@ -51,7 +52,8 @@ trailers) and the token usage. A crash at any point is repaired by the next
 run; every candidate is applied exactly once. Nothing to do, no commit.`,
 		Example: `  memctl consolidate
   memctl consolidate --dry-run
-  memctl consolidate --no-llm --json`,
+  memctl consolidate --no-llm --json
+  memctl consolidate --allow-delete   # keep entries you deleted by hand deleted`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runConsolidate(cmd.Context(), f, opts)

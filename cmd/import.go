@@ -30,7 +30,11 @@ profile, entries with a topic and other categories go to
 topics/<topic or category>.md, and the topic index is kept up to date.
 
 Import is all or nothing: if any line is invalid, every bad line is
-reported and nothing is imported, unless --skip-invalid is given.`,
+reported and nothing is imported, unless --skip-invalid is given.
+
+Uncommitted hand edits of memory files are committed first, as their own
+commit; entries deleted by hand are restored into the archive unless
+--allow-delete (see consolidate).`,
 		Example: `  memctl import notes.jsonl
   memctl import --skip-invalid < export.jsonl
   memctl import notes.jsonl --json`,
