@@ -81,15 +81,13 @@ func (h *HandEdit) Notes() []string {
 		out = append(out, fmt.Sprintf("ignored %s: not memory files (topics/<name>.md), left uncommitted; move them out of %s/ or delete them",
 			strings.Join(h.Ignored, ", "), TopicDir))
 	}
-	if len(h.Deleted) > 0 {
-		switch {
-		case h.KeptDeleted:
-			out = append(out, fmt.Sprintf("hand edit deleted %s: kept deleted (allowed by --allow-delete or git.allow_hand_delete); commit %.12s^ still has them",
-				strings.Join(h.Deleted, ", "), h.Commit))
-		case len(h.Restored) > 0:
-			out = append(out, fmt.Sprintf("hand edit deleted %s: restored into the archive of %s as \"removed by hand\" (commit %.12s); pass --allow-delete or set git.allow_hand_delete = true to keep such deletions",
-				strings.Join(h.Restored, ", "), MainFile, h.FixCommit))
-		}
+	if h.KeptDeleted {
+		out = append(out, fmt.Sprintf("hand edit deleted %s: kept deleted (allowed by --allow-delete or git.allow_hand_delete); commit %.12s^ still has them",
+			strings.Join(h.Deleted, ", "), h.Commit))
+	}
+	if len(h.Restored) > 0 {
+		out = append(out, fmt.Sprintf("hand edit deleted %s: restored into the archive of %s as \"removed by hand\" (commit %.12s); pass --allow-delete or set git.allow_hand_delete = true to keep such deletions",
+			strings.Join(h.Restored, ", "), MainFile, h.FixCommit))
 	}
 	for _, r := range h.Renumbered {
 		out = append(out, fmt.Sprintf("duplicate id: %s:%d: %s (commit %.12s)", r.File, r.Line, r, h.FixCommit))
@@ -131,7 +129,7 @@ func (s *Store) CommitHandEdits(ctx context.Context) (*HandEdit, error) {
 		}
 	}
 	if err := s.finishHandEdit(ctx, rep); err != nil {
-		return nil, fmt.Errorf("after the hand edit (commit %.12s): %w", rep.Commit, err)
+		return nil, fmt.Errorf("restore or renumber after a hand edit: %w (the next memctl write retries)", err)
 	}
 	return rep, nil
 }

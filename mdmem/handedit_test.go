@@ -336,6 +336,9 @@ func TestFinding3_RestoreFinishedAfterACrash(t *testing.T) {
 	if he.Commit != "" || !reflect.DeepEqual(he.Restored, []string{"pref-002"}) {
 		t.Fatalf("%+v", he)
 	}
+	if notes := strings.Join(he.Notes(), "\n"); !strings.Contains(notes, "hand edit deleted pref-002: restored into the archive") {
+		t.Errorf("notes %q", notes)
+	}
 	if again := commitHandEdits(t, s); !again.Empty() {
 		t.Fatalf("second run did something: %+v", again)
 	}
