@@ -56,6 +56,7 @@ func runConfirm(ctx context.Context, f *Factory, id string, opts *confirmOptions
 }
 
 func printResolution(f *Factory, r *consolidate.Resolution, asJSON bool) error {
+	printHandEdits(f, r.HandEdit)
 	if asJSON {
 		enc := json.NewEncoder(f.IO.Out)
 		enc.SetIndent("", "  ")

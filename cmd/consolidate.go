@@ -17,6 +17,8 @@ type consolidateOptions struct {
 	DryRun bool
 	NoLLM  bool
 	JSON   bool
+	// AllowDelete keeps entries deleted by hand deleted.
+	AllowDelete bool
 }
 
 func init() { register(newConsolidateCmd) }
@@ -27,7 +29,8 @@ func newConsolidateCmd(f *Factory) *cobra.Command {
 		Use:   "consolidate",
 		Short: "Fold queued candidates into the memory (run from cron)",
 		Long: `Consolidate takes the memory's lock, commits uncommitted hand edits as their
-own commit, and folds the queued candidates into MEMORY.md and the topic
+own commit (memory files only; entries deleted by hand are restored into the
+archive unless --allow-delete, ids written twice are renumbered), and folds the queued candidates into MEMORY.md and the topic
 files in one commit: exact and near duplicates merge (provenance kept),
 newer statements supersede older ones (which move to the archive, never
 deleted), instruction-like candidates wait in Pending confirmation, and the
@@ -49,7 +52,8 @@ trailers) and the token usage. A crash at any point is repaired by the next
 run; every candidate is applied exactly once. Nothing to do, no commit.`,
 		Example: `  memctl consolidate
   memctl consolidate --dry-run
-  memctl consolidate --no-llm --json`,
+  memctl consolidate --no-llm --json
+  memctl consolidate --allow-delete   # keep entries you deleted by hand deleted`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runConsolidate(cmd.Context(), f, opts)
@@ -58,6 +62,7 @@ run; every candidate is applied exactly once. Nothing to do, no commit.`,
 	cmd.Flags().BoolVarP(&opts.DryRun, "dry-run", "n", false, "print the diff and the operations; change nothing")
 	cmd.Flags().BoolVar(&opts.NoLLM, "no-llm", false, "deterministic rules only, even with an LLM configured")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	cmd.Flags().BoolVar(&opts.AllowDelete, "allow-delete", false, allowDeleteUsage)
 	return cmd
 }
 
@@ -65,6 +70,9 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 	s, err := f.Store(ctx)
 	if err != nil {
 		return err
+	}
+	if opts.AllowDelete {
+		s.Config.Git.AllowHandDelete = true
 	}
 	var mu sync.Mutex
 	o := consolidate.Options{
@@ -95,6 +103,7 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 		return err
 	}
 	defer printHeldFiles(f, s.Dir, rep)
+	printHandEdits(f, rep.HandEdits...)
 	if rep.LLMStatus == "partial" || rep.LLMStatus == "unavailable" {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: the model could not be used for %d batch(es): %s; their candidates stay queued\n",
 			rep.LLM.FailedBatches, rep.LLMError)

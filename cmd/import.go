@@ -15,6 +15,7 @@ type importOptions struct {
 	File        string
 	SkipInvalid bool
 	JSON        bool
+	AllowDelete bool
 }
 
 func newImportCmd(f *Factory) *cobra.Command {
@@ -29,7 +30,11 @@ profile, entries with a topic and other categories go to
 topics/<topic or category>.md, and the topic index is kept up to date.
 
 Import is all or nothing: if any line is invalid, every bad line is
-reported and nothing is imported, unless --skip-invalid is given.`,
+reported and nothing is imported, unless --skip-invalid is given.
+
+Uncommitted hand edits of memory files are committed first, as their own
+commit; entries deleted by hand are restored into the archive unless
+--allow-delete (see consolidate).`,
 		Example: `  memctl import notes.jsonl
   memctl import --skip-invalid < export.jsonl
   memctl import notes.jsonl --json`,
@@ -43,6 +48,7 @@ reported and nothing is imported, unless --skip-invalid is given.`,
 	}
 	cmd.Flags().BoolVar(&opts.SkipInvalid, "skip-invalid", false, "import the valid lines even if some are invalid")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVar(&opts.AllowDelete, "allow-delete", false, allowDeleteUsage)
 	return cmd
 }
 
@@ -69,10 +75,14 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 		return &HintError{Err: fmt.Errorf("%d invalid %s; nothing imported", bad, pluralize(bad, "line", "lines")),
 			Hint: "fix the lines above, or pass --skip-invalid to import the rest"}
 	}
+	if opts.AllowDelete {
+		s.Config.Git.AllowHandDelete = true
+	}
 	res, err := s.Import(ctx, cands)
 	if err != nil {
 		return err
 	}
+	printHandEdits(f, res.HandEdit)
 	if opts.JSON {
 		return writeJSON(f.IO.Out, struct {
 			*mdmem.ImportResult

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
@@ -60,6 +61,10 @@ func runInit(ctx context.Context, f *Factory, opts *initOptions) error {
 		fmt.Fprintf(f.IO.Out, "memory at %s is already initialised; nothing changed\n", res.Dir)
 	default:
 		fmt.Fprintf(f.IO.Out, "initialised memory at %s (commit %s)\n", res.Dir, short(res.Commit))
+	}
+	if len(res.Uncommitted) > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: note: %s were there already and are not committed by init; the next memctl write commits them as your hand edit (or commit them yourself)\n",
+			strings.Join(res.Uncommitted, ", "))
 	}
 	return nil
 }

@@ -45,8 +45,18 @@ func runShow(ctx context.Context, f *Factory, opts *showOptions) error {
 	var queue map[string]*mdmem.Candidate
 	var out []any
 	for _, id := range opts.IDs {
-		if e := mem.Find(id); e != nil {
-			out = append(out, e)
+		if all := mem.FindAll(id); len(all) > 0 {
+			if len(all) > 1 {
+				var where []string
+				for _, e := range all {
+					where = append(where, fmt.Sprintf("%s:%d", e.File, e.Line))
+				}
+				fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %d entries have id %s (%s); the next memctl write (consolidate, import) renumbers all but the first\n",
+					len(all), id, strings.Join(where, ", "))
+			}
+			for _, e := range all {
+				out = append(out, e)
+			}
 			continue
 		}
 		if queue == nil {

@@ -58,6 +58,8 @@ type Resolution struct {
 	Place    string   `json:"place"`  // where the entry went
 	Archived []string `json:"archived,omitempty"`
 	Commit   string   `json:"commit,omitempty"`
+	// HandEdit is what committing the person's uncommitted edits first did.
+	HandEdit *mdmem.HandEdit `json:"hand_edit,omitempty"`
 }
 
 func isConflictNote(n string) (string, bool) {
@@ -75,7 +77,8 @@ func resolve(ctx context.Context, s *mdmem.Store, id string, fn func(m *mdmem.Me
 		return nil, err
 	}
 	defer unlock()
-	if _, err := s.CommitHandEdits(ctx); err != nil {
+	he, err := s.CommitHandEdits(ctx)
+	if err != nil {
 		return nil, err
 	}
 	m, err := s.Load(ctx)
@@ -90,6 +93,9 @@ func resolve(ctx context.Context, s *mdmem.Store, id string, fn func(m *mdmem.Me
 		return nil, fmt.Errorf("%s is in %s: %w", id, e.Place, ErrNotPending)
 	}
 	r := &Resolution{ID: id}
+	if !he.Empty() {
+		r.HandEdit = he
+	}
 	ed := m.Edit()
 	subject, err := fn(m, e, ed, r)
 	if err != nil {

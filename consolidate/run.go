@@ -90,6 +90,21 @@ type Report struct {
 	Diff        string     `json:"diff,omitempty"`
 	Elapsed     float64    `json:"elapsed_seconds"`
 	LLMSeconds  float64    `json:"llm_seconds"`
+
+	// HandEdits says what committing a person's edits did (stray files
+	// ignored, deleted ids restored, duplicate ids renumbered).
+	HandEdits []*mdmem.HandEdit `json:"hand_edits,omitempty"`
+}
+
+// addHandEdit records what CommitHandEdits did, if anything.
+func (r *Report) addHandEdit(he *mdmem.HandEdit) {
+	if he.Empty() {
+		return
+	}
+	if he.Commit != "" {
+		r.HandEdit = he.Commit
+	}
+	r.HandEdits = append(r.HandEdits, he)
 }
 
 // LLMEndpoint resolves the endpoint from the configuration and the
@@ -174,13 +189,11 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 			rep.Recovered += r
 		}
 		s.Recovered = nil
-		h, err := s.CommitHandEdits(ctx)
+		he, err := s.CommitHandEdits(ctx)
 		if err != nil {
 			return fmt.Errorf("commit hand edits: %w", err)
 		}
-		if h != "" {
-			rep.HandEdit = h
-		}
+		rep.addHandEdit(he)
 		return nil
 	}
 	if err := lock(); err != nil {
@@ -324,11 +337,11 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 				return nil, fmt.Errorf("the memory keeps changing during consolidation (%v); nothing written, retry later", err)
 			}
 			o.Log("%v; planning again on the new content", err)
-			if h, err := s.CommitHandEdits(ctx); err != nil {
+			he, err := s.CommitHandEdits(ctx)
+			if err != nil {
 				return nil, fmt.Errorf("commit hand edits: %w", err)
-			} else if h != "" {
-				rep.HandEdit = h
 			}
+			rep.addHandEdit(he)
 			reload = true
 			continue
 		}

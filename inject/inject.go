@@ -163,10 +163,12 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 	}
 
 	// L1: core entries in file order within the limits.
+	dup, warns := c.laterDuplicates(&o)
+	r.Warnings = append(r.Warnings, warns...)
 	var core, overflow []int
 	for i := range c.Notes {
 		n := &c.Notes[i]
-		if n.Place == mdmem.PlaceCore && o.Eligible(n) {
+		if n.Place == mdmem.PlaceCore && o.Eligible(n) && !dup[i] {
 			core = append(core, i)
 		}
 	}
@@ -216,7 +218,7 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 		if n.Place == mdmem.PlaceCore {
 			return overflowSet[i] && tagOK(n)
 		}
-		return n.Place == mdmem.PlaceTopic && o.Eligible(n) && tagOK(n)
+		return n.Place == mdmem.PlaceTopic && o.Eligible(n) && tagOK(n) && !dup[i]
 	}
 	// The ranked hits are sorted only as far as packing reads them.
 	var hits []Hit

@@ -32,6 +32,9 @@ type GitConfig struct {
 	AuthorName  string   `toml:"author_name"`
 	AuthorEmail string   `toml:"author_email"`
 	LockWait    Duration `toml:"lock_wait"` // how long a writer waits for the repo lock
+	// AllowHandDelete keeps entries a person deleted by hand deleted; by
+	// default memctl restores them into the archive (see CommitHandEdits).
+	AllowHandDelete bool `toml:"allow_hand_delete"`
 }
 
 // Duration is a time.Duration written as "10s" in TOML.

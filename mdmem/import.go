@@ -13,6 +13,8 @@ type ImportResult struct {
 	Files  []string       // files written
 	Places map[string]int // entries per destination ("core", "topics/x.md", …)
 	Commit string         // the commit hash
+	// HandEdit is what committing the person's uncommitted edits first did.
+	HandEdit *HandEdit `json:",omitempty"`
 }
 
 // Import loads normalised candidates straight into the memory, without the
@@ -30,7 +32,8 @@ func (s *Store) Import(ctx context.Context, cands []*Candidate) (*ImportResult, 
 		return nil, err
 	}
 	defer unlock()
-	if _, err := s.CommitHandEdits(ctx); err != nil {
+	he, err := s.CommitHandEdits(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("commit hand edits: %w", err)
 	}
 	mem, err := s.Load(ctx)
@@ -46,7 +49,7 @@ func (s *Store) Import(ctx context.Context, cands []*Candidate) (*ImportResult, 
 	}
 	alloc := NewIDAllocator(st, mem)
 	ed := mem.Edit()
-	res := &ImportResult{Places: map[string]int{}}
+	res := &ImportResult{Places: map[string]int{}, HandEdit: he}
 	for _, c := range cands {
 		if err := ctx.Err(); err != nil {
 			return nil, err

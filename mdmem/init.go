@@ -21,6 +21,10 @@ type InitResult struct {
 	CreatedGit bool     // a new git repository was created
 	Created    []string // memory-relative files created or extended
 	Commit     string   // the init commit, "" if nothing changed
+	// Uncommitted lists memory files that were there before init and are
+	// not committed: init leaves them to the person (the next memctl write
+	// commits them as their hand edit).
+	Uncommitted []string
 }
 
 // Init creates the memory directory dir, or adopts an existing directory
@@ -77,22 +81,30 @@ func Init(ctx context.Context, dir string) (*Store, *InitResult, error) {
 			return nil, nil, err
 		}
 	}
-	// Commit what init wrote plus memory files present but uncommitted (an
-	// adopted directory), so `git status` is clean afterwards.
-	msg := CommitMessage{Subject: "init: memory repository", Op: "init"}
-	changed, err := s.Repo.Changed(ctx, []string{MainFile, ConfigPath, ".gitignore"}, []string{TopicDir})
+	// Commit only what init wrote. Memory files already there but not
+	// committed are the person's: they stay uncommitted (listed in
+	// Uncommitted), and the next memctl write commits them as the person's
+	// hand edit, without any stray file of topics/.
+	if len(files) > 0 {
+		paths := make([]string, 0, len(files))
+		for p := range files {
+			paths = append(paths, p)
+		}
+		text, err := s.message(CommitMessage{Subject: "init: memory repository", Op: "init"})
+		if err != nil {
+			return nil, nil, err
+		}
+		res.Commit, err = s.Repo.Commit(ctx, gitstore.CommitRequest{Paths: paths, Message: text, Author: s.Signature(), When: s.Now()})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	paths, _, err := s.handEditPaths(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(changed) > 0 {
-		text, err := s.message(msg)
-		if err != nil {
-			return nil, nil, err
-		}
-		res.Commit, err = s.Repo.Commit(ctx, gitstore.CommitRequest{Paths: changed, Message: text, Author: s.Signature(), When: s.Now()})
-		if err != nil {
-			return nil, nil, err
-		}
+	if res.Uncommitted, err = s.Repo.Changed(ctx, paths, nil); err != nil {
+		return nil, nil, err
 	}
 	return s, res, nil
 }

@@ -47,7 +47,7 @@ func crashingWrite(t *testing.T, s *Store, point string, files map[string][]byte
 	return false
 }
 
-func readRel(t *testing.T, s *Store, rel string) string {
+func readOrAbsent(t *testing.T, s *Store, rel string) string {
 	t.Helper()
 	b, err := os.ReadFile(s.abs(rel))
 	if errors.Is(err, os.ErrNotExist) {
@@ -84,13 +84,13 @@ func TestTxnCrashAtEveryPointConverges(t *testing.T) {
 			rec := lockAndRecover(t, s)
 			if point == FailTxnStaged {
 				// Nothing was journaled: the write never happened.
-				if got := readRel(t, s, "topics/a.md"); got != "<absent>" {
+				if got := readOrAbsent(t, s, "topics/a.md"); got != "<absent>" {
 					t.Fatalf("topics/a.md = %q after a crash before the journal", got)
 				}
 				return
 			}
 			for p, want := range crashFiles {
-				if got := readRel(t, s, p); got != string(want) {
+				if got := readOrAbsent(t, s, p); got != string(want) {
 					t.Errorf("%s = %q, want %q (recovered: %q)", p, got, want, rec)
 				}
 			}
@@ -129,7 +129,7 @@ func TestFinding1_StaleJournalNeverRevertsLaterCommits(t *testing.T) {
 			if len(rec) != 1 || !strings.Contains(rec[0], "HEAD moved") {
 				t.Errorf("recovered: %q", rec)
 			}
-			if got := readRel(t, s, MainFile); got != person {
+			if got := readOrAbsent(t, s, MainFile); got != person {
 				t.Errorf("MEMORY.md = %q: the person's commit was reverted", got)
 			}
 			if got := gitOut(t, s.Dir, "rev-parse", "HEAD"); got != personHead {
@@ -164,7 +164,7 @@ func TestFinding2_HalfWrittenFilesAreNotAPersonsEdit(t *testing.T) {
 	if len(rec) != 1 || !strings.Contains(rec[0], "undid an interrupted write") {
 		t.Fatalf("recovered: %q", rec)
 	}
-	if got := readRel(t, s, MainFile); got != string(headBefore) {
+	if got := readOrAbsent(t, s, MainFile); got != string(headBefore) {
 		t.Errorf("MEMORY.md = %q, want HEAD's %q", got, headBefore)
 	}
 	unlock, err := s.Lock(context.Background())
@@ -172,7 +172,7 @@ func TestFinding2_HalfWrittenFilesAreNotAPersonsEdit(t *testing.T) {
 	defer unlock()
 	h, err := s.CommitHandEdits(context.Background())
 	must(t, err)
-	if h == "" {
+	if h.Commit == "" {
 		t.Fatal("the person's edit was not committed")
 	}
 	if files := gitOut(t, s.Dir, "show", "--format=", "--name-only", "HEAD"); files != "topics/z.md" {
@@ -189,7 +189,7 @@ func TestFinding14_ReadersNeverSeeAHalfAppliedWrite(t *testing.T) {
 	if !crashingWrite(t, s, FailTxnHalfFiles, crashFiles) {
 		t.Fatal("no crash")
 	}
-	if got := readRel(t, s, MainFile); got != string(crashFiles[MainFile]) {
+	if got := readOrAbsent(t, s, MainFile); got != string(crashFiles[MainFile]) {
 		t.Fatalf("test premise: MEMORY.md on disk = %q", got)
 	}
 	m, err := Load(context.Background(), s.Dir)
@@ -213,7 +213,7 @@ func TestTxnRefusesStalePlans(t *testing.T) {
 	unlock, err := s.Lock(ctx)
 	must(t, err)
 	defer unlock()
-	cur := []byte(readRel(t, s, MainFile))
+	cur := []byte(readOrAbsent(t, s, MainFile))
 	tx, err := s.Begin(ctx)
 	must(t, err)
 	must(t, tx.Put(ctx, MainFile, cur, []byte("new\n")))
@@ -223,7 +223,7 @@ func TestTxnRefusesStalePlans(t *testing.T) {
 	if !errors.As(err, &se) || !errors.Is(err, ErrStale) || len(se.Paths) != 1 {
 		t.Fatalf("Commit = %v, want a StaleError on MEMORY.md", err)
 	}
-	if got := readRel(t, s, MainFile); got != string(cur)+"- edit\n" {
+	if got := readOrAbsent(t, s, MainFile); got != string(cur)+"- edit\n" {
 		t.Errorf("MEMORY.md = %q", got)
 	}
 	must(t, os.WriteFile(s.abs(MainFile), cur, 0o644))
@@ -236,7 +236,7 @@ func TestTxnRefusesStalePlans(t *testing.T) {
 	if _, err = tx.Commit(ctx, CommitMessage{Subject: "x"}); !errors.As(err, &se) || se.Head == "" {
 		t.Fatalf("Commit after HEAD moved = %v", err)
 	}
-	if got := readRel(t, s, "topics/b.md"); got != "<absent>" {
+	if got := readOrAbsent(t, s, "topics/b.md"); got != "<absent>" {
 		t.Errorf("topics/b.md written: %q", got)
 	}
 	if ents, _ := os.ReadDir(s.abs(TxnDir)); len(ents) != 0 {
@@ -268,12 +268,12 @@ func TestTxnRefusesCacheAndQueuePaths(t *testing.T) {
 func TestLegacyJournalIsNeverRolledForward(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
-	head := readRel(t, s, MainFile)
+	head := readOrAbsent(t, s, MainFile)
 	must(t, os.MkdirAll(s.abs(".memctl/cache"), 0o755))
 	must(t, os.WriteFile(s.abs(legacyJournals[1]), []byte(`{"files":{"MEMORY.md":"bWVtY3RsJ3Mgb2xkIHdyaXRlCg=="}}`), 0o644))
 	must(t, os.WriteFile(s.abs(MainFile), []byte("memctl's old write\n"), 0o644))
 	rec := lockAndRecover(t, s)
-	if got := readRel(t, s, MainFile); got != head {
+	if got := readOrAbsent(t, s, MainFile); got != head {
 		t.Errorf("MEMORY.md = %q", got)
 	}
 	if len(rec) != 1 || !strings.Contains(rec[0], "put back MEMORY.md") {

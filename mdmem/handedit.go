@@ -1,0 +1,483 @@
+package mdmem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/memctl/memctl/mdmem/gitstore"
+)
+
+// Trailers of a person's hand-edit commit that ask memctl for a follow-up
+// commit (see CommitHandEdits). They are read back from HEAD, so a run
+// killed between the two commits is finished by the next one.
+const (
+	// TrailerRestore names an id deleted by hand and the file it was
+	// deleted from: "pref-002 from MEMORY.md".
+	TrailerRestore = "Memctl-Restore"
+	// TrailerDuplicate names an id that the memory files hold twice.
+	TrailerDuplicate = "Memctl-Duplicate"
+)
+
+// Commit operations (Memctl-Op) of hand edits.
+const (
+	OpHandEdit    = "hand-edit"     // the person's own edits, authored by them
+	OpHandEditFix = "hand-edit-fix" // memctl's restore and renumber after one
+)
+
+// HandEdit is what CommitHandEdits did: the person's commit, the stray
+// files it left alone, the ids the person deleted and what memctl did
+// about deletions and duplicate ids. Notes renders it for stderr.
+type HandEdit struct {
+	Commit      string     `json:"commit,omitempty"`       // the person's commit
+	Files       []string   `json:"files,omitempty"`        // memory files it holds
+	Ignored     []string   `json:"ignored,omitempty"`      // files in topics/ that are not memory files, left uncommitted
+	Deleted     []string   `json:"deleted,omitempty"`      // managed ids the person deleted
+	KeptDeleted bool       `json:"kept_deleted,omitempty"` // deletions allowed (--allow-delete, git.allow_hand_delete)
+	Restored    []string   `json:"restored,omitempty"`     // ids memctl put back into the archive
+	Renumbered  []Renumber `json:"renumbered,omitempty"`   // duplicate ids memctl renumbered
+	FixCommit   string     `json:"fix_commit,omitempty"`   // memctl's commit of the restores and renumbers
+}
+
+// Renumber is the later occurrence of a duplicated id given a fresh id.
+type Renumber struct {
+	From       string `json:"from"`
+	To         string `json:"to"`
+	File       string `json:"file"`
+	Line       int    `json:"line"`
+	Occurrence int    `json:"occurrence"` // 2 for the second entry with the id
+}
+
+// String describes the renumbering for the commit body and stderr.
+func (r Renumber) String() string {
+	return fmt.Sprintf("renumbered %s (%s occurrence in %s) to %s", r.From, ordinal(r.Occurrence), r.File, r.To)
+}
+
+func ordinal(n int) string {
+	if words := []string{"first", "second", "third", "fourth", "fifth"}; n >= 1 && n <= len(words) {
+		return words[n-1]
+	}
+	return fmt.Sprintf("%dth", n)
+}
+
+// Empty reports whether nothing happened and nothing needs saying.
+func (h *HandEdit) Empty() bool {
+	return h == nil || h.Commit == "" && h.FixCommit == "" && len(h.Ignored) == 0
+}
+
+// Notes returns what the user should be told, one line each (no prefix).
+func (h *HandEdit) Notes() []string {
+	if h == nil {
+		return nil
+	}
+	var out []string
+	if len(h.Ignored) > 0 {
+		out = append(out, fmt.Sprintf("ignored %s: not memory files (topics/<name>.md), left uncommitted; move them out of %s/ or delete them",
+			strings.Join(h.Ignored, ", "), TopicDir))
+	}
+	if h.KeptDeleted {
+		out = append(out, fmt.Sprintf("hand edit deleted %s: kept deleted (allowed by --allow-delete or git.allow_hand_delete); commit %.12s^ still has them",
+			strings.Join(h.Deleted, ", "), h.Commit))
+	}
+	if len(h.Restored) > 0 {
+		out = append(out, fmt.Sprintf("hand edit deleted %s: restored into the archive of %s as \"removed by hand\" (commit %.12s); pass --allow-delete or set git.allow_hand_delete = true to keep such deletions",
+			strings.Join(h.Restored, ", "), MainFile, h.FixCommit))
+	}
+	for _, r := range h.Renumbered {
+		out = append(out, fmt.Sprintf("duplicate id: %s:%d: %s (commit %.12s)", r.File, r.Line, r, h.FixCommit))
+	}
+	return out
+}
+
+// CommitHandEdits records uncommitted changes a person made to memory files
+// as their own commit, authored by the person when git knows them. The
+// caller holds the lock.
+//
+// Only memory files are committed: MEMORY.md, the config and the regular
+// files topics/<slug>.md. Anything else in topics/ (editor swap and backup
+// files, notes, subdirectories, symlinks) is left uncommitted and listed in
+// Ignored. The commit's Memctl-Entry trailers name the ids changed in the
+// committed files.
+//
+// The person's commit holds exactly what they wrote. If it deleted
+// managed ids (ids in no memory file any more), and git.allow_hand_delete
+// is off, memctl then restores those entries into the archive, noted
+// "removed by hand on <date>", in a commit of its own; if it left an id on
+// two entries, that commit gives the later one (file order: MEMORY.md, then
+// topics by name) a fresh id. It returns what it did; nothing to do gives
+// an empty HandEdit.
+func (s *Store) CommitHandEdits(ctx context.Context) (*HandEdit, error) {
+	rep := &HandEdit{}
+	paths, ignored, err := s.handEditPaths(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep.Ignored = ignored
+	changed, err := s.Repo.Changed(ctx, paths, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(changed) > 0 {
+		if err := s.commitPersonEdits(ctx, changed, rep); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.finishHandEdit(ctx, rep); err != nil {
+		return nil, fmt.Errorf("restore or renumber after a hand edit: %w (the next memctl write retries)", err)
+	}
+	return rep, nil
+}
+
+// isTopicFileName reports whether name (in topics/) is a memory file name:
+// <slug>.md with a valid slug, so not hidden.
+func isTopicFileName(name string) bool {
+	slug, ok := strings.CutSuffix(name, ".md")
+	return ok && ValidSlug(slug) == nil
+}
+
+// handEditPaths returns the paths a hand edit may commit (MEMORY.md, the
+// config, the regular topic files on disk and the topic files HEAD has that
+// are gone from disk) and the files in topics/ it must not commit that are
+// new or changed (or not regular files).
+func (s *Store) handEditPaths(ctx context.Context) (paths, ignored []string, err error) {
+	paths = []string{MainFile, ConfigPath}
+	onDisk := map[string]bool{}
+	td := filepath.Join(s.Dir, TopicDir)
+	fi, err := os.Lstat(td)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, nil, err
+	case !fi.IsDir():
+		return nil, nil, fmt.Errorf("%s is not a directory (a symlink or file there is refused: memctl only reads inside the memory directory)", td)
+	default:
+		ents, err := os.ReadDir(td)
+		if err != nil {
+			return nil, nil, err
+		}
+		var strayFiles []string
+		for _, de := range ents {
+			rel := TopicDir + "/" + de.Name()
+			onDisk[rel] = true
+			switch {
+			case de.Type().IsRegular() && isTopicFileName(de.Name()):
+				paths = append(paths, rel)
+			case de.Type().IsRegular() && gitPathOK(de.Name()):
+				strayFiles = append(strayFiles, rel)
+			case de.IsDir():
+				ignored = append(ignored, rel+"/")
+			default:
+				ignored = append(ignored, rel)
+			}
+		}
+		if len(strayFiles) > 0 {
+			// Report only the stray files git does not have as they are.
+			ch, err := s.Repo.Changed(ctx, strayFiles, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			ignored = append(ignored, ch...)
+		}
+	}
+	head, err := s.Repo.HeadFiles(ctx, TopicDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range head {
+		if !onDisk[p] && isTopicFileName(path.Base(p)) {
+			paths = append(paths, p) // deleted by hand
+		}
+	}
+	sort.Strings(ignored)
+	return paths, ignored, nil
+}
+
+// gitPathOK reports whether git could record a file of this name (the
+// others are ignored without asking git).
+func gitPathOK(name string) bool {
+	return !strings.ContainsAny(name, "\\\n\r\x00") && !strings.EqualFold(name, ".git")
+}
+
+// commitPersonEdits commits the changed memory files as the person and
+// fills rep. Its message asks for the follow-up (TrailerRestore,
+// TrailerDuplicate) that finishHandEdit makes.
+func (s *Store) commitPersonEdits(ctx context.Context, changed []string, rep *HandEdit) error {
+	var ids []string
+	removedFrom := map[string]string{} // id → file it was deleted from
+	added := false
+	for _, p := range changed {
+		if p != MainFile && !strings.HasPrefix(p, TopicDir+"/") {
+			continue
+		}
+		old, _, err := s.Repo.ReadHead(ctx, p)
+		if err != nil {
+			return err
+		}
+		cur, err := ReadMemoryFile(s.Dir, p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		a, b := ParseDoc(p, old), ParseDoc(p, cur)
+		ids = append(ids, diffIDs(a, b)...)
+		count := map[string]int{}
+		for _, e := range a.Entries {
+			count[e.ID]++
+		}
+		for _, e := range b.Entries {
+			if count[e.ID]--; count[e.ID] < 0 && e.ID != "" {
+				added = true // a new id here, or a second copy of one
+			}
+		}
+		for _, e := range a.Entries {
+			if e.ID != "" && count[e.ID] > 0 {
+				if _, seen := removedFrom[e.ID]; !seen {
+					removedFrom[e.ID] = p
+				}
+			}
+		}
+	}
+	var dups []string
+	if len(removedFrom) > 0 || added {
+		// Entries moved between files are not deleted; ids new here may
+		// duplicate ids elsewhere.
+		mem, err := s.Load(ctx)
+		if err != nil {
+			return err
+		}
+		for id := range removedFrom {
+			if mem.Find(id) != nil {
+				delete(removedFrom, id)
+			}
+		}
+		dups = duplicateIDs(mem)
+	}
+	for id := range removedFrom {
+		rep.Deleted = append(rep.Deleted, id)
+	}
+	sort.Strings(rep.Deleted)
+	rep.KeptDeleted = len(rep.Deleted) > 0 && s.Config.Git.AllowHandDelete
+
+	msg := CommitMessage{
+		Subject: "hand edit: " + strings.Join(changed, ", "),
+		Body:    "Uncommitted edits of memory files, recorded by memctl before it writes.",
+		Op:      OpHandEdit,
+		Entries: ids,
+	}
+	var body []string
+	switch {
+	case rep.KeptDeleted:
+		body = append(body, fmt.Sprintf("Deleted by hand: %s. Kept deleted (git.allow_hand_delete or --allow-delete).", strings.Join(rep.Deleted, ", ")))
+	case len(rep.Deleted) > 0:
+		body = append(body, fmt.Sprintf("Deleted by hand: %s. memctl restores them into the archive in the next commit.", strings.Join(rep.Deleted, ", ")))
+		for _, id := range rep.Deleted {
+			msg.Extra = append(msg.Extra, [2]string{TrailerRestore, id + " from " + removedFrom[id]})
+		}
+	}
+	if len(dups) > 0 {
+		body = append(body, fmt.Sprintf("Ids on more than one entry: %s. memctl renumbers the later entries in the next commit.", strings.Join(dups, ", ")))
+		for _, id := range dups {
+			msg.Extra = append(msg.Extra, [2]string{TrailerDuplicate, id})
+		}
+	}
+	if len(rep.Ignored) > 0 {
+		body = append(body, "Not committed (not memory files): "+strings.Join(rep.Ignored, ", ")+".")
+	}
+	if len(body) > 0 {
+		msg.Body += "\n\n" + strings.Join(body, "\n\n")
+	}
+	author, ok := s.Repo.PersonSignature()
+	if !ok {
+		author = gitstore.Signature{Name: "memctl (hand edit)", Email: s.Config.Git.AuthorEmail}
+	}
+	text, err := s.message(msg)
+	if err != nil {
+		return err
+	}
+	rep.Files = changed
+	rep.Commit, err = s.Repo.Commit(ctx, gitstore.CommitRequest{Paths: changed, Message: text, Author: author, When: s.Now()})
+	return err
+}
+
+// duplicateIDs returns the ids that more than one entry of m has, sorted.
+func duplicateIDs(m *Memory) []string {
+	n := map[string]int{}
+	var out []string
+	for _, e := range m.Entries() {
+		if e.ID == "" {
+			continue
+		}
+		if n[e.ID]++; n[e.ID] == 2 {
+			out = append(out, e.ID)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// FindAll returns every entry with the given id, in file order. More than
+// one is a duplicate id written by hand, which the next memctl write
+// renumbers.
+func (m *Memory) FindAll(id string) []*Entry {
+	var out []*Entry
+	for _, e := range m.Entries() {
+		if e.ID == id {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// finishHandEdit makes memctl's follow-up to a hand-edit commit at HEAD
+// whose trailers ask for one: entries deleted by hand go back into the
+// archive, and the later entries of a duplicated id get fresh ids. It is
+// idempotent, so a run killed before it is finished by the next one.
+func (s *Store) finishHandEdit(ctx context.Context, rep *HandEdit) error {
+	cs, err := s.Repo.Log(ctx, nil, 1)
+	if err != nil || len(cs) == 0 {
+		return err
+	}
+	c := cs[0]
+	if ops := c.Trailers[TrailerOp]; len(ops) == 0 || ops[0] != OpHandEdit {
+		return nil
+	}
+	restore, dups := c.Trailers[TrailerRestore], c.Trailers[TrailerDuplicate]
+	if len(restore) == 0 && len(dups) == 0 {
+		return nil
+	}
+	mem, err := s.Load(ctx)
+	if err != nil {
+		return err
+	}
+	if err := mem.CheckEditable(); err != nil {
+		return err
+	}
+	st, err := s.ReadState()
+	if err != nil {
+		return err
+	}
+	alloc := NewIDAllocator(st, mem)
+	ed := mem.Edit()
+	var body, entries []string
+	day := s.Now().UTC().Format("2006-01-02")
+	for _, v := range restore {
+		id, from, ok := strings.Cut(v, " from ")
+		if !ok || mem.Find(id) != nil || (from != MainFile && !(path.Dir(from) == TopicDir && isTopicFileName(path.Base(from)))) {
+			continue // back already, or not a trailer memctl wrote
+		}
+		src, ok, err := s.Repo.ReadParent(ctx, c.Hash, from)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		doc := ParseDoc(from, src)
+		var old *Entry
+		for _, e := range doc.Entries {
+			if e.ID == id {
+				old = e
+				break
+			}
+		}
+		if old == nil {
+			continue
+		}
+		ne := *old
+		ne.Notes = append(append([]string(nil), old.Notes...), "removed by hand on "+day)
+		if err := ed.insert(&ne, Target{Place: PlaceArchive}, nestedOf(doc, old)); err != nil {
+			return err
+		}
+		rep.Restored = append(rep.Restored, id)
+		entries = append(entries, id)
+		body = append(body, fmt.Sprintf("restored %s (deleted by hand from %s in %.12s) into the archive", id, from, c.Hash))
+	}
+	seen := map[string]int{}
+	for _, e := range mem.Entries() {
+		if e.ID == "" {
+			continue
+		}
+		if seen[e.ID]++; seen[e.ID] == 1 {
+			continue
+		}
+		prefix, _, ok := splitID(e.ID)
+		if !ok {
+			continue
+		}
+		alloc.state.LastID[prefix]++
+		alloc.dirty = true
+		r := Renumber{From: e.ID, To: FormatID(prefix, alloc.state.LastID[prefix]), File: e.File, Line: e.Line, Occurrence: seen[e.ID]}
+		if err := ed.renumber(e, r.To); err != nil {
+			return err
+		}
+		rep.Renumbered = append(rep.Renumbered, r)
+		entries = append(entries, r.From, r.To)
+		body = append(body, r.String())
+	}
+	if len(body) == 0 {
+		return nil
+	}
+	files, err := ed.Changed()
+	if err != nil {
+		return err
+	}
+	if data, ok := alloc.StateFile(); ok {
+		files[StatePath] = data
+	}
+	var what []string
+	if n := len(rep.Restored); n > 0 {
+		what = append(what, fmt.Sprintf("restore %d %s deleted by hand", n, plural(n, "entry", "entries")))
+	}
+	if n := len(rep.Renumbered); n > 0 {
+		what = append(what, fmt.Sprintf("renumber %d duplicate %s", n, plural(n, "id", "ids")))
+	}
+	rep.FixCommit, err = s.Write(ctx, files, CommitMessage{
+		Subject: "hand edit: " + strings.Join(what, ", "),
+		Body:    strings.Join(body, "\n"),
+		Op:      OpHandEditFix,
+		Entries: entries,
+	})
+	return err
+}
+
+// renumber gives entry e the id id in place: only the "[old]" of its
+// first line changes.
+func (ed *Editor) renumber(e *Entry, id string) error {
+	doc := ed.m.Doc(e.File)
+	if doc == nil {
+		return fmt.Errorf("renumber %s: unknown file %s", e.ID, e.File)
+	}
+	i := strings.Index(string(doc.Src[e.Start:e.HeadEnd]), "["+e.ID+"]")
+	if i < 0 {
+		return fmt.Errorf("renumber %s: no [%s] at %s:%d", e.ID, e.ID, e.File, e.Line)
+	}
+	at := e.Start + i + 1
+	ed.removed[e] = true
+	ed.inserted = append(ed.inserted, id)
+	ed.add(e.File, at, at+len(e.ID), id)
+	return nil
+}
+
+// diffIDs returns ids added, removed or changed between two versions.
+func diffIDs(a, b *Doc) []string {
+	before := map[string]string{}
+	for _, e := range a.Entries {
+		before[e.ID] = e.Raw
+	}
+	var ids []string
+	for _, e := range b.Entries {
+		if raw, ok := before[e.ID]; !ok || raw != e.Raw {
+			ids = append(ids, e.ID)
+		}
+		delete(before, e.ID)
+	}
+	for id := range before {
+		ids = append(ids, id)
+	}
+	return uniqueSorted(ids)
+}
