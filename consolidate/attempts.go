@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -115,6 +116,9 @@ func writeAttempts(ctx context.Context, dir string, plan *Plan, cands []*mdmem.C
 	if err != nil {
 		return err
 	}
+	if _, err := mdmem.SafeDir(dir, path.Dir(AttemptsPath)); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
@@ -129,7 +133,10 @@ func quarantine(ctx context.Context, dir string, hs []Hold) error {
 		return nil
 	}
 	qd := filepath.Join(dir, filepath.FromSlash(mdmem.QueueDir))
-	hd := filepath.Join(dir, filepath.FromSlash(HeldDir))
+	hd, err := mdmem.SafeDir(dir, HeldDir)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(hd, 0o700); err != nil {
 		return err
 	}

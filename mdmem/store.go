@@ -85,6 +85,10 @@ func (s *Store) Lock(ctx context.Context) (unlock func() error, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkWriteDirs(s.Dir); err != nil {
+		_ = unlock()
+		return nil, err
+	}
 	s.Recovered = append(s.Recovered, s.sweepTemps()...)
 	msg, err := s.recoverWrite(ctx)
 	if err != nil {
