@@ -376,16 +376,25 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // fields shadow the candidate's and refuse any value.
 type inputCandidate struct {
 	*Candidate
-	ID       ownField `json:"id"`
-	QueuedAt ownField `json:"queued_at"`
+	ID       ownID       `json:"id"`
+	QueuedAt ownQueuedAt `json:"queued_at"`
 }
 
-// ownField is a field memctl sets itself; input that gives it is refused.
-type ownField struct{}
+// ownID and ownQueuedAt are fields memctl sets when it queues a candidate;
+// input that gives them is refused.
+type (
+	ownID       struct{}
+	ownQueuedAt struct{}
+)
 
 // UnmarshalJSON refuses the field.
-func (*ownField) UnmarshalJSON([]byte) error {
-	return errors.New(`"id" and "queued_at" are set by memctl when it queues a candidate; remove them from the input`)
+func (*ownID) UnmarshalJSON([]byte) error { return ownField("id") }
+
+// UnmarshalJSON refuses the field.
+func (*ownQueuedAt) UnmarshalJSON([]byte) error { return ownField("queued_at") }
+
+func ownField(name string) error {
+	return fmt.Errorf("field %q is memctl's own (set when a candidate is queued); remove it from the input", name)
 }
 
 // decodeStrict decodes data, one JSON value with nothing but white space
