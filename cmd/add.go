@@ -61,7 +61,7 @@ lesson, note, todo (topic files). The candidate ids are printed, one a line.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Category, "category", "c", "note", "category: "+strings.Join(mdmem.CategoryNames(), ", "))
 	fl.StringVarP(&opts.Source, "source", "s", "user_explicit", "where it came from: user_explicit, inference, session_summary, tool, …")
-	fl.StringSliceVar(&opts.Scope, "scope", nil, "scope, e.g. project:order-service (repeatable; none = global)")
+	fl.StringArrayVar(&opts.Scope, "scope", nil, "scope, e.g. project:order-service (repeatable or comma-separated; none = global; empty is an error)")
 	fl.StringSliceVar(&opts.Refs, "ref", nil, "reference: session id, dialog turn, file, URL (repeatable)")
 	fl.StringSliceVar(&opts.Tags, "tag", nil, "label for retrieval (repeatable)")
 	fl.StringVar(&opts.Topic, "topic", "", "topic file to keep it in (topics/<topic>.md)")

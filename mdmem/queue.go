@@ -120,6 +120,11 @@ func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
 	if err := ValidText("source", c.Source, 256); err != nil {
 		return err
 	}
+	scopes, err := SplitScopes(c.Scope...)
+	if err != nil {
+		return err
+	}
+	c.Scope = scopes
 	for what, vals := range map[string][]string{"scope": c.Scope, "refs": c.Refs, "tags": c.Tags} {
 		if err := small(what, vals); err != nil {
 			return err
@@ -128,7 +133,6 @@ func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
 	if len(c.Refs) > 256 || len(c.Scope) > 32 || len(c.Tags) > 64 {
 		return errors.New("too many refs, scopes or tags (limits 256, 32, 64)")
 	}
-	var err error
 	if c.Content, err = r.Redact("content", c.Content); err != nil {
 		return err
 	}
