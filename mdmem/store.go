@@ -171,12 +171,12 @@ func (s *Store) ReadState() (*State, error) {
 		return nil, err
 	}
 	if err := json.Unmarshal(data, st); err != nil {
-		return nil, fmt.Errorf("%s: %w", StatePath, err)
+		return nil, stateError(err)
 	}
 	if st.LastID == nil {
 		st.LastID = map[string]int{}
 	}
-	return st, nil
+	return st, st.check()
 }
 
 // IDAllocator hands out entry ids that were never used: above both the
@@ -201,6 +201,9 @@ func (a *IDAllocator) Next(category string) (string, error) {
 	c, ok := CategoryByName(category)
 	if !ok {
 		return "", unknownCategoryError(category)
+	}
+	if a.state.LastID[c.Prefix] >= MaxIDNumber {
+		return "", fmt.Errorf("no %s id left: %s-%d is the largest id memctl writes", c.Name, c.Prefix, MaxIDNumber)
 	}
 	a.state.LastID[c.Prefix]++
 	a.dirty = true
