@@ -71,7 +71,7 @@ lesson, note, todo (topic files). The candidate ids are printed, one a line.`,
 }
 
 func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
-	s, err := f.Store(ctx)
+	s, err := f.Store(ctx, "add")
 	if err != nil {
 		return err
 	}

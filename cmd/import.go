@@ -47,7 +47,7 @@ reported and nothing is imported, unless --skip-invalid is given.`,
 }
 
 func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
-	s, err := f.Store(ctx)
+	s, err := f.Store(ctx, "add", "git")
 	if err != nil {
 		return err
 	}

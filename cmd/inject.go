@@ -90,7 +90,7 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 	if opts.Format != "md" && opts.Format != "json" {
 		return FlagErrorf("invalid --format %q: want md or json", opts.Format)
 	}
-	s, err := f.Store(ctx)
+	s, err := f.Store(ctx, "inject")
 	if err != nil {
 		return err
 	}

@@ -81,6 +81,9 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 // lock_wait, and finishes a write an earlier process was killed in the
 // middle of (see Recovered).
 func (s *Store) Lock(ctx context.Context) (unlock func() error, err error) {
+	if err := s.Config.Check("git"); err != nil {
+		return nil, err
+	}
 	unlock, err = s.Repo.Lock(ctx, s.Config.Git.LockWait.Duration)
 	if err != nil {
 		return nil, err
