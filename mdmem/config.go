@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -181,6 +183,9 @@ func (c *Config) setSection(name string, src *Config) {
 	}
 }
 
+// tomlLine finds the line number in a TOML decoding error.
+var tomlLine = regexp.MustCompile(`^toml: line (\d+)`)
+
 // configChunk is the text of one section header and its keys.
 type configChunk struct {
 	section string // first part of the header ("" before the first header)
@@ -225,6 +230,8 @@ func (c *Config) load(data string) {
 			var perr toml.ParseError
 			if errors.As(err, &perr) && perr.Position.Line > 0 {
 				line = perr.Position.Line
+			} else if m := tomlLine.FindStringSubmatch(err.Error()); m != nil {
+				line, _ = strconv.Atoi(m[1])
 			}
 			problem(ch.section, line, err)
 			continue
