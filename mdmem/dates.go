@@ -27,12 +27,14 @@ func CheckDate(what string, t, now time.Time) error {
 	return nil
 }
 
-// ClampDate is t for comparing recency at now: a date in the future (a
-// hand-written entry's typo, say 9999-01-01) counts as now, so that it
-// cannot make an entry look newer than every later update.
-func ClampDate(t, now time.Time) time.Time {
+// TrustedDate is t for comparing recency at now: a date after now (a
+// hand-written entry's typo, say 9999-01-01) cannot be trusted and counts
+// as no date, so it cannot make an entry look newer than every later
+// update. (Counting it as now would not do: updates are queued before the
+// run that applies them, so they would still look older.)
+func TrustedDate(t, now time.Time) time.Time {
 	if t.After(now) {
-		return now
+		return time.Time{}
 	}
 	return t
 }

@@ -56,18 +56,18 @@ func TestFinding6_DatesInRange(t *testing.T) {
 	}
 }
 
-// TestFinding6_ClampDate: a future date counts as now when recency is
-// compared; past dates are unchanged.
-func TestFinding6_ClampDate(t *testing.T) {
+// TestFinding6_TrustedDate: a future date counts as no date when recency
+// is compared; other dates are unchanged.
+func TestFinding6_TrustedDate(t *testing.T) {
 	for _, tc := range []struct{ in, want time.Time }{
-		{time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), inputNow},
-		{inputNow.Add(time.Second), inputNow},
+		{time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), time.Time{}},
+		{inputNow.Add(time.Second), time.Time{}},
 		{inputNow, inputNow},
 		{time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)},
 		{time.Time{}, time.Time{}},
 	} {
-		if got := ClampDate(tc.in, inputNow); !got.Equal(tc.want) {
-			t.Errorf("ClampDate(%v) = %v, want %v", tc.in, got, tc.want)
+		if got := TrustedDate(tc.in, inputNow); !got.Equal(tc.want) {
+			t.Errorf("TrustedDate(%v) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
 }
