@@ -37,9 +37,16 @@ memctl consolidate to merge into the memory. It never touches MEMORY.md and
 takes no lock, so any number of agents can add at once.
 
 With --json, candidates are read from standard input as JSON Lines, one
-object per line: {"content", "category", "source", "created_at", "scope",
-"confidence", "refs", "topic", "tags"}. Lines that are not valid are
-reported with their line number; the valid ones are queued.
+object per line and nothing after it: {"content", "category", "source",
+"created_at", "updated_at", "scope", "confidence", "refs", "topic",
+"tags"}. Input must be UTF-8 (a leading byte order mark is ignored); other
+fields, "id" and "queued_at" included, are refused; dates may not lie more
+than a day ahead nor before 1970. Lines that are not valid are reported
+with their line number; the valid ones are queued (see docs/FORMAT.md).
+
+--scope takes one or more scopes, comma-separated or repeated; an empty
+--scope (an unset variable) is an error, never a global entry. add reads
+only the [add] section of config.toml: a mistake elsewhere does not stop it.
 
 Categories: preference, constraint, decision (core profile), fact, incident,
 lesson, note, todo (topic files). The candidate ids are printed, one a line.`,

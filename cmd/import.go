@@ -28,8 +28,9 @@ are allocated per category, core categories go to their section of the core
 profile, entries with a topic and other categories go to
 topics/<topic or category>.md, and the topic index is kept up to date.
 
-Import is all or nothing: if any line is invalid, every bad line is
-reported and nothing is imported, unless --skip-invalid is given.`,
+Import is all or nothing: if any line is invalid (see add --help and
+docs/FORMAT.md for the input rules), every bad line is reported and nothing
+is imported, unless --skip-invalid is given.`,
 		Example: `  memctl import notes.jsonl
   memctl import --skip-invalid < export.jsonl
   memctl import notes.jsonl --json`,
