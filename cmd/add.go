@@ -37,9 +37,16 @@ memctl consolidate to merge into the memory. It never touches MEMORY.md and
 takes no lock, so any number of agents can add at once.
 
 With --json, candidates are read from standard input as JSON Lines, one
-object per line: {"content", "category", "source", "created_at", "scope",
-"confidence", "refs", "topic", "tags"}. Lines that are not valid are
-reported with their line number; the valid ones are queued.
+object per line and nothing after it: {"content", "category", "source",
+"created_at", "updated_at", "scope", "confidence", "refs", "topic",
+"tags"}. Input must be UTF-8 (a leading byte order mark is ignored); other
+fields, "id" and "queued_at" included, are refused; dates may not lie more
+than a day ahead nor before 1970. Lines that are not valid are reported
+with their line number; the valid ones are queued (see docs/FORMAT.md).
+
+--scope takes one or more scopes, comma-separated or repeated; an empty
+--scope (an unset variable) is an error, never a global entry. add reads
+only the [add] section of config.toml: a mistake elsewhere does not stop it.
 
 Categories: preference, constraint, decision (core profile), fact, incident,
 lesson, note, todo (topic files). The candidate ids are printed, one a line.`,
@@ -61,7 +68,7 @@ lesson, note, todo (topic files). The candidate ids are printed, one a line.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Category, "category", "c", "note", "category: "+strings.Join(mdmem.CategoryNames(), ", "))
 	fl.StringVarP(&opts.Source, "source", "s", "user_explicit", "where it came from: user_explicit, inference, session_summary, tool, …")
-	fl.StringSliceVar(&opts.Scope, "scope", nil, "scope, e.g. project:order-service (repeatable; none = global)")
+	fl.StringArrayVar(&opts.Scope, "scope", nil, "scope, e.g. project:order-service (repeatable or comma-separated; none = global; empty is an error)")
 	fl.StringSliceVar(&opts.Refs, "ref", nil, "reference: session id, dialog turn, file, URL (repeatable)")
 	fl.StringSliceVar(&opts.Tags, "tag", nil, "label for retrieval (repeatable)")
 	fl.StringVar(&opts.Topic, "topic", "", "topic file to keep it in (topics/<topic>.md)")
@@ -71,7 +78,7 @@ lesson, note, todo (topic files). The candidate ids are printed, one a line.`,
 }
 
 func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
-	s, err := f.Store(ctx)
+	s, err := f.Store(ctx, "add")
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ superseded by it, unless --keep-other. One commit.`,
 }
 
 func runConfirm(ctx context.Context, f *Factory, id string, opts *confirmOptions) error {
-	s, err := f.Store(ctx)
+	s, err := f.Store(ctx, "add")
 	if err != nil {
 		return err
 	}

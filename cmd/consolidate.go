@@ -67,7 +67,7 @@ run; every candidate is applied exactly once. Nothing to do, no commit.`,
 }
 
 func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) error {
-	s, err := f.Store(ctx)
+	s, err := f.Store(ctx, "consolidate", "llm", "inject", "add")
 	if err != nil {
 		return err
 	}

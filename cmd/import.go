@@ -29,8 +29,9 @@ are allocated per category, core categories go to their section of the core
 profile, entries with a topic and other categories go to
 topics/<topic or category>.md, and the topic index is kept up to date.
 
-Import is all or nothing: if any line is invalid, every bad line is
-reported and nothing is imported, unless --skip-invalid is given.
+Import is all or nothing: if any line is invalid (see add --help and
+docs/FORMAT.md for the input rules), every bad line is reported and nothing
+is imported, unless --skip-invalid is given.
 
 Uncommitted hand edits of memory files are committed first, as their own
 commit; entries deleted by hand are restored into the archive unless
@@ -53,7 +54,7 @@ commit; entries deleted by hand are restored into the archive unless
 }
 
 func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
-	s, err := f.Store(ctx)
+	s, err := f.Store(ctx, "add", "git")
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,9 @@ ids left out for budget. Output is deterministic: the same memory, flags and
 their age, which needs "now": --now, else the clock (so labels change daily).
 
 Scopes isolate: without --scope only global (unscoped) entries are
-eligible; --scope X adds entries scoped X; --scope all shows everything.
+eligible; --scope X adds entries scoped X; --scope "X, Y" (comma-separated,
+as in add) adds both; --scope all shows everything. An empty --scope (an
+unset variable) means global entries only.
 --tag keeps only L2 entries carrying one of the tags.
 
 inject never takes the write lock and never writes to the memory, except
@@ -69,7 +71,7 @@ the git-ignored index cache and the opt-in inject log under .memctl/cache
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Task, "task", "t", "", "task text to retrieve L2 entries for (default: read stdin when it is not a terminal)")
 	fl.StringArrayVar(&opts.Tags, "tag", nil, "keep only L2 entries with this tag (repeatable); tags also join the query")
-	fl.StringVar(&opts.Scope, "scope", "", `scope to include besides global entries; "all" for every scope`)
+	fl.StringVar(&opts.Scope, "scope", "", `scopes to include besides global entries, comma-separated; "all" for every scope`)
 	fl.IntVarP(&opts.Budget, "budget", "b", 0, "whole block budget in tokens (default inject.budget, 4000)")
 	fl.Float64Var(&opts.CoreShare, "core-share", -1, "share of the budget for L1 core entries (default inject.core_share, 0.15)")
 	fl.IntVar(&opts.CoreMaxLines, "core-max-lines", -1, "physical limit of L1 in lines (default inject.core_max_lines, 200)")
@@ -88,7 +90,7 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 	if opts.Format != "md" && opts.Format != "json" {
 		return FlagErrorf("invalid --format %q: want md or json", opts.Format)
 	}
-	s, err := f.Store(ctx)
+	s, err := f.Store(ctx, "inject")
 	if err != nil {
 		return err
 	}
@@ -96,7 +98,12 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 	if err != nil {
 		return err
 	}
-	io.Tags, io.Scope = opts.Tags, opts.Scope
+	io.Tags = opts.Tags
+	if strings.TrimSpace(opts.Scope) != "" { // "" (an unset variable): global entries only
+		if io.Scopes, err = mdmem.SplitScopes(opts.Scope); err != nil {
+			return &FlagError{Err: fmt.Errorf("--scope %q: %w", opts.Scope, err)}
+		}
+	}
 	if cmd.Flags().Changed("task") {
 		io.Task = opts.Task
 	} else if !f.IO.InTTY && f.IO.In != nil {

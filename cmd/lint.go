@@ -18,7 +18,9 @@ func newLintCmd(f *Factory) *cobra.Command {
 		Use:   "lint",
 		Short: "Report format problems in the memory files",
 		Long: `Lint checks MEMORY.md and the topic files against the format
-(docs/FORMAT.md) and prints each problem as file:line: message. It changes
+(docs/FORMAT.md), and .memctl/config.toml (every section: other commands
+stop only for the sections they use), and prints each problem as
+file:line: message. It changes
 nothing. Exit status 1 when there is any problem, 0 when there is none.`,
 		Example: `  memctl lint
   memctl lint --json`,
@@ -30,11 +32,14 @@ nothing. Exit status 1 when there is any problem, 0 when there is none.`,
 }
 
 func runLint(ctx context.Context, f *Factory, opts *lintOptions) error {
-	_, mem, err := f.Memory(ctx)
+	s, mem, err := f.Memory(ctx)
 	if err != nil {
 		return err
 	}
 	ps := mem.Lint()
+	for _, p := range s.Config.Problems() {
+		ps = append(ps, mdmem.Problem{File: mdmem.ConfigPath, Line: p.Line, Message: p.Err.Error()})
+	}
 	if opts.JSON {
 		if ps == nil {
 			ps = []mdmem.Problem{}

@@ -22,7 +22,9 @@ func newQueueCmd(f *Factory) *cobra.Command {
 		Use:   "queue",
 		Short: "List candidate memories awaiting consolidation",
 		Long: `Queue lists the candidates in .memctl/queue/, oldest first. Queue files
-that cannot be read are reported on stderr and left in place.
+that cannot be read (invalid JSON, a symbolic link or anything but a regular
+file) are reported on stderr and left in place; the next consolidate moves
+them to .memctl/queue/held/ with the reason.
 
 Candidates consolidation can never turn into entries (one holding a secret,
 or an invalid one that kept failing) are moved to .memctl/queue/held/ and
@@ -79,8 +81,12 @@ func runQueue(ctx context.Context, f *Factory, opts *queueOptions) error {
 	for _, c := range cands {
 		fmt.Fprintf(f.IO.Out, "%s  %-10s %s\n", c.ID, c.Category, snippet(c.Content, 80))
 	}
-	if len(cands) == 0 {
+	switch {
+	case len(cands) == 0 && len(bad) == 0:
 		fmt.Fprintln(f.IO.ErrOut, "memctl: the queue is empty")
+	case len(bad) > 0:
+		fmt.Fprintf(f.IO.ErrOut, "memctl: %d readable %s; %d queue %s cannot be read (see above): the next consolidate moves %s to %s/\n",
+			len(cands), pluralize(len(cands), "candidate", "candidates"), len(bad), pluralize(len(bad), "file", "files"), pluralize(len(bad), "it", "them"), consolidate.HeldDir)
 	}
 	if len(held) > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: %d held %s a person: see `memctl queue --held`\n", len(held), pluralize(len(held), "candidate needs", "candidates need"))

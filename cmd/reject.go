@@ -32,7 +32,7 @@ a later candidate repeating it is not re-added. One commit.`,
 			return runReject(cmd.Context(), f, args[0], opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Reason, "reason", "m", "", "why it is rejected (kept in the archive)")
+	cmd.Flags().StringVarP(&opts.Reason, "reason", "m", "", "why it is rejected (kept in the archive; one line, at most 1000 bytes)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
 }

@@ -81,8 +81,11 @@ func (f *Factory) MemoryDir() (string, error) {
 	return filepath.Join(home, ".local", "share", "memctl"), nil
 }
 
-// Store opens the memory directory.
-func (f *Factory) Store(ctx context.Context) (*mdmem.Store, error) {
+// Store opens the memory directory. sections are the config.toml sections
+// the command uses: a mistake in one of them stops it; mistakes in other
+// sections do not (memctl lint reports them), and mistakes outside every
+// known section are printed as warnings.
+func (f *Factory) Store(ctx context.Context, sections ...string) (*mdmem.Store, error) {
 	dir, err := f.MemoryDir()
 	if err != nil {
 		return nil, err
@@ -93,6 +96,12 @@ func (f *Factory) Store(ctx context.Context) (*mdmem.Store, error) {
 	}
 	for _, fixed := range s.Repo.Repaired() {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: repaired: %s\n", fixed)
+	}
+	for _, w := range s.Config.Warnings() {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %v\n", w)
+	}
+	if err := s.Config.Check(sections...); err != nil {
+		return nil, err
 	}
 	s.Now = f.Now
 	f.opened = append(f.opened, s)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/memctl/memctl/inject"
+	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
 )
 
@@ -40,7 +41,7 @@ search never writes to the memory (except the git-ignored index cache).`,
 		},
 	}
 	cmd.Flags().IntVarP(&opts.Limit, "limit", "n", 20, "most results to print; 0 = all")
-	cmd.Flags().StringVar(&opts.Scope, "scope", "", `only global entries and this scope ("" or "all": every scope)`)
+	cmd.Flags().StringVar(&opts.Scope, "scope", "", `only global entries and these scopes, comma-separated ("" or "all": every scope)`)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
 }
@@ -53,7 +54,13 @@ func runSearch(ctx context.Context, f *Factory, query string, opts *searchOption
 	if err != nil {
 		return err
 	}
-	hits := inject.Search(c, query, opts.Scope, opts.Limit)
+	var scopes []string
+	if strings.TrimSpace(opts.Scope) != "" {
+		if scopes, err = mdmem.SplitScopes(opts.Scope); err != nil {
+			return &FlagError{Err: fmt.Errorf("--scope %q: %w", opts.Scope, err)}
+		}
+	}
+	hits := inject.Search(c, query, scopes, opts.Limit)
 	if opts.JSON {
 		if hits == nil {
 			hits = []inject.SearchHit{}

@@ -49,7 +49,7 @@ func newStatsCmd(f *Factory) *cobra.Command {
 }
 
 func runStats(ctx context.Context, f *Factory, cmd *cobra.Command, opts *statsOptions) error {
-	s, err := f.Store(ctx)
+	s, err := f.Store(ctx, "inject")
 	if err != nil {
 		return err
 	}

@@ -141,8 +141,8 @@ func HeldFiles(dir string) ([]Hold, error) {
 	var out []Hold
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || strings.HasPrefix(id, ".") || !e.Type().IsRegular() {
-			continue
+		if !ok || strings.HasPrefix(id, ".") || e.IsDir() {
+			continue // a held symbolic link is listed too: it was moved here for a person
 		}
 		h := Hold{Candidate: id, Reason: "no reason recorded"}
 		if b, err := os.ReadFile(filepath.Join(hd, id+".reason")); err == nil {

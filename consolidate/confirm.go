@@ -48,6 +48,10 @@ func Pending(m *mdmem.Memory) []PendingItem {
 
 const pendingNote = "pending user confirmation"
 
+// MaxReasonBytes caps a reject reason: it is kept on the entry's line in
+// the archive.
+const MaxReasonBytes = 1000
+
 // ErrNotPending is returned for an id that is not in Pending confirmation.
 var ErrNotPending = errors.New("not in Pending confirmation")
 
@@ -174,8 +178,12 @@ func Confirm(ctx context.Context, s *mdmem.Store, id, text string, keepOther boo
 	})
 }
 
-// Reject moves a pending entry to the archive with the reason.
+// Reject moves a pending entry to the archive with the reason (folded to
+// one line; at most MaxReasonBytes).
 func Reject(ctx context.Context, s *mdmem.Store, id, reason string, now time.Time) (*Resolution, error) {
+	if err := mdmem.ValidText("reason", reason, MaxReasonBytes); err != nil {
+		return nil, fmt.Errorf("%w; give a short reason, one line", err)
+	}
 	return resolve(ctx, s, id, func(m *mdmem.Memory, e *mdmem.Entry, ed *mdmem.Editor, r *Resolution) (string, error) {
 		r.Action, r.Place = "rejected", string(mdmem.PlaceArchive)
 		ne := clearPending(e)

@@ -695,7 +695,7 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 	// wins; with an LLM, the number case is the model's call.
 	if it := p.directUpdate(c, q); it != nil {
 		old := it.current()
-		if !ce.Date().Before(old.Date()) {
+		if !ce.Date().Before(mdmem.TrustedDate(old.Date(), p.now)) {
 			if p.supersede(it, c, ce, "", "same statement as "+old.ID+" with new values; newer wins", "rule") {
 				return
 			}

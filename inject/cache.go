@@ -692,6 +692,9 @@ func saveCache(ctx context.Context, dir string, c *Corpus, before []fileKey) {
 		return
 	}
 	ix := c.Index(Rankers[DefaultRanker].An)
+	if _, err := mdmem.SafeDir(dir, CacheDir); err != nil {
+		return // a derived cache: never written through a link, inject goes on without it
+	}
 	p := filepath.Join(dir, filepath.FromSlash(IndexCacheFile))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return

@@ -103,7 +103,7 @@ func TestCachedCountsMatch(t *testing.T) {
 				o.StaleDays = []int{0, 1, 30, 90, 400}[rng.Intn(5)]
 				o.Now = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, rng.Intn(4000))
 				o.Task = []string{"order cache redis slow report 缓存", "kafka deploy", "", "fence ``` header"}[rng.Intn(4)]
-				o.Scope = []string{"", "all"}[rng.Intn(2)]
+				o.Scopes = [][]string{nil, {"all"}}[rng.Intn(2)]
 				o.Counter = fresh
 				got, err := Inject(cached, o)
 				if err != nil {

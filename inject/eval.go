@@ -236,7 +236,12 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 						return nil, err
 					}
 					opt := o.Base
-					opt.Task, opt.Tags, opt.Scope = q.Task, q.Tags, q.Scope
+					opt.Task, opt.Tags, opt.Scopes = q.Task, q.Tags, nil
+					if q.Scope != "" {
+						if opt.Scopes, err = mdmem.SplitScopes(q.Scope); err != nil {
+							return nil, fmt.Errorf("query %s: %w", q.ID, err)
+						}
+					}
 					opt.Budget, opt.TopK, opt.Ranker = ct.budget, ct.k, rname
 					opt.Counter, opt.Now, opt.contentOnly = o.Counter, o.Now, o.ContentOnly
 					t0 := time.Now()

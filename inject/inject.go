@@ -47,7 +47,7 @@ const MaxTaskBytes = 64 << 10
 type Options struct {
 	Task         string    // the task text to rank L2 against
 	Tags         []string  // only L2 entries with one of these tags; also query terms
-	Scope        string    // "": global entries only; "all": everything; else global + this scope
+	Scopes       []string  // none: global entries only; "all": everything; else global + these scopes
 	Budget       int       // whole block, in tokens
 	CoreShare    float64   // share of Budget L1 may use
 	CoreMaxLines int       // physical limit of L1, lines (0: none)
@@ -112,16 +112,22 @@ func (o *Options) Eligible(n *Note) bool {
 	if !o.Now.IsZero() && !n.Expires.IsZero() && !n.Expires.After(o.Now) {
 		return false
 	}
-	return InScope(n.Scope, o.Scope)
+	return InScope(n.Scope, o.Scopes)
 }
 
-// InScope applies the isolation rule: without a scope only global entries;
-// with scope X, global entries and those scoped X; "all" everything.
-func InScope(noteScopes []string, scope string) bool {
-	if scope == ScopeAll || len(noteScopes) == 0 {
+// InScope applies the isolation rule: without scopes only global entries;
+// with scopes X and Y, global entries and those scoped X or Y; "all"
+// everything.
+func InScope(noteScopes []string, scopes []string) bool {
+	if len(noteScopes) == 0 {
 		return true
 	}
-	return scope != "" && hasFold(noteScopes, scope)
+	for _, s := range scopes {
+		if s == ScopeAll || hasFold(noteScopes, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Inject selects and renders the block.

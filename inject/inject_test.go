@@ -144,7 +144,10 @@ func TestScopesNeverLeak(t *testing.T) {
 		{"all", []string{"cons-003", "cons-004", "inc-004"}, nil},
 	} {
 		o := baseOpts(t)
-		o.Scope, o.Task, o.TopK = tc.scope, "order cache redis eviction billing logs service", 0
+		if tc.scope != "" {
+			o.Scopes = []string{tc.scope}
+		}
+		o.Task, o.TopK = "order cache redis eviction billing logs service", 0
 		r, err := Inject(c, o)
 		if err != nil {
 			t.Fatal(err)

@@ -4,14 +4,17 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/memctl/memctl/mdmem"
 )
 
 // CacheDir is the memory-relative directory of derived, git-ignored data.
-const CacheDir = ".memctl/cache"
+const CacheDir = mdmem.CacheDir
 
 // LogFile is the memory-relative path of the opt-in inject log.
 const LogFile = CacheDir + "/inject.log"
@@ -36,9 +39,15 @@ type LogRecord struct {
 // AppendLog appends one record to the inject log as a single write to a
 // file opened with O_APPEND, so concurrent writers never interleave lines.
 func AppendLog(dir string, rec LogRecord) error {
+	if _, err := mdmem.SafeDir(dir, CacheDir); err != nil {
+		return err
+	}
 	p := filepath.Join(dir, filepath.FromSlash(LogFile))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
+	}
+	if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (a symbolic link?); memctl does not write through it: remove it", LogFile)
 	}
 	line, err := json.Marshal(rec)
 	if err != nil {

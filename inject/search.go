@@ -23,10 +23,10 @@ type SearchHit struct {
 
 // Search ranks every entry (core, pending, topics, archive: L3 reads
 // everything) against the query; an entry whose id is a word of the query
-// comes first. scope filters as in inject ("" or "all": every scope).
-func Search(c *Corpus, query, scope string, limit int) []SearchHit {
+// comes first. scopes filter as in inject (none or "all": every scope).
+func Search(c *Corpus, query string, scopes []string, limit int) []SearchHit {
 	eligible := func(i int) bool {
-		return scope == "" || InScope(c.Notes[i].Scope, scope)
+		return len(scopes) == 0 || InScope(c.Notes[i].Scope, scopes)
 	}
 	var out []SearchHit
 	seen := map[int]bool{}

@@ -109,7 +109,7 @@ func ComputeStats(c *Corpus, o Options, recs []LogRecord, bad int, logEnabled bo
 	}
 	// How many core entries L1 holds: inject with no task, everything in scope.
 	fo := o
-	fo.Task, fo.Tags, fo.Scope, fo.TopK = "", nil, ScopeAll, 0
+	fo.Task, fo.Tags, fo.Scopes, fo.TopK = "", nil, []string{ScopeAll}, 0
 	if r, err := Inject(c, fo); err == nil {
 		s.Core.Fit = len(r.Items)
 	}

@@ -43,7 +43,13 @@ func TestLoadConfigErrors(t *testing.T) {
 		dir := t.TempDir()
 		must(t, os.MkdirAll(filepath.Join(dir, ".memctl"), 0o755))
 		must(t, os.WriteFile(filepath.Join(dir, ConfigPath), []byte(text), 0o644))
-		_, err := LoadConfig(dir)
+		cfg, err := LoadConfig(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ps := cfg.Problems(); len(ps) > 0 {
+			err = ps[0]
+		}
 		if want == "" {
 			if err != nil {
 				t.Errorf("%q: %v", text, err)

@@ -28,15 +28,16 @@ type Editor struct {
 	seq      int
 	// pending headings created in this edit, so two inserts share one
 	newHeads   map[string]*strings.Builder
-	blankAfter map[string]string // newHeads key → blank line to add after it
-	atCount    map[string]int    // items inserted per offset, to number lists
+	children   map[string][]string // new H1 key → its new H2 titles (one heading, not one per subsection)
+	blankAfter map[string]string   // newHeads key → blank line to add after it
+	atCount    map[string]int      // items inserted per offset, to number lists
 }
 
 // Edit starts a batch of edits on m.
 func (m *Memory) Edit() *Editor {
 	return &Editor{m: m, splices: map[string][]splice{}, created: map[string]*strings.Builder{},
 		titles: map[string]string{}, removed: map[*Entry]bool{}, newHeads: map[string]*strings.Builder{},
-		blankAfter: map[string]string{}, atCount: map[string]int{}}
+		blankAfter: map[string]string{}, atCount: map[string]int{}, children: map[string][]string{}}
 }
 
 func (ed *Editor) add(path string, start, end int, text string) {
@@ -242,26 +243,45 @@ func (ed *Editor) indexTopic(slug, title string) {
 }
 
 // insertMain inserts text (one or more lines) at the end of the entries of
-// section h1/h2 of MEMORY.md, creating the headings when missing.
+// section h1/h2 of MEMORY.md, creating the headings when missing: each
+// once per edit, in the canonical order of the layout.
 func (ed *Editor) insertMain(h1, h2 string, item pendingItem) {
 	doc := ed.m.Main
 	start, end, found := doc.sectionRange(h1, h2)
 	if found {
-		at, prev := doc.lastItemEnd(start, end, h1 == TitleIndex)
+		at, prev := doc.lastItemEnd(start, end, h1 == TitleIndex, sectionCategory(h1, h2))
 		ed.addItem(doc, at, prev, item)
 		return
 	}
-	text := item.text(nil, 0)
+	nl := "\n"
 	if usesCRLF(doc.Src) {
-		text = strings.ReplaceAll(text, "\n", "\r\n")
+		nl = "\r\n"
 	}
-	// The section is missing: create it, once per edit, at a place
-	// consistent with the layout.
+	text := strings.ReplaceAll(item.text(nil, 0), "\n", nl)
 	key := h1 + "\x00" + h2
 	if b := ed.newHeads[key]; b != nil {
 		b.WriteString(text)
 		return
 	}
+	if _, _, ok := doc.sectionRange(h1, ""); h2 != "" && !ok {
+		// The H1 is missing too: one new H1 holds every new subsection.
+		parent := h1 + "\x00"
+		if ed.newHeads[parent] == nil {
+			ed.newSection(doc, h1, "", "")
+		}
+		b := &strings.Builder{}
+		b.WriteString("## " + h2 + nl + text)
+		ed.newHeads[key] = b
+		ed.children[parent] = append(ed.children[parent], h2)
+		return
+	}
+	ed.newSection(doc, h1, h2, text)
+}
+
+// newSection creates the missing section h1/h2 holding text, at a place
+// consistent with the layout.
+func (ed *Editor) newSection(doc *Doc, h1, h2, text string) {
+	key := h1 + "\x00" + h2
 	b := &strings.Builder{}
 	ed.newHeads[key] = b
 	at, heading := doc.newSectionPoint(h1, h2)
@@ -280,6 +300,54 @@ func (ed *Editor) insertMain(h1, h2 string, item pendingItem) {
 	}
 	ed.seq++
 	ed.splices[doc.Path] = append(ed.splices[doc.Path], splice{start: at, end: at, seq: ed.seq, text: "\x00" + key})
+}
+
+// writeNewSection writes a section created by this edit: its heading and
+// items, then its new subsections in canonical order.
+func (ed *Editor) writeNewSection(b *bytes.Buffer, key string) {
+	b.WriteString(ed.newHeads[key].String())
+	kids := ed.children[key]
+	sort.SliceStable(kids, func(i, j int) bool { return subsectionRank(kids[i]) < subsectionRank(kids[j]) })
+	nl := "\n"
+	if usesCRLF(ed.m.Main.Src) {
+		nl = "\r\n"
+	}
+	for i, h2 := range kids {
+		if i > 0 {
+			b.WriteString(nl) // a blank line between subsections
+		}
+		b.WriteString(ed.newHeads[key+h2].String())
+	}
+	b.WriteString(ed.blankAfter[key])
+}
+
+// subsectionRank orders the subsections of the core profile: the core
+// categories in their order, then Pending confirmation.
+func subsectionRank(h2 string) int {
+	n := 0
+	for _, c := range Categories {
+		if c.Core {
+			if strings.EqualFold(c.Heading, h2) {
+				return n
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// sectionCategory is the category whose entries section h1/h2 holds ("" for
+// sections of any category).
+func sectionCategory(h1, h2 string) string {
+	if h1 != TitleCore {
+		return ""
+	}
+	for _, c := range Categories {
+		if c.Core && strings.EqualFold(c.Heading, h2) {
+			return c.Name
+		}
+	}
+	return ""
 }
 
 func endsWithBlankLine(src []byte) bool {
@@ -316,9 +384,12 @@ func (d *Doc) nextHeading(i, level int) int {
 }
 
 // lastItemEnd is the insertion point of a section: after its last entry (or
-// index line), else right after its heading. It also returns that last
-// entry, whose list marker new items continue.
-func (d *Doc) lastItemEnd(start, end int, index bool) (int, *Entry) {
+// index line), else right after its heading. In a section of category cat
+// ("" for any) the last entry of that category counts, so an entry of
+// another category left there (a heading deleted by hand) does not carry
+// new entries away from their heading. It also returns that last entry,
+// whose list marker new items continue.
+func (d *Doc) lastItemEnd(start, end int, index bool, cat string) (int, *Entry) {
 	at := start
 	if index {
 		for _, l := range d.Index {
@@ -331,11 +402,25 @@ func (d *Doc) lastItemEnd(start, end int, index bool) (int, *Entry) {
 	}
 	var last *Entry
 	for _, e := range d.Entries {
-		if e.Start >= start && e.Start < end && e.End > at {
+		if e.Start >= start && e.Start < end && e.End > at && (cat == "" || entryOf(e, cat)) {
 			at, last = e.End, e
 		}
 	}
+	for _, e := range d.Entries {
+		if e.Start >= at && e.Start < end && last != nil {
+			// Entries of another category follow: stay next to the last
+			// one of ours, before the blank line that separates them.
+			return max(trimBlankTail(d.Src, at), last.HeadEnd), last
+		}
+	}
 	return at, last
+}
+
+// entryOf reports whether e belongs with entries of category cat: its id
+// says so, or it has no id memctl knows.
+func entryOf(e *Entry, cat string) bool {
+	c, ok := CategoryOfID(e.ID)
+	return !ok || c.Name == cat
 }
 
 // newSectionPoint decides where a missing section goes and returns the
@@ -429,8 +514,7 @@ func (ed *Editor) Changed() (map[string][]byte, error) {
 			}
 			b.Write(doc.Src[pos:s.start])
 			if strings.HasPrefix(s.text, "\x00") {
-				b.WriteString(ed.newHeads[s.text[1:]].String())
-				b.WriteString(ed.blankAfter[s.text[1:]])
+				ed.writeNewSection(&b, s.text[1:])
 			} else {
 				b.WriteString(s.text)
 			}

@@ -41,9 +41,6 @@ func HoldQueueFile(ctx context.Context, dir, id, reason string) error {
 	return SyncDir(qd)
 }
 
-// CacheDir is the git-ignored directory of derived data.
-const CacheDir = ".memctl/cache"
-
 // ReadCacheFile reads .memctl/cache/<name> (nil, nil when absent).
 func ReadCacheFile(dir, name string) ([]byte, error) {
 	if err := checkCacheName(name); err != nil {

@@ -60,11 +60,33 @@ func (m *Memory) Lint() []Problem {
 	return ps
 }
 
+// lintHeadings reports unknown top-level sections and a known section (or
+// core subsection) that appears twice: memctl only ever writes to the first.
 func (m *Memory) lintHeadings() []Problem {
 	var ps []Problem
 	known := []string{TitleCore, TitleIndex, TitleArchive, TitlePending}
+	first := map[string]int{}
+	h1 := ""
 	for _, h := range m.Main.Headings {
-		if h.Level != 1 {
+		if h.Level > 2 {
+			continue
+		}
+		if h.Level == 1 {
+			h1 = strings.ToLower(h.Title)
+		}
+		key := h1
+		if h.Level == 2 {
+			if !strings.EqualFold(h1, TitleCore) || subsectionRank(h.Title) == subsectionRank("") && !strings.EqualFold(h.Title, TitlePending) {
+				continue
+			}
+			key += "\x00" + strings.ToLower(h.Title)
+		}
+		if line, dup := first[key]; dup {
+			ps = append(ps, Problem{File: MainFile, Line: h.Line, Message: fmt.Sprintf("heading %q appears again (first at line %d); memctl writes to the first only: merge the two sections", h.Title, line)})
+			continue
+		}
+		first[key] = h.Line
+		if h.Level == 2 {
 			continue
 		}
 		ok := false

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // QueueDir is the memory-relative directory of queued candidates.
@@ -77,7 +78,7 @@ var DefaultRedactor Redactor = noRedactor{}
 
 // Normalize validates a candidate and fills defaults: category known,
 // content non-empty valid UTF-8 within maxBytes, confidence in [0,1], topic
-// a valid slug, dates default to now. It runs every text field through r.
+// a valid slug, dates within CheckDate's range (created_at defaults to now). It runs every text field through r.
 func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
 	if r == nil {
 		r = DefaultRedactor
@@ -119,6 +120,11 @@ func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
 	if err := ValidText("source", c.Source, 256); err != nil {
 		return err
 	}
+	scopes, err := SplitScopes(c.Scope...)
+	if err != nil {
+		return err
+	}
+	c.Scope = scopes
 	for what, vals := range map[string][]string{"scope": c.Scope, "refs": c.Refs, "tags": c.Tags} {
 		if err := small(what, vals); err != nil {
 			return err
@@ -127,12 +133,17 @@ func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
 	if len(c.Refs) > 256 || len(c.Scope) > 32 || len(c.Tags) > 64 {
 		return errors.New("too many refs, scopes or tags (limits 256, 32, 64)")
 	}
-	var err error
 	if c.Content, err = r.Redact("content", c.Content); err != nil {
 		return err
 	}
 	if c.Source == "" {
 		c.Source = "user_explicit"
+	}
+	if err := CheckDate("created_at", c.CreatedAt, now); err != nil {
+		return err
+	}
+	if err := CheckDate("updated_at", c.UpdatedAt, now); err != nil {
+		return err
 	}
 	if c.CreatedAt.IsZero() {
 		c.CreatedAt = now.UTC().Truncate(time.Second)
@@ -188,7 +199,10 @@ func validCandidateID(id string) bool {
 // order of cands (ReadQueue returns them so). Candidates must have been
 // normalised.
 func Enqueue(ctx context.Context, dir string, cands []*Candidate, now time.Time) ([]string, error) {
-	qd := filepath.Join(dir, filepath.FromSlash(QueueDir))
+	qd, err := SafeDir(dir, QueueDir)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(qd, 0o755); err != nil {
 		return nil, err
 	}
@@ -218,9 +232,14 @@ type QueueProblem struct {
 }
 
 // ReadQueue returns the queued candidates, oldest first, and the files it
-// could not read (left in place for a person to look at).
+// could not read (left in place for a person to look at): unreadable or
+// invalid JSON, and queue entries that are not regular files (a symbolic
+// link, a directory), which memctl never follows.
 func ReadQueue(ctx context.Context, dir string) ([]*Candidate, []QueueProblem, error) {
-	qd := filepath.Join(dir, filepath.FromSlash(QueueDir))
+	qd, err := SafeDir(dir, QueueDir)
+	if err != nil {
+		return nil, nil, err
+	}
 	ents, err := os.ReadDir(qd)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
@@ -232,13 +251,18 @@ func ReadQueue(ctx context.Context, dir string) ([]*Candidate, []QueueProblem, e
 	var bad []QueueProblem
 	for _, de := range ents {
 		name := de.Name()
-		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") || !de.Type().IsRegular() {
+		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		c, err := readCandidate(filepath.Join(qd, name))
+		var c *Candidate
+		if !de.Type().IsRegular() {
+			err = notRegular(filepath.Join(qd, name), de.Type())
+		} else {
+			c, err = readCandidate(filepath.Join(qd, name))
+		}
 		if err == nil && c.ID != strings.TrimSuffix(name, ".json") {
 			err = fmt.Errorf("id %q does not match the file name", c.ID)
 		}
@@ -252,18 +276,51 @@ func ReadQueue(ctx context.Context, dir string) ([]*Candidate, []QueueProblem, e
 	return out, bad, nil
 }
 
+// notRegular describes a queue entry that is not a regular file.
+func notRegular(path string, mode fs.FileMode) error {
+	if mode&fs.ModeSymlink != 0 {
+		target, _ := os.Readlink(path)
+		return fmt.Errorf("is a symbolic link (to %s), not a regular file; memctl does not follow links in the queue", target)
+	}
+	return fmt.Errorf("is not a regular file (%s)", mode.Type())
+}
+
+// readCandidate reads a queue file: one JSON object as Enqueue writes it
+// (DecodeQueueFile's rules), never through a symbolic link.
 func readCandidate(path string) (*Candidate, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
+	li, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !li.Mode().IsRegular() || !os.SameFile(fi, li) {
+		return nil, notRegular(path, li.Mode())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > 1<<20 {
+		return nil, errors.New("file is larger than 1 MiB")
+	}
+	return DecodeQueueFile(data)
+}
+
+// DecodeQueueFile decodes a queue file's content: like a line of JSON input
+// (one object, strict UTF-8, no unknown fields, a leading BOM ignored), but
+// with memctl's own fields "id" (required, valid) and "queued_at".
+func DecodeQueueFile(data []byte) (*Candidate, error) {
+	data = bytes.TrimPrefix(data, utf8BOM)
 	var c Candidate
-	if err := json.Unmarshal(data, &c); err != nil {
+	if err := decodeStrict(data, &c); err != nil {
 		return nil, err
 	}
 	if !validCandidateID(c.ID) {
@@ -290,14 +347,21 @@ func Dequeue(ctx context.Context, dir string, ids []string) error {
 	return SyncDir(qd)
 }
 
-// DecodeJSONLines reads candidates from JSON Lines. It calls fn for every
-// non-blank line with its 1-based number and either the candidate or the
-// reason the line is unreadable. Lines longer than maxLine bytes are
-// reported, not read whole into memory.
+// DecodeJSONLines reads candidates from JSON Lines input (add --json,
+// import). It calls fn for every non-blank line with its 1-based number and
+// either the candidate or the reason the line is unreadable. The rules
+// (docs/FORMAT.md): one JSON object per line with nothing after it, valid
+// UTF-8 (no invalid bytes, no lone surrogate escapes), only the fields of
+// the schema – "id" and "queued_at" are memctl's own and refused; a UTF-8
+// byte order mark at the start of the input is ignored. Lines longer than
+// maxLine bytes are reported, not read whole into memory.
 func DecodeJSONLines(r io.Reader, maxLine int, fn func(line int, c *Candidate, err error) error) error {
 	br := bufio.NewReaderSize(r, 64*1024)
 	for n := 1; ; n++ {
 		line, tooLong, err := readLine(br, maxLine)
+		if n == 1 {
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
 		if len(bytes.TrimSpace(line)) > 0 || tooLong {
 			var c *Candidate
 			var perr error
@@ -306,10 +370,7 @@ func DecodeJSONLines(r io.Reader, maxLine int, fn func(line int, c *Candidate, e
 				perr = fmt.Errorf("line is longer than %d bytes", maxLine)
 			default:
 				c = &Candidate{}
-				dec := json.NewDecoder(bytes.NewReader(line))
-				dec.DisallowUnknownFields()
-				if perr = dec.Decode(c); perr != nil {
-					perr = fmt.Errorf("invalid JSON: %v", perr)
+				if perr = decodeStrict(line, &inputCandidate{Candidate: c}); perr != nil {
 					c = nil
 				}
 			}
@@ -324,6 +385,123 @@ func DecodeJSONLines(r io.Reader, maxLine int, fn func(line int, c *Candidate, e
 			return err
 		}
 	}
+}
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// inputCandidate is a Candidate as JSON input may give it: memctl's own
+// fields shadow the candidate's and refuse any value.
+type inputCandidate struct {
+	*Candidate
+	ID       ownID       `json:"id"`
+	QueuedAt ownQueuedAt `json:"queued_at"`
+}
+
+// ownID and ownQueuedAt are fields memctl sets when it queues a candidate;
+// input that gives them is refused.
+type (
+	ownID       struct{}
+	ownQueuedAt struct{}
+)
+
+// UnmarshalJSON refuses the field.
+func (*ownID) UnmarshalJSON([]byte) error { return ownField("id") }
+
+// UnmarshalJSON refuses the field.
+func (*ownQueuedAt) UnmarshalJSON([]byte) error { return ownField("queued_at") }
+
+func ownField(name string) error {
+	return fmt.Errorf("field %q is memctl's own (set when a candidate is queued); remove it from the input", name)
+}
+
+// decodeStrict decodes data, one JSON value with nothing but white space
+// after it, into v: valid UTF-8 only, unknown fields refused.
+func decodeStrict(data []byte, v any) error {
+	if !utf8.Valid(data) {
+		return fmt.Errorf("invalid UTF-8 at byte %d; memctl stores text as UTF-8 and does not guess an encoding", invalidUTF8At(data)+1)
+	}
+	if err := loneSurrogate(data); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("invalid JSON: %v", err)
+		}
+		return fmt.Errorf("invalid candidate: %v", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	rest := bytes.TrimSpace(data[dec.InputOffset():])
+	switch {
+	case len(rest) == 0:
+		return nil
+	case rest[0] == '{':
+		return errors.New("more than one JSON object on the line; give one object per line")
+	default:
+		if len(rest) > 20 {
+			rest = append(rest[:20:20], "…"...)
+		}
+		return fmt.Errorf("text after the JSON object: %q; give one object per line and nothing else", rest)
+	}
+}
+
+// invalidUTF8At returns the offset of the first invalid UTF-8 byte in b.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
+}
+
+// loneSurrogate refuses a \uD800-\uDFFF escape that is not half of a
+// surrogate pair: encoding/json would silently turn it into U+FFFD.
+func loneSurrogate(b []byte) error {
+	hex4 := func(i int) (rune, bool) {
+		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+			return 0, false
+		}
+		var r rune
+		for _, c := range b[i+2 : i+6] {
+			switch {
+			case c >= '0' && c <= '9':
+				r = r<<4 | rune(c-'0')
+			case c >= 'a' && c <= 'f':
+				r = r<<4 | rune(c-'a'+10)
+			case c >= 'A' && c <= 'F':
+				r = r<<4 | rune(c-'A'+10)
+			default:
+				return 0, false
+			}
+		}
+		return r, true
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		r, ok := hex4(i)
+		if !ok {
+			i++ // an escaped character: skip it (it may be a backslash)
+			continue
+		}
+		switch {
+		case r >= 0xD800 && r < 0xDC00:
+			if r2, ok := hex4(i + 6); ok && r2 >= 0xDC00 && r2 < 0xE000 {
+				i += 11
+				continue
+			}
+			fallthrough
+		case r >= 0xDC00 && r < 0xE000:
+			return fmt.Errorf("invalid UTF-8: the escape %s is half of a surrogate pair", b[i:i+6])
+		}
+		i += 5
+	}
+	return nil
 }
 
 // readLine reads one line, keeping at most max bytes of it.

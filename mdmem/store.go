@@ -86,8 +86,15 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 // lock_wait, and finishes a write an earlier process was killed in the
 // middle of (see Recovered).
 func (s *Store) Lock(ctx context.Context) (unlock func() error, err error) {
+	if err := s.Config.Check("git"); err != nil {
+		return nil, err
+	}
 	repoUnlock, err := s.Repo.Lock(ctx, s.Config.Git.LockWait.Duration)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkWriteDirs(s.Dir); err != nil {
+		_ = repoUnlock()
 		return nil, err
 	}
 	s.locked = true
@@ -183,12 +190,12 @@ func (s *Store) ReadState() (*State, error) {
 		return nil, err
 	}
 	if err := json.Unmarshal(data, st); err != nil {
-		return nil, fmt.Errorf("%s: %w", StatePath, err)
+		return nil, stateError(err)
 	}
 	if st.LastID == nil {
 		st.LastID = map[string]int{}
 	}
-	return st, nil
+	return st, st.check()
 }
 
 // IDAllocator hands out entry ids that were never used: above both the
@@ -213,6 +220,9 @@ func (a *IDAllocator) Next(category string) (string, error) {
 	c, ok := CategoryByName(category)
 	if !ok {
 		return "", unknownCategoryError(category)
+	}
+	if a.state.LastID[c.Prefix] >= MaxIDNumber {
+		return "", fmt.Errorf("no %s id left: %s-%d is the largest id memctl writes", c.Name, c.Prefix, MaxIDNumber)
 	}
 	a.state.LastID[c.Prefix]++
 	a.dirty = true

@@ -695,24 +695,11 @@ func (s *Store) ensureCacheDir(rel string) error {
 // directories; a symlink or file on the way is refused, so memctl never
 // writes outside the memory directory.
 func EnsureDir(dir, rel string) error {
-	cur := dir
-	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		if errors.Is(err, fs.ErrNotExist) {
-			if err := os.Mkdir(cur, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-				return err
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if !fi.IsDir() {
-			return fmt.Errorf("%s is a symlink or not a directory: memctl only writes inside the memory directory (remove it; memctl recreates it)", cur)
-		}
+	p, err := SafeDir(dir, rel)
+	if err != nil {
+		return err
 	}
-	return nil
+	return os.MkdirAll(p, 0o755)
 }
 
 // lockApply takes the apply lock: exclusive for a transaction applying,
