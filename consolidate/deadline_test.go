@@ -64,3 +64,19 @@ func TestFinding9_OverallLLMDeadline(t *testing.T) {
 		t.Fatalf("summary %+v", rep.Summary)
 	}
 }
+
+// TestIDsExhaustedIsAnError: an id prefix at its largest number (from
+// state.json or a hand-written id) makes consolidate refuse with an error,
+// never panic, and write nothing.
+func TestIDsExhaustedIsAnError(t *testing.T) {
+	dir := newRepo(t, "# Core profile\n\n## Key decisions\n- [dec-999999999] Last possible id\n\n# Archive\n", "")
+	enqueue(t, dir, cand("Deploys happen on Tuesdays", "decision", testNow))
+	h := head(t, dir)
+	_, err := Run(context.Background(), open(t, dir), Options{NoLLM: true, Now: func() time.Time { return testNow }})
+	if err == nil || !strings.Contains(err.Error(), "no decision id left") {
+		t.Fatalf("err %v", err)
+	}
+	if head(t, dir) != h || len(queued(t, dir)) != 1 {
+		t.Fatal("something was written")
+	}
+}

@@ -167,6 +167,9 @@ type addition struct {
 }
 
 type planner struct {
+	// err is the first id allocation failure (an id prefix at its
+	// largest number): the plan is refused, nothing written.
+	err      error
 	in       *Input
 	cfg      *mdmem.Config
 	now      time.Time
@@ -273,7 +276,11 @@ func Compute(in *Input) (*Plan, error) {
 	}
 	p.archiveDecisions()
 	p.expire()
-	return p.finish()
+	plan, err := p.finish()
+	if p.err != nil {
+		return nil, fmt.Errorf("%w (fix .memctl/state.json or the hand-written id that holds it)", p.err)
+	}
+	return plan, err
 }
 
 // place returns where an item's entry will be after the plan.
@@ -463,8 +470,11 @@ func (p *planner) candEntry(c *mdmem.Candidate) (*mdmem.Entry, error) {
 
 func (p *planner) newID(cat string) string {
 	id, err := p.alloc.Next(cat)
+	if err != nil && p.err == nil {
+		p.err = err
+	}
 	if err != nil {
-		panic(err) // categories were validated by Normalize
+		return cat + "-unallocated" // never written: Compute returns p.err
 	}
 	return id
 }
