@@ -30,8 +30,9 @@ func newConsolidateCmd(f *Factory) *cobra.Command {
 own commit, and folds the queued candidates into MEMORY.md and the topic
 files in one commit: exact and near duplicates merge (provenance kept),
 newer statements supersede older ones (which move to the archive, never
-deleted), instruction-like candidates wait in Pending confirmation, and the
-core profile is kept within its line, byte and token limits by moving the
+deleted), instruction-like candidates wait in Pending confirmation (at
+most consolidate.max_pending, 50: beyond that they stay queued), and the
+core profile (Pending confirmation not counted) is kept within its line, byte and token limits by moving the
 lowest-value entries to topic files (entries the agent reports using with
 memctl used stay).
 
@@ -130,6 +131,7 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 	}
 	if rep.Plan != nil {
 		fmt.Fprintf(w, "consolidate: core profile %s\n", rep.Plan.CoreAfter)
+		fmt.Fprintf(w, "consolidate: pending confirmation %s\n", rep.Plan.Pending)
 	}
 	return nil
 }
