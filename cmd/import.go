@@ -1,9 +1,13 @@
 package cmd
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
@@ -57,19 +61,45 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 			return err
 		}
 		defer fh.Close()
-		io := *f.IO
-		io.In = fh
-		f = &Factory{IO: &io, DirArg: f.DirArg, Getenv: f.Getenv, Now: f.Now}
+		streams := *f.IO
+		streams.In = fh
+		f = &Factory{IO: &streams, DirArg: f.DirArg, Getenv: f.Getenv, Now: f.Now}
 	}
-	cands, bad, err := readCandidates(f, s.Config.Add.MaxContentBytes)
+	// Pass 1, before the lock: validate every line and spool the valid
+	// candidates, normalised, to a temp file that is already unlinked (a
+	// killed import leaves nothing). Pass 2, under the lock: stream them
+	// from there into the memory. Neither pass holds all candidates.
+	spool, err := newSpool(s.Dir)
 	if err != nil {
 		return err
+	}
+	defer spool.Close()
+	w := bufio.NewWriterSize(spool, 256<<10)
+	enc := json.NewEncoder(w)
+	bad, err := eachCandidate(f, s.Config.Add.MaxContentBytes, func(c *mdmem.Candidate) error { return enc.Encode(c) })
+	if err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("import spool: %w", err)
 	}
 	if bad > 0 && !opts.SkipInvalid {
 		return &HintError{Err: fmt.Errorf("%d invalid %s; nothing imported", bad, pluralize(bad, "line", "lines")),
 			Hint: "fix the lines above, or pass --skip-invalid to import the rest"}
 	}
-	res, err := s.Import(ctx, cands)
+	if _, err := spool.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bufio.NewReaderSize(spool, 256<<10))
+	res, err := s.ImportStream(ctx, func() (*mdmem.Candidate, error) {
+		c := &mdmem.Candidate{}
+		if err := dec.Decode(c); err == io.EOF {
+			return nil, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("import spool: %w", err)
+		}
+		return c, nil
+	})
 	if err != nil {
 		return err
 	}
@@ -88,4 +118,23 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: skipped %d invalid %s (--skip-invalid)\n", bad, pluralize(bad, "line", "lines"))
 	}
 	return nil
+}
+
+// newSpool creates the temp file an import passes its valid candidates
+// through, in the memory's cache directory (not a tmpfs /tmp, which would
+// hold it in memory), and unlinks it at once: it lives until closed.
+func newSpool(dir string) (*os.File, error) {
+	cache := filepath.Join(dir, ".memctl", "cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return nil, err
+	}
+	fh, err := os.CreateTemp(cache, ".import-spool.tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("import spool: %w", err)
+	}
+	if err := os.Remove(fh.Name()); err != nil {
+		fh.Close()
+		return nil, fmt.Errorf("import spool: %w", err)
+	}
+	return fh, nil
 }

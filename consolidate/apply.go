@@ -22,6 +22,7 @@ func demotedTopic(cat string) (slug, title string) {
 // render builds the editor from the plan and returns the changed files.
 func (p *planner) render() (map[string][]byte, error) {
 	ed := p.in.Mem.Edit()
+	ed.SetMaxBytes(p.cfg.Files.MaxBytes)
 	for _, a := range p.adds {
 		if a.target.Place == mdmem.PlaceTopic && a.title != "" {
 			ed.SetTopicTitle(a.target.Topic, a.title)

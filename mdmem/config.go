@@ -20,6 +20,15 @@ type Config struct {
 	Inject      InjectConfig      `toml:"inject"`
 	Consolidate ConsolidateConfig `toml:"consolidate"`
 	LLM         LLMConfig         `toml:"llm"`
+	Files       FilesConfig       `toml:"files"`
+}
+
+// FilesConfig governs the size of the memory files memctl writes.
+type FilesConfig struct {
+	// MaxBytes is the size up to which memctl fills a file: a topic file
+	// continues in topics/<slug>-2.md, -3, …; MEMORY.md is refused beyond
+	// it. At most half of what memctl reads (MaxFileBytes).
+	MaxBytes int `toml:"max_bytes"`
 }
 
 // AddConfig governs the queue.
@@ -59,6 +68,7 @@ func DefaultConfig() *Config {
 		Inject:      defaultInjectConfig(),
 		Consolidate: defaultConsolidateConfig(),
 		LLM:         defaultLLMConfig(),
+		Files:       FilesConfig{MaxBytes: DefaultMaxWriteBytes},
 	}
 }
 
@@ -93,6 +103,9 @@ func (c *Config) validate() error {
 	}
 	if err := c.Consolidate.validate(); err != nil {
 		return fmt.Errorf("%s: %w", ConfigPath, err)
+	}
+	if c.Files.MaxBytes < MinWriteBytes || c.Files.MaxBytes > MaxFileBytes/2 {
+		return fmt.Errorf("%s: files.max_bytes must be in %d..%d (16 KiB to 32 MiB)", ConfigPath, MinWriteBytes, MaxFileBytes/2)
 	}
 	return nil
 }
