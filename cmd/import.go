@@ -30,10 +30,15 @@ func newImportCmd(f *Factory) *cobra.Command {
 stdin) and writes the entries straight into the memory in one commit: ids
 are allocated per category, core categories go to their section of the core
 profile, entries with a topic and other categories go to
-topics/<topic or category>.md, and the topic index is kept up to date.
+topics/<topic or category>.md, and the topic index is kept up to date. A
+topic file that would grow past files.max_bytes (8 MiB) continues in
+topics/<topic>-2.md, -3, …; an import that would grow MEMORY.md past it
+is refused.
 
 Import is all or nothing: if any line is invalid, every bad line is
-reported and nothing is imported, unless --skip-invalid is given.`,
+reported and nothing is imported, unless --skip-invalid is given. The
+input is validated first, then streamed into the memory under the lock
+(it is never held in memory whole).`,
 		Example: `  memctl import notes.jsonl
   memctl import --skip-invalid < export.jsonl
   memctl import notes.jsonl --json`,

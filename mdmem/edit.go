@@ -22,7 +22,7 @@ type splice struct {
 type Editor struct {
 	m        *Memory
 	splices  map[string][]splice      // by memory-relative path
-	created  map[string]*bytes.Buffer // new topic files, by slug
+	created  map[string]*fileBuf // new topic files, by slug
 	titles   map[string]string        // topic slug → title for new topic files
 	removed  map[*Entry]bool
 	inserted []string
@@ -42,7 +42,7 @@ type Editor struct {
 
 // Edit starts a batch of edits on m.
 func (m *Memory) Edit() *Editor {
-	return &Editor{m: m, splices: map[string][]splice{}, created: map[string]*bytes.Buffer{},
+	return &Editor{m: m, splices: map[string][]splice{}, created: map[string]*fileBuf{},
 		titles: map[string]string{}, removed: map[*Entry]bool{}, newHeads: map[string]*strings.Builder{},
 		blankAfter: map[string]string{}, atCount: map[string]int{}, maxBytes: DefaultMaxWriteBytes,
 		grow: map[string]int{}, items: map[string]int{}, last: map[string]string{}, partBase: map[string]string{}}
@@ -218,16 +218,16 @@ func (ed *Editor) insertTopic(slug string, item pendingItem) string {
 	if doc == nil {
 		b := ed.created[slug]
 		if b == nil {
-			b = &bytes.Buffer{}
+			b = &fileBuf{}
 			title := ed.titles[slug]
 			if title == "" {
 				title = defaultTitle(slug)
 			}
-			fmt.Fprintf(b, "# %s\n\n", title)
+			b.add("# "+title+"\n\n", ed.maxBytes)
 			ed.created[slug] = b
 			ed.indexTopic(slug, title)
 		}
-		b.WriteString(text)
+		b.add(text, ed.maxBytes)
 		ed.items[slug]++
 		return TopicPath(slug)
 	}
@@ -239,6 +239,22 @@ func (ed *Editor) insertTopic(slug string, item pendingItem) string {
 	}
 	ed.grow[doc.Path] += ed.addItem(doc, at, prev, item)
 	return doc.Path
+}
+
+// fileBuf is the content of a topic file the edit creates. It grows by
+// doubling, like any buffer, but never past the file's size limit unless
+// an item needs it: a full 8 MiB part holds about 8 MiB, not the 16 MiB a
+// doubling buffer would, which matters for a large import.
+type fileBuf struct{ data []byte }
+
+func (f *fileBuf) add(text string, limit int) {
+	if need := len(f.data) + len(text); need > cap(f.data) {
+		c := min(max(2*cap(f.data), 4096), limit)
+		grown := make([]byte, len(f.data), max(c, need))
+		copy(grown, f.data)
+		f.data = grown
+	}
+	f.data = append(f.data, text...)
 }
 
 func defaultTitle(slug string) string {
@@ -328,7 +344,7 @@ func (ed *Editor) full(slug string, n int) bool {
 		if ed.items[slug] == 0 {
 			return false
 		}
-		size = b.Len()
+		size = len(b.data)
 	} else {
 		return false
 	}
@@ -574,7 +590,7 @@ func (ed *Editor) Changed() (map[string][]byte, error) {
 		out[path] = b.Bytes()
 	}
 	for slug, b := range ed.created {
-		data := b.Bytes()
+		data := b.data
 		if err := CheckWriteSize(TopicPath(slug), nil, data, ed.maxBytes); err != nil {
 			return nil, err
 		}
@@ -592,7 +608,11 @@ func (ed *Editor) Changed() (map[string][]byte, error) {
 // parses one changed file at a time, so a large import holds a single
 // parsed file, not all of them.
 func (ed *Editor) verify(out map[string][]byte) error {
-	diff := map[string]int{}
+	n := len(ed.inserted)
+	for _, d := range ed.m.Docs() {
+		n += len(d.Entries)
+	}
+	diff := make(map[string]int, n)
 	for _, d := range ed.m.Docs() {
 		_, changed := out[d.Path]
 		for _, e := range d.Entries {
