@@ -21,9 +21,9 @@ type splice struct {
 // loaded; an Editor is used once.
 type Editor struct {
 	m        *Memory
-	splices  map[string][]splice      // by memory-relative path
+	splices  map[string][]splice // by memory-relative path
 	created  map[string]*fileBuf // new topic files, by slug
-	titles   map[string]string        // topic slug → title for new topic files
+	titles   map[string]string   // topic slug → title for new topic files
 	removed  map[*Entry]bool
 	inserted []string
 	seq      int
