@@ -271,7 +271,7 @@ func (ed *Editor) topicFile(slug string, n int) string {
 	if !ok {
 		cur = base
 		for k := 2; ; k++ {
-			s := PartSlug(base, k)
+			s := partSlug(base, k)
 			if ed.partBase[s] == base {
 				cur = s
 				continue
@@ -288,12 +288,12 @@ func (ed *Editor) topicFile(slug string, n int) string {
 	if ed.full(cur, n) {
 		k := 2
 		if cur != base {
-			k = ed.partNum(cur) + 1
+			k = partNum(cur) + 1
 		}
-		for ed.m.Topics[PartSlug(base, k)] != nil || ed.created[PartSlug(base, k)] != nil {
+		for ed.m.Topics[partSlug(base, k)] != nil || ed.created[partSlug(base, k)] != nil {
 			k++
 		}
-		next := PartSlug(base, k)
+		next := partSlug(base, k)
 		title := ed.titles[base]
 		if d := ed.m.Topics[base]; d != nil && topicTitle(d) != "" {
 			title = topicTitle(d)
@@ -316,7 +316,7 @@ func (ed *Editor) splitBase(slug string) string {
 		return b
 	}
 	if d := ed.m.Topics[slug]; d != nil {
-		if m := partSuffix.FindStringSubmatch(slug); m != nil && isPart(d, ed.partNum(slug)) {
+		if m := partSuffix.FindStringSubmatch(slug); m != nil && isPart(d, partNum(slug)) {
 			return m[1]
 		}
 	}
@@ -324,7 +324,7 @@ func (ed *Editor) splitBase(slug string) string {
 }
 
 // partNum is the number at the end of a part's slug.
-func (ed *Editor) partNum(slug string) int {
+func partNum(slug string) int {
 	m := partSuffix.FindStringSubmatch(slug)
 	if m == nil {
 		return 1

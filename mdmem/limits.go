@@ -77,9 +77,9 @@ func byteSize(n int) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// PartSlug is the slug of part k (k ≥ 2) of topic base: "<base>-<k>",
+// partSlug is the slug of part k (k ≥ 2) of topic base: "<base>-<k>",
 // base shortened so that it stays a valid slug.
-func PartSlug(base string, k int) string {
+func partSlug(base string, k int) string {
 	suffix := "-" + strconv.Itoa(k)
 	if len(base)+len(suffix) > 64 {
 		base = strings.TrimRight(base[:64-len(suffix)], "-_")
