@@ -124,6 +124,17 @@ func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
 // lines.
 func readCandidates(f *Factory, maxBytes int) ([]*mdmem.Candidate, int, error) {
 	var cands []*mdmem.Candidate
+	bad, err := eachCandidate(f, maxBytes, func(c *mdmem.Candidate) error {
+		cands = append(cands, c)
+		return nil
+	})
+	return cands, bad, err
+}
+
+// eachCandidate reads and normalises JSON Lines from stdin one at a time,
+// reporting each bad line on stderr and passing each valid candidate to
+// fn. It returns the number of bad lines.
+func eachCandidate(f *Factory, maxBytes int, fn func(*mdmem.Candidate) error) (int, error) {
 	bad := 0
 	t := f.Now()
 	err := mdmem.DecodeJSONLines(f.IO.In, maxJSONLine, func(line int, c *mdmem.Candidate, err error) error {
@@ -135,10 +146,9 @@ func readCandidates(f *Factory, maxBytes int) ([]*mdmem.Candidate, int, error) {
 			fmt.Fprintf(f.IO.ErrOut, "memctl: line %d: %v\n", line, err)
 			return nil
 		}
-		cands = append(cands, c)
-		return nil
+		return fn(c)
 	})
-	return cands, bad, err
+	return bad, err
 }
 
 func pluralize(n int, one, many string) string {

@@ -33,8 +33,9 @@ own commit (memory files only; entries deleted by hand are restored into the
 archive unless --allow-delete, ids written twice are renumbered), and folds the queued candidates into MEMORY.md and the topic
 files in one commit: exact and near duplicates merge (provenance kept),
 newer statements supersede older ones (which move to the archive, never
-deleted), instruction-like candidates wait in Pending confirmation, and the
-core profile is kept within its line, byte and token limits by moving the
+deleted), instruction-like candidates wait in Pending confirmation (at
+most consolidate.max_pending, 50: beyond that they stay queued), and the
+core profile (Pending confirmation not counted) is kept within its line, byte and token limits by moving the
 lowest-value entries to topic files (entries the agent reports using with
 memctl used stay).
 
@@ -146,6 +147,7 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 	}
 	if rep.Plan != nil {
 		fmt.Fprintf(w, "consolidate: core profile %s\n", rep.Plan.CoreAfter)
+		fmt.Fprintf(w, "consolidate: pending confirmation %s\n", rep.Plan.Pending)
 	}
 	return noModelExit(rep)
 }

@@ -1,9 +1,13 @@
 package cmd
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
@@ -27,11 +31,16 @@ func newImportCmd(f *Factory) *cobra.Command {
 stdin) and writes the entries straight into the memory in one commit: ids
 are allocated per category, core categories go to their section of the core
 profile, entries with a topic and other categories go to
-topics/<topic or category>.md, and the topic index is kept up to date.
+topics/<topic or category>.md, and the topic index is kept up to date. A
+topic file that would grow past files.max_bytes (8 MiB) continues in
+topics/<topic>-2.md, -3, …; an import that would grow MEMORY.md past it
+is refused.
 
 Import is all or nothing: if any line is invalid (see add --help and
 docs/FORMAT.md for the input rules), every bad line is reported and nothing
-is imported, unless --skip-invalid is given.
+is imported, unless --skip-invalid is given. The input is validated first,
+then streamed into the memory under the lock (it is never held in memory
+whole).
 
 Uncommitted hand edits of memory files are committed first, as their own
 commit; entries deleted by hand are restored into the archive unless
@@ -64,13 +73,27 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 			return err
 		}
 		defer fh.Close()
-		io := *f.IO
-		io.In = fh
-		f = &Factory{IO: &io, DirArg: f.DirArg, Getenv: f.Getenv, Now: f.Now}
+		streams := *f.IO
+		streams.In = fh
+		f = &Factory{IO: &streams, DirArg: f.DirArg, Getenv: f.Getenv, Now: f.Now}
 	}
-	cands, bad, err := readCandidates(f, s.Config.Add.MaxContentBytes)
+	// Pass 1, before the lock: validate every line and spool the valid
+	// candidates, normalised, to a temp file that is already unlinked (a
+	// killed import leaves nothing). Pass 2, under the lock: stream them
+	// from there into the memory. Neither pass holds all candidates.
+	spool, err := newSpool(s.Dir)
 	if err != nil {
 		return err
+	}
+	defer spool.Close()
+	w := bufio.NewWriterSize(spool, 256<<10)
+	enc := json.NewEncoder(w)
+	bad, err := eachCandidate(f, s.Config.Add.MaxContentBytes, func(c *mdmem.Candidate) error { return enc.Encode(c) })
+	if err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("import spool: %w", err)
 	}
 	if bad > 0 && !opts.SkipInvalid {
 		return &HintError{Err: fmt.Errorf("%d invalid %s; nothing imported", bad, pluralize(bad, "line", "lines")),
@@ -79,7 +102,19 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 	if opts.AllowDelete {
 		s.Config.Git.AllowHandDelete = true
 	}
-	res, err := s.Import(ctx, cands)
+	if _, err := spool.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bufio.NewReaderSize(spool, 256<<10))
+	res, err := s.ImportStream(ctx, func() (*mdmem.Candidate, error) {
+		c := &mdmem.Candidate{}
+		if err := dec.Decode(c); err == io.EOF {
+			return nil, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("import spool: %w", err)
+		}
+		return c, nil
+	})
 	if err != nil {
 		return err
 	}
@@ -99,4 +134,23 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: skipped %d invalid %s (--skip-invalid)\n", bad, pluralize(bad, "line", "lines"))
 	}
 	return nil
+}
+
+// newSpool creates the temp file an import passes its valid candidates
+// through, in the memory's cache directory (not a tmpfs /tmp, which would
+// hold it in memory), and unlinks it at once: it lives until closed.
+func newSpool(dir string) (*os.File, error) {
+	cache := filepath.Join(dir, ".memctl", "cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return nil, err
+	}
+	fh, err := os.CreateTemp(cache, ".import-spool.tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("import spool: %w", err)
+	}
+	if err := os.Remove(fh.Name()); err != nil {
+		fh.Close()
+		return nil, fmt.Errorf("import spool: %w", err)
+	}
+	return fh, nil
 }

@@ -22,7 +22,13 @@ func newPendingCmd(f *Factory) *cobra.Command {
 		Long: `Pending lists the entries of "## Pending confirmation": candidates that read
 like instructions, that contradict an entry (both named), or that restate an
 archived entry. Keep one with memctl confirm <id>, drop it to the archive
-with memctl reject <id>.`,
+with memctl reject <id>.
+
+Pending confirmation is never injected and does not count against the core
+profile's limits; it holds at most consolidate.max_pending entries (default
+50). When it is full, candidates that would go there stay queued (held,
+"pending confirmation is full") until some are confirmed or rejected. The
+count and the cap are printed on stderr.`,
 		Example: `  memctl pending
   memctl pending --json`,
 		Args: cobra.NoArgs,
@@ -60,6 +66,11 @@ func runPending(ctx context.Context, f *Factory, opts *pendingOptions) error {
 		if len(it.See) > 0 {
 			fmt.Fprintf(f.IO.Out, "    see: %s\n", strings.Join(it.See, ", "))
 		}
+	}
+	limit := s.Config.Consolidate.MaxPending
+	fmt.Fprintf(f.IO.ErrOut, "memctl: %d awaiting confirmation, at most %d (consolidate.max_pending)\n", len(items), limit)
+	if len(items) >= limit {
+		fmt.Fprintln(f.IO.ErrOut, "memctl: pending confirmation is full: further candidates for it stay queued until you confirm or reject some")
 	}
 	return nil
 }

@@ -271,8 +271,11 @@ func reportError(w io.Writer, root *cobra.Command, err error, ctx context.Contex
 	}
 	fmt.Fprintf(w, "memctl: error: %s\n", err)
 	var hint *HintError
+	var hinter interface{ Hint() string }
 	if errors.As(err, &hint) && hint.Hint != "" {
 		fmt.Fprintf(w, "memctl: hint: %s\n", hint.Hint)
+	} else if errors.As(err, &hinter) && hinter.Hint() != "" {
+		fmt.Fprintf(w, "memctl: hint: %s\n", hinter.Hint())
 	}
 	var flagErr *FlagError
 	if errors.As(err, &flagErr) {

@@ -22,6 +22,7 @@ func demotedTopic(cat string) (slug, title string) {
 // render builds the editor from the plan and returns the changed files.
 func (p *planner) render() (map[string][]byte, error) {
 	ed := p.in.Mem.Edit()
+	ed.SetMaxBytes(p.cfg.Files.MaxBytes)
 	for _, a := range p.adds {
 		if a.target.Place == mdmem.PlaceTopic && a.title != "" {
 			ed.SetTopicTitle(a.target.Topic, a.title)
@@ -59,9 +60,10 @@ func (p *planner) render() (map[string][]byte, error) {
 	return ed.Changed()
 }
 
-// CoreSize measures the "# Core profile" section of MEMORY.md (its
-// subsections and Pending confirmation included). Tokens are estimated as
-// bytes/4.
+// CoreSize measures the "# Core profile" section of MEMORY.md: its
+// subsections without "## Pending confirmation", which is never injected
+// and so is outside volume control (consolidate.max_pending caps it).
+// Tokens are estimated as bytes/4.
 func CoreSize(d *mdmem.Doc) Size {
 	start, end := -1, len(d.Src)
 	for _, h := range d.Headings {
@@ -79,12 +81,34 @@ func CoreSize(d *mdmem.Doc) Size {
 	if start < 0 {
 		return Size{}
 	}
-	sec := d.Src[start:end]
-	lines := bytes.Count(sec, []byte("\n"))
-	if len(sec) > 0 && sec[len(sec)-1] != '\n' {
-		lines++
+	var s Size
+	measure := func(sec []byte) {
+		s.Lines += bytes.Count(sec, []byte("\n"))
+		if len(sec) > 0 && sec[len(sec)-1] != '\n' {
+			s.Lines++
+		}
+		s.Bytes += len(sec)
 	}
-	return Size{Lines: lines, Bytes: len(sec), Tokens: (len(sec) + 3) / 4}
+	// Measure the section piecewise, leaving out each Pending subsection
+	// (from its heading to the next heading of level 1 or 2).
+	at := start
+	for i, h := range d.Headings {
+		if h.Level != 2 || h.Start < start || h.Start >= end || !strings.EqualFold(h.Title, mdmem.TitlePending) {
+			continue
+		}
+		stop := end
+		for _, n := range d.Headings[i+1:] {
+			if n.Level <= 2 {
+				stop = min(n.Start, end)
+				break
+			}
+		}
+		measure(d.Src[at:h.Start])
+		at = stop
+	}
+	measure(d.Src[at:end])
+	s.Tokens = (s.Bytes + 3) / 4
+	return s
 }
 
 // value ranks core entries for demotion: lowest first. It weighs
@@ -182,7 +206,7 @@ func (p *planner) finish() (*Plan, error) {
 			break
 		}
 		if round >= 5 || !p.demote(main, plan.CoreAfter, lim) {
-			p.warn = append(p.warn, fmt.Sprintf("core profile is %s, over its limit (%d lines, %d bytes, %d tokens) with nothing left to move out: the rest is Pending confirmation or hand-written lines",
+			p.warn = append(p.warn, fmt.Sprintf("core profile is %s, over its limit (%d lines, %d bytes, %d tokens) with nothing left to move out: the rest is hand-written lines",
 				plan.CoreAfter, lim.Lines, lim.Bytes, lim.Tokens))
 			break
 		}
@@ -194,6 +218,12 @@ func (p *planner) finish() (*Plan, error) {
 		files[mdmem.StatePath] = st
 	}
 	plan.Files = files
+	plan.Pending = PendingCount{Entries: p.pendingN, Max: p.cfg.Consolidate.MaxPending}
+	for _, h := range p.holds {
+		if h.Kind == HoldPendingFull {
+			plan.Pending.Waiting++
+		}
+	}
 	plan.Ops = p.ops
 	plan.Held = p.holds
 	plan.Quarantine = p.quar

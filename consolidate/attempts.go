@@ -84,7 +84,7 @@ func readAttempts(dir string, cands []*mdmem.Candidate, logf func(string, ...any
 }
 
 // writeAttempts records this run's held candidates (the archive-limit
-// holds keep their earlier count) and forgets every other one. The file is
+// and pending-full holds keep their earlier count) and forgets every other one. The file is
 // replaced atomically; it is removed when nothing is held.
 func writeAttempts(ctx context.Context, dir string, plan *Plan, cands []*mdmem.Candidate, prev map[string]attemptRec, now time.Time) error {
 	byID := map[string]*mdmem.Candidate{}
@@ -97,7 +97,7 @@ func writeAttempts(ctx context.Context, dir string, plan *Plan, cands []*mdmem.C
 		if c == nil {
 			continue
 		}
-		if h.Kind == HoldLimit {
+		if h.Kind == HoldLimit || h.Kind == HoldPendingFull {
 			if r, ok := prev[h.Candidate]; ok {
 				f.Candidates[h.Candidate] = r
 			}

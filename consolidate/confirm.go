@@ -101,6 +101,7 @@ func resolve(ctx context.Context, s *mdmem.Store, id string, fn func(m *mdmem.Me
 		r.HandEdit = he
 	}
 	ed := m.Edit()
+	ed.SetMaxBytes(s.Config.Files.MaxBytes)
 	subject, err := fn(m, e, ed, r)
 	if err != nil {
 		return nil, err

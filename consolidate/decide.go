@@ -243,6 +243,12 @@ func (p *planner) tryDecide(d *Decision) error {
 			p.ops[len(p.ops)-1].Candidates = append(p.ops[len(p.ops)-1].Candidates, s.c.ID)
 		}
 	case OpConflict:
+		if p.pendingFull() {
+			for _, s := range cands {
+				p.hold(s.c, HoldPendingFull, PendingFullReason(p.cfg.Consolidate.MaxPending))
+			}
+			return nil
+		}
 		p.pending(cands[0].c, cands[0].ce, OpConflict, "conflicts with "+target.entry.ID+": "+mdmem.OneLine(reason), []string{target.entry.ID}, "llm")
 		for _, s := range cands[1:] {
 			foldProvenance(cands[0].ce, s.c, s.ce, true)

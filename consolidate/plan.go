@@ -34,13 +34,17 @@ const (
 	OpQuarantine OpKind = "quarantine"
 )
 
-// Why a candidate is held (Hold.Kind). Every kind but HoldLimit counts as
-// a failed attempt.
+// Why a candidate is held (Hold.Kind). Every kind but HoldLimit and
+// HoldPendingFull counts as a failed attempt.
 const (
 	HoldLLM     = "llm"     // no usable LLM decision (model error, no operation, operation rejected)
 	HoldInvalid = "invalid" // the candidate fails validation
 	HoldSecret  = "secret"  // the candidate contains a secret
 	HoldLimit   = "limit"   // this run reached its archive limit; retried next run, not counted
+	// HoldPendingFull: the candidate would go to Pending confirmation,
+	// which holds consolidate.max_pending entries already; retried next
+	// run, not counted.
+	HoldPendingFull = "pending_full"
 )
 
 // Op is one operation of a plan as reported and written to the commit.
@@ -104,8 +108,8 @@ type Input struct {
 type Hold struct {
 	Candidate string `json:"candidate"`
 	Reason    string `json:"reason"`
-	Kind      string `json:"kind"`               // HoldLLM, HoldInvalid, HoldSecret, HoldLimit
-	Attempts  int    `json:"attempts,omitempty"` // failed runs, this one included (not for HoldLimit)
+	Kind      string `json:"kind"`               // HoldLLM, HoldInvalid, HoldSecret, HoldLimit, HoldPendingFull
+	Attempts  int    `json:"attempts,omitempty"` // failed runs, this one included (not for HoldLimit, HoldPendingFull)
 }
 
 // Size is the size of the core profile.
@@ -118,6 +122,37 @@ type Size struct {
 // String formats the size as lines, bytes and estimated tokens.
 func (s Size) String() string {
 	return fmt.Sprintf("%d lines, %d bytes, ~%d tokens", s.Lines, s.Bytes, s.Tokens)
+}
+
+// PendingCount is how many entries wait in Pending confirmation, against
+// the cap consolidate.max_pending, and how many candidates stay queued
+// because it is full.
+type PendingCount struct {
+	Entries int `json:"entries"`
+	Max     int `json:"max"`
+	Waiting int `json:"waiting"` // candidates held this run because it is full
+}
+
+// String formats the count for the terminal.
+func (c PendingCount) String() string {
+	s := fmt.Sprintf("%d of at most %d (consolidate.max_pending)", c.Entries, c.Max)
+	if c.Waiting > 0 {
+		s += fmt.Sprintf("; full: %d %s in the queue, confirm or reject some (memctl pending)", c.Waiting, plural(c.Waiting, "candidate waits", "candidates wait"))
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// PendingFullReason is why a candidate stays queued while Pending
+// confirmation holds max entries.
+func PendingFullReason(max int) string {
+	return fmt.Sprintf("pending confirmation is full (%d): confirm or reject some", max)
 }
 
 // Limits of the core profile.
@@ -136,8 +171,10 @@ type Plan struct {
 	Entries    []string          `json:"entries"`              // entry ids written or changed
 	Files      map[string][]byte `json:"-"`                    // memory-relative path → new content
 	CoreBefore Size              `json:"core_before"`
-	CoreAfter  Size              `json:"core_after"`
-	Warnings   []string          `json:"warnings,omitempty"`
+	CoreAfter  Size              `json:"core_after"` // without Pending confirmation (never injected)
+	// Pending is how full Pending confirmation is after the plan.
+	Pending  PendingCount `json:"pending_confirmation"`
+	Warnings []string     `json:"warnings,omitempty"`
 }
 
 // Count returns how many operations of kind k the plan holds.
@@ -185,6 +222,7 @@ type planner struct {
 	cands    map[string]*mdmem.Candidate
 	archived int // existing entries archived
 	archCap  int
+	pendingN int // entries in Pending confirmation, planned ones included
 	ops      []Op
 	holds    []Hold
 	quar     []Hold
@@ -248,6 +286,11 @@ func newPlanner(in *Input) *planner {
 	p.today = time.Date(p.now.Year(), p.now.Month(), p.now.Day(), 0, 0, 0, 0, time.UTC)
 	p.archCap = ArchiveCap(in.Config, len(all))
 	p.batchCap = ArchiveCap(in.Config, len(in.Cands))
+	for _, e := range in.Mem.Main.Entries {
+		if e.Place == mdmem.PlacePending {
+			p.pendingN++
+		}
+	}
 	for _, e := range all {
 		if e.ID == "" || e.Place == mdmem.PlaceOther {
 			continue
@@ -346,13 +389,23 @@ func (p *planner) expire() {
 	gone := map[string]bool{}
 	keep := p.holds[:0]
 	for _, h := range p.holds {
-		if h.Kind == HoldLimit {
+		if h.Kind == HoldLimit || h.Kind == HoldPendingFull {
 			keep = append(keep, h)
 			continue
 		}
 		h.Attempts = p.in.Attempts[h.Candidate] + 1
 		c := p.cands[h.Candidate]
 		if maxN <= 0 || h.Attempts < maxN || c == nil {
+			keep = append(keep, h)
+			continue
+		}
+		if h.Kind == HoldLLM && p.pendingFull() {
+			// It would go to Pending confirmation, which is full: it stays
+			// queued, and its count stays, so it goes there once there is
+			// room.
+			h.Kind = HoldPendingFull
+			h.Reason = fmt.Sprintf("%s %d runs; %s", noDecisionNote, h.Attempts, PendingFullReason(p.cfg.Consolidate.MaxPending))
+			h.Attempts = 0
 			keep = append(keep, h)
 			continue
 		}
@@ -418,6 +471,10 @@ func (p *planner) annotateHolds(maxN int) {
 			continue
 		}
 		h, ok := n[o.Candidates[0]]
+		if ok && h.Kind == HoldPendingFull {
+			p.ops[i].Reason = h.Reason
+			continue
+		}
 		if !ok || h.Kind == HoldLimit || maxN <= 0 {
 			continue
 		}
@@ -557,14 +614,26 @@ func (p *planner) add(c *mdmem.Candidate, ce *mdmem.Entry, text, reason, by stri
 	p.ops = append(p.ops, Op{Kind: OpAdd, Entry: ce.ID, Candidates: []string{c.ID}, Text: ce.Content, Reason: reason, By: by})
 }
 
-// pending puts a candidate into Pending confirmation with why.
-func (p *planner) pending(c *mdmem.Candidate, ce *mdmem.Entry, kind OpKind, why string, see []string, by string) {
+// pendingFull reports whether Pending confirmation holds
+// consolidate.max_pending entries.
+func (p *planner) pendingFull() bool { return p.pendingN >= p.cfg.Consolidate.MaxPending }
+
+// pending puts a candidate into Pending confirmation with why; when that
+// is full, the candidate stays queued (HoldPendingFull) and pending
+// reports false.
+func (p *planner) pending(c *mdmem.Candidate, ce *mdmem.Entry, kind OpKind, why string, see []string, by string) bool {
+	if p.pendingFull() {
+		p.hold(c, HoldPendingFull, PendingFullReason(p.cfg.Consolidate.MaxPending))
+		return false
+	}
+	p.pendingN++
 	ce.ID = p.newID(ce.Category)
 	ce.See = union(ce.See, see)
 	ce.Notes = append(ce.Notes, "pending user confirmation", why)
 	p.insert(ce, mdmem.Target{Place: mdmem.PlacePending}, c.ID)
 	p.consume(c.ID)
 	p.ops = append(p.ops, Op{Kind: kind, Entry: ce.ID, Targets: see, Candidates: []string{c.ID}, Text: ce.Content, Reason: why, By: by})
+	return true
 }
 
 // archiveEntry moves an existing entry (or planned addition) to the

@@ -25,8 +25,17 @@ type Config struct {
 	Inject      InjectConfig      `toml:"inject"`
 	Consolidate ConsolidateConfig `toml:"consolidate"`
 	LLM         LLMConfig         `toml:"llm"`
+	Files       FilesConfig       `toml:"files"`
 
 	problems []ConfigProblem // mistakes found by LoadConfig, by section
+}
+
+// FilesConfig governs the size of the memory files memctl writes.
+type FilesConfig struct {
+	// MaxBytes is the size up to which memctl fills a file: a topic file
+	// continues in topics/<slug>-2.md, -3, …; MEMORY.md is refused beyond
+	// it. At most half of what memctl reads (MaxFileBytes).
+	MaxBytes int `toml:"max_bytes"`
 }
 
 // AddConfig governs the queue.
@@ -69,13 +78,14 @@ func DefaultConfig() *Config {
 		Inject:      defaultInjectConfig(),
 		Consolidate: defaultConsolidateConfig(),
 		LLM:         defaultLLMConfig(),
+		Files:       FilesConfig{MaxBytes: DefaultMaxWriteBytes},
 	}
 }
 
 // ConfigSections are the sections of config.toml. Each is read on its
 // own: a mistake in one stops only the commands that use it (Check), and
 // `memctl lint` reports them all (Problems).
-var ConfigSections = []string{"add", "git", "inject", "consolidate", "llm"}
+var ConfigSections = []string{"add", "git", "inject", "consolidate", "llm", "files"}
 
 // ConfigProblem is a mistake in config.toml. Section is the section it is
 // in; "" for a mistake outside every known section (an unknown section,
@@ -166,6 +176,8 @@ func (c *Config) section(name string) any {
 		return &c.Consolidate
 	case "llm":
 		return &c.LLM
+	case "files":
+		return &c.Files
 	}
 	return nil
 }
@@ -183,6 +195,8 @@ func (c *Config) setSection(name string, src *Config) {
 		c.Consolidate = src.Consolidate
 	case "llm":
 		c.LLM = src.LLM
+	case "files":
+		c.Files = src.Files
 	}
 }
 
@@ -323,6 +337,10 @@ func (c *Config) validateSection(name string) error {
 		return c.Inject.validate()
 	case "consolidate":
 		return c.Consolidate.validate()
+	case "files":
+		if c.Files.MaxBytes < MinWriteBytes || c.Files.MaxBytes > MaxFileBytes/2 {
+			return fmt.Errorf("files.max_bytes must be in %d..%d (16 KiB to 32 MiB)", MinWriteBytes, MaxFileBytes/2)
+		}
 	}
 	return nil
 }

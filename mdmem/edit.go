@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -21,8 +22,8 @@ type splice struct {
 type Editor struct {
 	m        *Memory
 	splices  map[string][]splice // by memory-relative path
-	created  map[string]*strings.Builder
-	titles   map[string]string // topic slug → title for new topic files
+	created  map[string]*fileBuf // new topic files, by slug
+	titles   map[string]string   // topic slug → title for new topic files
 	removed  map[*Entry]bool
 	inserted []string
 	seq      int
@@ -31,13 +32,32 @@ type Editor struct {
 	children   map[string][]string // new H1 key → its new H2 titles (one heading, not one per subsection)
 	blankAfter map[string]string   // newHeads key → blank line to add after it
 	atCount    map[string]int      // items inserted per offset, to number lists
+
+	// Splitting topic files at maxBytes (files.max_bytes).
+	maxBytes int
+	grow     map[string]int    // bytes inserted into an existing file, by path
+	items    map[string]int    // items written into a created topic file, by slug
+	last     map[string]string // topic base slug → the part that takes inserts
+	partBase map[string]string // part slug created by this edit → its base
 }
 
 // Edit starts a batch of edits on m.
 func (m *Memory) Edit() *Editor {
-	return &Editor{m: m, splices: map[string][]splice{}, created: map[string]*strings.Builder{},
+	return &Editor{m: m, splices: map[string][]splice{}, created: map[string]*fileBuf{},
 		titles: map[string]string{}, removed: map[*Entry]bool{}, newHeads: map[string]*strings.Builder{},
-		blankAfter: map[string]string{}, atCount: map[string]int{}, children: map[string][]string{}}
+		blankAfter: map[string]string{}, atCount: map[string]int{}, children: map[string][]string{}, maxBytes: DefaultMaxWriteBytes,
+		grow: map[string]int{}, items: map[string]int{}, last: map[string]string{}, partBase: map[string]string{}}
+}
+
+// SetMaxBytes sets the size up to which a topic file takes inserts
+// (files.max_bytes; n ≤ 0 keeps DefaultMaxWriteBytes). An insert that
+// would take a topic file past it goes to the topic's next part,
+// topics/<slug>-2.md, -3, …, each listed in the topic index; and Changed
+// refuses a MEMORY.md grown past it.
+func (ed *Editor) SetMaxBytes(n int) {
+	if n > 0 {
+		ed.maxBytes = n
+	}
 }
 
 func (ed *Editor) add(path string, start, end int, text string) {
@@ -79,7 +99,7 @@ func (ed *Editor) Replace(old *Entry, e *Entry) {
 
 // Move removes old and inserts e at t, carrying old's nested content.
 func (ed *Editor) Move(old *Entry, e *Entry, t Target) error {
-	if err := ed.insert(e, t, nestedOf(ed.m.Doc(old.File), old)); err != nil {
+	if _, err := ed.insert(e, t, nestedOf(ed.m.Doc(old.File), old)); err != nil {
 		return err
 	}
 	ed.Remove(old)
@@ -87,7 +107,14 @@ func (ed *Editor) Move(old *Entry, e *Entry, t Target) error {
 }
 
 // Insert adds a new entry at t.
-func (ed *Editor) Insert(e *Entry, t Target) error { return ed.insert(e, t, "") }
+func (ed *Editor) Insert(e *Entry, t Target) error {
+	_, err := ed.insert(e, t, "")
+	return err
+}
+
+// InsertAt is Insert that also returns the memory-relative path of the
+// file the entry goes to (for a topic, the part that takes it).
+func (ed *Editor) InsertAt(e *Entry, t Target) (string, error) { return ed.insert(e, t, "") }
 
 func nestedOf(doc *Doc, e *Entry) string {
 	if doc == nil || e.HeadEnd >= e.End {
@@ -113,19 +140,19 @@ func usesCRLF(src []byte) bool {
 	return i > 0 && src[i-1] == '\r'
 }
 
-func (ed *Editor) insert(e *Entry, t Target, nested string) error {
+func (ed *Editor) insert(e *Entry, t Target, nested string) (string, error) {
 	item := pendingItem{e: e, nested: nested}
 	switch t.Place {
 	case PlaceTopic:
 		if err := ValidSlug(t.Topic); err != nil {
-			return err
+			return "", err
 		}
 		ed.inserted = append(ed.inserted, e.ID)
-		return ed.insertTopic(t.Topic, item)
+		return ed.insertTopic(t.Topic, item), nil
 	case PlaceCore:
 		c, ok := CategoryByName(e.Category)
 		if !ok || !c.Core {
-			return fmt.Errorf("entry %s: category %q has no core section", e.ID, e.Category)
+			return "", fmt.Errorf("entry %s: category %q has no core section", e.ID, e.Category)
 		}
 		ed.insertMain(TitleCore, c.Heading, item)
 	case PlacePending:
@@ -133,10 +160,10 @@ func (ed *Editor) insert(e *Entry, t Target, nested string) error {
 	case PlaceArchive:
 		ed.insertMain(TitleArchive, "", item)
 	default:
-		return fmt.Errorf("cannot insert into place %q", t.Place)
+		return "", fmt.Errorf("cannot insert into place %q", t.Place)
 	}
 	ed.inserted = append(ed.inserted, e.ID)
-	return nil
+	return MainFile, nil
 }
 
 // pendingItem is an entry (or a raw line, for the topic index) to insert.
@@ -183,22 +210,27 @@ func nextMarker(marker string, n int) string {
 // is created by this edit.
 func (ed *Editor) SetTopicTitle(slug, title string) { ed.titles[slug] = OneLine(title) }
 
-func (ed *Editor) insertTopic(slug string, item pendingItem) error {
+// insertTopic appends item to topic slug, or to the part of the topic
+// that has room for it, and returns the path of that file.
+func (ed *Editor) insertTopic(slug string, item pendingItem) string {
+	text := item.text(nil, 0)
+	slug = ed.topicFile(slug, len(text))
 	doc := ed.m.Topics[slug]
 	if doc == nil {
 		b := ed.created[slug]
 		if b == nil {
-			b = &strings.Builder{}
+			b = &fileBuf{}
 			title := ed.titles[slug]
 			if title == "" {
-				title = strings.ToUpper(slug[:1]) + strings.ReplaceAll(slug[1:], "-", " ")
+				title = defaultTitle(slug)
 			}
-			fmt.Fprintf(b, "# %s\n\n", title)
+			b.add("# "+title+"\n\n", ed.maxBytes)
 			ed.created[slug] = b
 			ed.indexTopic(slug, title)
 		}
-		b.WriteString(item.text(nil, 0))
-		return nil
+		b.add(text, ed.maxBytes)
+		ed.items[slug]++
+		return TopicPath(slug)
 	}
 	at := len(doc.Src)
 	var prev *Entry
@@ -206,19 +238,132 @@ func (ed *Editor) insertTopic(slug string, item pendingItem) error {
 		prev = doc.Entries[n-1]
 		at = prev.End
 	}
-	ed.addItem(doc, at, prev, item)
-	return nil
+	ed.grow[doc.Path] += ed.addItem(doc, at, prev, item)
+	return doc.Path
 }
 
-// addItem inserts item at offset at, continuing the list of prev.
-func (ed *Editor) addItem(doc *Doc, at int, prev *Entry, item pendingItem) {
+// fileBuf is the content of a topic file the edit creates. It grows by
+// doubling, like any buffer, but never past the file's size limit unless
+// an item needs it: a full 8 MiB part holds about 8 MiB, not the 16 MiB a
+// doubling buffer would, which matters for a large import.
+type fileBuf struct{ data []byte }
+
+func (f *fileBuf) add(text string, limit int) {
+	if need := len(f.data) + len(text); need > cap(f.data) {
+		c := min(max(2*cap(f.data), 4096), limit)
+		grown := make([]byte, len(f.data), max(c, need))
+		copy(grown, f.data)
+		f.data = grown
+	}
+	f.data = append(f.data, text...)
+}
+
+func defaultTitle(slug string) string {
+	return strings.ToUpper(slug[:1]) + strings.ReplaceAll(slug[1:], "-", " ")
+}
+
+// topicFile returns the slug of the file of topic slug's chain (the topic,
+// then its parts <slug>-2, -3, …) that takes an insert of n bytes: the
+// last part, or a new part when the last one would grow past maxBytes.
+// A part of a split topic given as slug stands for its whole chain.
+func (ed *Editor) topicFile(slug string, n int) string {
+	base := ed.splitBase(slug)
+	cur, ok := ed.last[base]
+	if !ok {
+		cur = base
+		for k := 2; ; k++ {
+			s := partSlug(base, k)
+			if ed.partBase[s] == base {
+				cur = s
+				continue
+			}
+			d := ed.m.Topics[s]
+			if d == nil && ed.created[s] == nil {
+				break
+			}
+			if d != nil && isPart(d, k) {
+				cur = s
+			}
+		}
+	}
+	if ed.full(cur, n) {
+		k := 2
+		if cur != base {
+			k = partNum(cur) + 1
+		}
+		for ed.m.Topics[partSlug(base, k)] != nil || ed.created[partSlug(base, k)] != nil {
+			k++
+		}
+		next := partSlug(base, k)
+		title := ed.titles[base]
+		if d := ed.m.Topics[base]; d != nil && topicTitle(d) != "" {
+			title = topicTitle(d)
+		}
+		if title == "" {
+			title = defaultTitle(base)
+		}
+		ed.titles[next] = partTitle(title, k)
+		ed.partBase[next] = base
+		cur = next
+	}
+	ed.last[base] = cur
+	return cur
+}
+
+// splitBase returns the topic a part belongs to (slug itself if it is no
+// part).
+func (ed *Editor) splitBase(slug string) string {
+	if b := ed.partBase[slug]; b != "" {
+		return b
+	}
+	if d := ed.m.Topics[slug]; d != nil {
+		if m := partSuffix.FindStringSubmatch(slug); m != nil && isPart(d, partNum(slug)) {
+			return m[1]
+		}
+	}
+	return slug
+}
+
+// partNum is the number at the end of a part's slug.
+func partNum(slug string) int {
+	m := partSuffix.FindStringSubmatch(slug)
+	if m == nil {
+		return 1
+	}
+	k, _ := strconv.Atoi(m[2])
+	return k
+}
+
+// full reports whether n more bytes would take topic file slug past
+// maxBytes. A file this edit created and has not written an item into
+// yet always takes one item, so an item larger than the limit still lands.
+func (ed *Editor) full(slug string, n int) bool {
+	size := 0
+	if d := ed.m.Topics[slug]; d != nil {
+		size = len(d.Src) + ed.grow[d.Path]
+	} else if b := ed.created[slug]; b != nil {
+		if ed.items[slug] == 0 {
+			return false
+		}
+		size = len(b.data)
+	} else {
+		return false
+	}
+	return size+n > ed.maxBytes
+}
+
+// addItem inserts item at offset at, continuing the list of prev, and
+// returns the number of bytes inserted.
+func (ed *Editor) addItem(doc *Doc, at int, prev *Entry, item pendingItem) int {
 	key := fmt.Sprintf("%s\x00%d", doc.Path, at)
 	ed.atCount[key]++
 	text := item.text(prev, ed.atCount[key])
 	if usesCRLF(doc.Src) {
 		text = strings.ReplaceAll(text, "\n", "\r\n")
 	}
-	ed.add(doc.Path, at, at, lineStartText(doc.Src, at)+text)
+	text = lineStartText(doc.Src, at) + text
+	ed.add(doc.Path, at, at, text)
+	return len(text)
 }
 
 // lineStartText returns "\n" when an insert at off would not start a line.
@@ -491,7 +636,9 @@ func trimBlankTail(src []byte, end int) int {
 }
 
 // Changed returns the new content of every file the edit changes or creates,
-// by memory-relative path.
+// by memory-relative path. It refuses (FileTooLargeError) an edit that
+// would leave a file memctl cannot read back, or grow MEMORY.md past
+// files.max_bytes (see CheckWriteSize).
 func (ed *Editor) Changed() (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for path, sp := range ed.splices {
@@ -521,10 +668,17 @@ func (ed *Editor) Changed() (map[string][]byte, error) {
 			pos = s.end
 		}
 		b.Write(doc.Src[pos:])
+		if err := CheckWriteSize(path, doc.Src, b.Bytes(), ed.maxBytes); err != nil {
+			return nil, err
+		}
 		out[path] = b.Bytes()
 	}
 	for slug, b := range ed.created {
-		out[TopicPath(slug)] = []byte(b.String())
+		data := b.data
+		if err := CheckWriteSize(TopicPath(slug), nil, data, ed.maxBytes); err != nil {
+			return nil, err
+		}
+		out[TopicPath(slug)] = data
 	}
 	return out, ed.verify(out)
 }
@@ -533,37 +687,41 @@ func (ed *Editor) Changed() (map[string][]byte, error) {
 // exactly those expected: every entry not removed is still there once, and
 // every inserted one is there. It is the last guard against an edit that
 // would lose or duplicate a memory.
+//
+// It keeps one count per id (expected copies minus copies found) and
+// parses one changed file at a time, so a large import holds a single
+// parsed file, not all of them.
 func (ed *Editor) verify(out map[string][]byte) error {
-	want := map[string]int{}
-	for _, e := range ed.m.Entries() {
-		if !ed.removed[e] {
-			want[e.ID]++
-		}
-	}
-	for _, id := range ed.inserted {
-		want[id]++
-	}
-	got := map[string]int{}
+	n := len(ed.inserted)
 	for _, d := range ed.m.Docs() {
-		if _, changed := out[d.Path]; !changed {
-			for _, e := range d.Entries {
-				got[e.ID]++
+		n += len(d.Entries)
+	}
+	diff := make(map[string]int, n)
+	for _, d := range ed.m.Docs() {
+		_, changed := out[d.Path]
+		for _, e := range d.Entries {
+			if !ed.removed[e] {
+				diff[e.ID]++
+			}
+			if !changed {
+				diff[e.ID]--
 			}
 		}
 	}
+	for _, id := range ed.inserted {
+		diff[id]++
+	}
 	for path, data := range out {
 		for _, e := range ParseDoc(path, data).Entries {
-			got[e.ID]++
+			diff[e.ID]--
 		}
 	}
-	for id, n := range want {
-		if got[id] != n {
-			return fmt.Errorf("internal error: edit would leave %d copies of entry %q instead of %d; nothing written", got[id], id, n)
-		}
-	}
-	for id, n := range got {
-		if want[id] != n {
-			return fmt.Errorf("internal error: edit would leave %d copies of entry %q instead of %d; nothing written", n, id, want[id])
+	for id, n := range diff {
+		switch {
+		case n > 0:
+			return fmt.Errorf("internal error: edit would leave %d copies too few of entry %q; nothing written", n, id)
+		case n < 0:
+			return fmt.Errorf("internal error: edit would leave %d copies too many of entry %q; nothing written", -n, id)
 		}
 	}
 	return nil

@@ -390,7 +390,7 @@ func (s *Store) finishHandEdit(ctx context.Context, rep *HandEdit) error {
 		}
 		ne := *old
 		ne.Notes = append(append([]string(nil), old.Notes...), "removed by hand on "+day)
-		if err := ed.insert(&ne, Target{Place: PlaceArchive}, nestedOf(doc, old)); err != nil {
+		if _, err := ed.insert(&ne, Target{Place: PlaceArchive}, nestedOf(doc, old)); err != nil {
 			return err
 		}
 		rep.Restored = append(rep.Restored, id)

@@ -2,7 +2,9 @@ package mdmem
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 )
@@ -20,11 +22,31 @@ type ImportResult struct {
 // Import loads normalised candidates straight into the memory, without the
 // queue or an LLM: ids are allocated per category prefix (never reused);
 // entries of core categories without a topic go to their core section,
-// everything else to topics/<topic or category>.md, with the topic index
-// kept up to date. The whole import is one commit. It takes the lock and
+// everything else to topics/<topic or category>.md (continued in
+// topics/<topic>-2.md, … past files.max_bytes), with the topic index kept
+// up to date. The whole import is one commit. It takes the lock and
 // commits a person's uncommitted edits first.
 func (s *Store) Import(ctx context.Context, cands []*Candidate) (*ImportResult, error) {
-	if len(cands) == 0 {
+	i := 0
+	return s.ImportStream(ctx, func() (*Candidate, error) {
+		if i == len(cands) {
+			return nil, nil
+		}
+		i++
+		return cands[i-1], nil
+	})
+}
+
+// ImportStream is Import for candidates that next yields one at a time
+// (nil, nil at the end), so that a large import holds the rendered files
+// and the ids, not the candidates. An error from next aborts the import:
+// nothing is written.
+func (s *Store) ImportStream(ctx context.Context, next func() (*Candidate, error)) (*ImportResult, error) {
+	first, err := next()
+	if err != nil {
+		return nil, err
+	}
+	if first == nil {
 		return &ImportResult{Places: map[string]int{}}, nil
 	}
 	unlock, err := s.Lock(ctx)
@@ -49,8 +71,10 @@ func (s *Store) Import(ctx context.Context, cands []*Candidate) (*ImportResult, 
 	}
 	alloc := NewIDAllocator(st, mem)
 	ed := mem.Edit()
+	ed.SetMaxBytes(s.Config.Files.MaxBytes)
 	res := &ImportResult{Places: map[string]int{}, HandEdit: he}
-	for _, c := range cands {
+	titled := map[string]bool{}
+	for c := first; c != nil; {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -60,17 +84,22 @@ func (s *Store) Import(ctx context.Context, cands []*Candidate) (*ImportResult, 
 		}
 		e := c.Entry(id)
 		t := TargetFor(e, c.Topic)
-		if t.Place == PlaceTopic && c.Topic == "" {
+		if t.Place == PlaceTopic && c.Topic == "" && !titled[t.Topic] {
 			ed.SetTopicTitle(t.Topic, strings.ToUpper(t.Topic[:1])+t.Topic[1:]+" notes")
+			titled[t.Topic] = true
 		}
-		if err := ed.Insert(e, t); err != nil {
+		path, err := ed.InsertAt(e, t)
+		if err != nil {
 			return nil, err
 		}
 		res.IDs = append(res.IDs, id)
 		if t.Place == PlaceTopic {
-			res.Places[TopicPath(t.Topic)]++
+			res.Places[path]++
 		} else {
 			res.Places[string(t.Place)]++
+		}
+		if c, err = next(); err != nil {
+			return nil, err
 		}
 	}
 	files, err := ed.Changed()
@@ -90,7 +119,27 @@ func (s *Store) Import(ctx context.Context, cands []*Candidate) (*ImportResult, 
 		Op:      "import",
 		Extra:   idRangeTrailers(res.IDs),
 	}
-	if res.Commit, err = s.Write(ctx, files, msg); err != nil {
+	// Stage file by file, dropping each rendered file once it is on disk:
+	// a large import never holds its output twice.
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Abort()
+	for _, p := range res.Files {
+		old, err := ReadMemoryFile(s.Dir, p)
+		if errors.Is(err, fs.ErrNotExist) {
+			old, err = nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := tx.Put(ctx, p, old, files[p]); err != nil {
+			return nil, err
+		}
+		delete(files, p)
+	}
+	if res.Commit, err = tx.Commit(ctx, msg); err != nil {
 		return nil, err
 	}
 	return res, nil
