@@ -400,31 +400,23 @@ func (s *sim) checkQueue(snap *simSnap) {
 		if !consumed || found(snap, c.content) || s.handRemoved[norm(c.content)] {
 			continue
 		}
-		if s.holdsValue(snap, lines[0], c.content) {
+		if s.newerFound(snap, c.content, c.seq) {
 			continue
 		}
-		s.violation("value-lost", "candidate %s %q (step %d) is consumed (ledger: %s) but its text is nowhere", cid, c.content, c.step, lines[0])
+		s.violation("value-lost", "candidate %s %q (step %d) is consumed (ledger: %s) but neither its text nor a newer value of its fact is committed",
+			cid, c.content, c.step, lines[0])
 	}
 }
 
-// holdsValue says whether entry id holds the subject and numbers of text
-// (a merge that kept the same fact in other words).
-func (s *sim) holdsValue(snap *simSnap, id, text string) bool {
-	for _, e := range snap.byID[id] {
-		if subjectOf(e.Content) != subjectOf(text) {
-			continue
-		}
-		ok := true
-		for _, n := range numRE.FindAllString(text, -1) {
-			if !strings.Contains(e.Content, n) {
-				ok = false
-			}
-		}
-		if ok {
+// newerFound says whether a text of the same fact introduced after seq is
+// committed: then the value consumed at seq may have been replaced.
+func (s *sim) newerFound(snap *simSnap, text string, seq int) bool {
+	for _, v := range s.versions[factKey(text)] {
+		if v.seq > seq && found(snap, v.text) {
 			return true
 		}
 	}
-	return s.handIDs[id] || s.handDeleted[id]
+	return false
 }
 
 func (s *sim) checkImports(snap *simSnap) {

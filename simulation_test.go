@@ -27,6 +27,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +46,7 @@ var (
 	simKeep  = flag.Bool("sim.keep", false, "simulation: keep the memory directory of each seed and print its path")
 	simBin   = flag.String("sim.bin", "", "simulation: memctl binary to run (default: go build of this module)")
 	simVerb  = flag.Bool("sim.v", false, "simulation: log every step")
+	simAll   = flag.Bool("sim.explore", false, "simulation: report the first violation of each check and go on (for exploring)")
 )
 
 // simFixedSeeds are the seeds of the brief run in `make test`.
@@ -56,9 +58,12 @@ const simBriefSteps = 40
 // simFailpoints names every failpoint (MEMCTL_FAILPOINT) of memctl's write
 // path. A name the binary does not know does nothing, so a new failpoint is
 // one line here.
-var simFailpoints = []string{
-	"after-llm", "after-write", "after-commit", "mid-dequeue", // consolidate
-	"txn-staged", "txn-journaled", "txn-half-files", "txn-files", "txn-committed", // mdmem transaction
+var simFailpoints = []struct {
+	name        string
+	consolidate bool // only consolidate reaches it; else any write
+}{
+	{"after-llm", true}, {"after-write", true}, {"after-commit", true}, {"mid-dequeue", true},
+	{"txn-staged", false}, {"txn-journaled", false}, {"txn-half-files", false}, {"txn-files", false}, {"txn-committed", false},
 }
 
 // simLLMModes are the behaviours of the fake LLM for one consolidate run:
@@ -194,10 +199,12 @@ func TestSimulation(t *testing.T) {
 					t.Parallel()
 				}
 				s := newSim(t, bin, seed, kinds, modes, gated)
-				n := s.run(steps)
-				mu.Lock()
-				total += n
-				mu.Unlock()
+				defer func() {
+					mu.Lock()
+					total += min(s.step, steps)
+					mu.Unlock()
+				}()
+				s.run(steps)
 			})
 		}
 	})
@@ -210,6 +217,13 @@ func TestSimulation(t *testing.T) {
 type simCand struct {
 	content string
 	step    int
+	seq     int // order of introduction
+}
+
+// simVersion is one text of a fact, in order of introduction.
+type simVersion struct {
+	text string
+	seq  int
 }
 
 // simImport is one import batch: its contents and what its process did.
@@ -237,9 +251,12 @@ type sim struct {
 	hist   []string
 
 	// The model.
-	queued       map[string]simCand // candidate id → what was queued
-	intro        map[string]int     // normalised content → times it was introduced
-	contents     []string           // every content generated, for duplicates
+	queued       map[string]simCand      // candidate id → what was queued
+	intro        map[string]int          // normalised content → times it was introduced
+	versions     map[string][]simVersion // factKey → its texts in order of introduction
+	seq          int
+	contents     []string        // candidate texts, for repeats
+	generated    map[string]bool // every text generated
 	imports      []*simImport
 	seenSubj     map[string]string // entry id → subject word when last seen at HEAD
 	seenText     map[string]string // entry id → content when last seen at HEAD
@@ -254,9 +271,10 @@ type sim struct {
 	consumedAt   map[string]string // candidate id → commit whose trailer consumed it
 
 	// The current step.
-	stepOK           bool // a memctl write exited 0
-	stepBad          bool // a write crashed, was killed or failed
-	stepConsolidated bool // a consolidate exited 0
+	stepOK           bool            // a memctl write exited 0
+	stepBad          bool            // a write crashed, was killed or failed
+	stepConsolidated bool            // a consolidate exited 0
+	reported         map[string]bool // -sim.explore: checks already reported
 }
 
 // simPerson is the person's git identity; memctl's is memctl@localhost.
@@ -269,11 +287,11 @@ func newSim(t *testing.T, bin string, seed uint64, kinds, modes []string, gated 
 	s := &sim{
 		t: t, bin: bin, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		kinds: kinds, modes: modes, gated: gated,
-		queued: map[string]simCand{}, intro: map[string]int{},
+		queued: map[string]simCand{}, intro: map[string]int{}, versions: map[string][]simVersion{}, generated: map[string]bool{},
 		seenSubj: map[string]string{}, seenText: map[string]string{},
 		handIDs: map[string]bool{}, handDeleted: map[string]bool{}, handRemoved: map[string]bool{},
 		personFiles: map[string][]byte{}, strays: map[string]bool{}, personCommit: map[string]bool{},
-		consumedAt: map[string]string{},
+		consumedAt: map[string]string{}, reported: map[string]bool{},
 	}
 	for _, k := range kinds {
 		s.weight = append(s.weight, simStepKinds[k])
@@ -331,9 +349,8 @@ func newSim(t *testing.T, bin string, seed uint64, kinds, modes []string, gated 
 	return s
 }
 
-// run plays n steps and checks the invariants after each; it returns the
-// number of steps played.
-func (s *sim) run(n int) int {
+// run plays n steps and checks the invariants after each.
+func (s *sim) run(n int) {
 	for s.step = 1; s.step <= n; s.step++ {
 		kind := s.kinds[s.pickWeighted()]
 		s.stepOK, s.stepBad, s.stepConsolidated = false, false, false
@@ -343,11 +360,10 @@ func (s *sim) run(n int) int {
 			s.t.Logf("seed %d step %d: %s", s.seed, s.step, desc)
 		}
 		s.check(kind, s.step%10 == 0 || s.step == n)
-		if s.t.Failed() {
-			return s.step
+		if s.t.Failed() && !*simAll {
+			return
 		}
 	}
-	return n
 }
 
 func (s *sim) pickWeighted() int {
@@ -371,6 +387,15 @@ func (s *sim) violation(check, format string, args ...any) {
 	s.t.Helper()
 	if g, ok := simGated[check]; ok && !s.gated[check] {
 		s.hist = append(s.hist, fmt.Sprintf("     (gated %s, %s: %s)", check, g, fmt.Sprintf(format, args...)))
+		return
+	}
+	if *simAll {
+		if s.reported[check] {
+			return
+		}
+		s.reported[check] = true
+		s.t.Errorf("simulation violation [%s] at seed %d step %d: %s\nlast steps:\n%s", check, s.seed, s.step,
+			fmt.Sprintf(format, args...), strings.Join(s.hist[max(0, len(s.hist)-8):], "\n"))
 		return
 	}
 	from := max(0, len(s.hist)-25)
@@ -504,10 +529,26 @@ func categoryOf(subject string) string {
 	return simCategories[max(i, 0)%len(simCategories)]
 }
 
+// introduce records that text enters the system (queued, imported or
+// written by a person) and returns its sequence number.
+func (s *sim) introduce(text string) int {
+	s.intro[norm(text)]++
+	s.seq++
+	k := factKey(text)
+	s.versions[k] = append(s.versions[k], simVersion{text: text, seq: s.seq})
+	return s.seq
+}
+
+// factKey names the fact a text states: the text without its numbers, so
+// "timeout is 40 seconds" and "timeout is 45 seconds" are one fact.
+func factKey(text string) string { return numRE.ReplaceAllString(norm(text), "#") }
+
 // norm is the text equality of the model: case and spacing ignored.
 func norm(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
 
-// freshContent returns a content never generated before.
+// freshContent returns a content never generated before. Only candidate
+// texts are kept for repeats (content): an imported or hand-written text
+// queued again would hide its loss.
 func (s *sim) freshContent() string {
 	for {
 		subj := simSubjects[s.rng.IntN(len(simSubjects))]
@@ -520,8 +561,8 @@ func (s *sim) freshContent() string {
 		default:
 			c = fmt.Sprintf(simTemplates[s.rng.IntN(len(simTemplates))], subj, s.rng.IntN(9000)+1000)
 		}
-		if s.intro[norm(c)] == 0 && !slices.Contains(s.contents, c) {
-			s.contents = append(s.contents, c)
+		if s.intro[norm(c)] == 0 && !slices.Contains(s.contents, c) && !s.generated[c] {
+			s.generated[c] = true
 			return c
 		}
 	}
@@ -545,7 +586,9 @@ func (s *sim) content() string {
 			}
 		}
 	}
-	return s.freshContent()
+	c := s.freshContent()
+	s.contents = append(s.contents, c)
+	return c
 }
 
 var numRE = regexp.MustCompile(`\b[0-9]{4}\b`)
@@ -566,8 +609,7 @@ func (s *sim) noteQueued(r simResult, contents []string) string {
 		return r.String()
 	}
 	for i, id := range ids {
-		s.queued[id] = simCand{content: contents[i], step: s.step}
-		s.intro[norm(contents[i])]++
+		s.queued[id] = simCand{content: contents[i], step: s.step, seq: s.introduce(contents[i])}
 	}
 	return fmt.Sprintf("%s %q", r, contents)
 }
@@ -607,7 +649,11 @@ func (s *sim) do(kind string) string {
 		return s.indexLock()
 	case "failpoint":
 		fp := simFailpoints[s.rng.IntN(len(simFailpoints))]
-		return "MEMCTL_FAILPOINT=" + fp + ": " + s.write([]string{"MEMCTL_FAILPOINT=" + fp})
+		extra := []string{"MEMCTL_FAILPOINT=" + fp.name}
+		if fp.consolidate {
+			return "MEMCTL_FAILPOINT=" + fp.name + ": " + s.consolidate(extra, s.rng.IntN(2) == 0)
+		}
+		return "MEMCTL_FAILPOINT=" + fp.name + ": " + s.write(extra)
 	case "kill":
 		return s.kill()
 	case "concurrent":
@@ -633,7 +679,7 @@ func (s *sim) importBatch(extra []string, n int) string {
 	r := s.memctlEnv(stdin, extra, "import")
 	b.ok = r.code == 0
 	s.noteWrite(r, false)
-	return fmt.Sprintf("%s (%d lines)", r, n)
+	return fmt.Sprintf("%s (%d lines: %q)", r, n, b.contents[:min(n, 3)])
 }
 
 func (s *sim) newImport(n int) ([]byte, *simImport) {
@@ -646,7 +692,7 @@ func (s *sim) newImport(n int) ([]byte, *simImport) {
 		}
 		b.contents = append(b.contents, c)
 		lines = append(lines, candJSON(c))
-		s.intro[norm(c)]++
+		s.introduce(c)
 	}
 	s.imports = append(s.imports, b)
 	return []byte(strings.Join(lines, "\n") + "\n"), b
@@ -841,9 +887,8 @@ func (s *sim) nextID(prefix string) string {
 		ids = append(ids, e.ID)
 	}
 	for _, id := range ids {
-		var n int
 		if p, num, ok := strings.Cut(id, "-"); ok && p == prefix {
-			if _, err := fmt.Sscan(num, &n); err == nil && n > hi {
+			if n, err := strconv.Atoi(num); err == nil && n > hi {
 				hi = n
 			}
 		}
@@ -896,7 +941,7 @@ func (s *sim) handAdd() string {
 	}
 	s.save(p, out)
 	s.handIDs[id] = true
-	s.intro[norm(c)]++
+	s.introduce(c)
 	return fmt.Sprintf("person adds %s %q to %s", id, c, p)
 }
 
@@ -941,7 +986,7 @@ func (s *sim) handChange() string {
 	s.save(e.File, append(append(append([]byte{}, src[:e.Start]...), raw...), src[e.End:]...))
 	s.handIDs[e.ID] = true
 	s.handRemoved[norm(e.Content)] = true
-	s.intro[norm(c)]++
+	s.introduce(c)
 	return fmt.Sprintf("person changes %s %q → %q", e.ID, e.Content, c)
 }
 
@@ -1004,10 +1049,8 @@ func (s *sim) editorTemp() string {
 func (s *sim) personCommitStep() string {
 	var paths []string
 	for p := range s.personFiles {
-		if out, _ := s.gitErr("diff", "--quiet", "HEAD", "--", p); out == "" {
-			if _, err := s.gitErr("diff", "--quiet", "HEAD", "--", p); err != nil {
-				paths = append(paths, p)
-			}
+		if _, err := s.gitErr("diff", "--quiet", "HEAD", "--", p); err != nil {
+			paths = append(paths, p)
 		}
 	}
 	if len(paths) == 0 {
