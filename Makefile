@@ -44,10 +44,11 @@ SIM_SEED  ?= 1000
 SIM_SEEDS ?= 20
 SIM_STEPS ?= 500
 SIM_KINDS ?= all
+SIM_LLM   ?= all
 SIM_KNOWN ?= all
-soak: ## long write-path simulation: SIM_SEEDS seeds × SIM_STEPS steps from SIM_SEED (SIM_KINDS, SIM_KNOWN)
+soak: ## long write-path simulation: SIM_SEEDS seeds × SIM_STEPS steps from SIM_SEED (SIM_KINDS, SIM_LLM, SIM_KNOWN)
 	$(GO) test -count=1 -timeout 0 -run '^TestSimulation$$' . -sim.seed=$(SIM_SEED) -sim.seeds=$(SIM_SEEDS) \
-		-sim.steps=$(SIM_STEPS) -sim.kinds=$(SIM_KINDS) -sim.known=$(SIM_KNOWN) -v
+		-sim.steps=$(SIM_STEPS) -sim.kinds=$(SIM_KINDS) -sim.llm=$(SIM_LLM) -sim.known=$(SIM_KNOWN) -v
 
 demo: build ## build memctl and run it on a temporary memory
 	./testdata/bench/demo.sh ./memctl

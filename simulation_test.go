@@ -42,6 +42,7 @@ var (
 	simSeeds = flag.Int("sim.seeds", 1, "simulation: number of seeds from -sim.seed")
 	simSteps = flag.Int("sim.steps", 0, "simulation: steps per seed (0 = the brief default)")
 	simKinds = flag.String("sim.kinds", "", "simulation: comma-separated step kinds, \"all\", or \"\" for the brief set")
+	simLLM   = flag.String("sim.llm", "", "simulation: comma-separated fake LLM modes (see simLLMModes), \"all\", or \"\" for the brief set")
 	simCheck = flag.String("sim.known", "", "simulation: comma-separated gated checks to enable (see simGated), or \"all\"")
 	simKeep  = flag.Bool("sim.keep", false, "simulation: keep the memory directory of each seed and print its path")
 	simBin   = flag.String("sim.bin", "", "simulation: memctl binary to run (default: go build of this module)")
@@ -154,13 +155,23 @@ func TestSimulation(t *testing.T) {
 		for k := range simStepKinds {
 			kinds = append(kinds, k)
 		}
-		modes = simLLMModes
 	default:
 		kinds = strings.Split(*simKinds, ",")
-		modes = simLLMModes
 		for _, k := range kinds {
 			if _, ok := simStepKinds[k]; !ok {
 				t.Fatalf("-sim.kinds: unknown step kind %q", k)
+			}
+		}
+	}
+	switch *simLLM {
+	case "":
+	case "all":
+		modes = simLLMModes
+	default:
+		modes = strings.Split(*simLLM, ",")
+		for _, m := range modes {
+			if !slices.Contains(simLLMModes, m) {
+				t.Fatalf("-sim.llm: unknown fake LLM mode %q", m)
 			}
 		}
 	}
@@ -359,7 +370,7 @@ func (s *sim) run(n int) {
 		if *simVerb {
 			s.t.Logf("seed %d step %d: %s", s.seed, s.step, desc)
 		}
-		s.check(kind, s.step%10 == 0 || s.step == n)
+		s.check(s.step%10 == 0 || s.step == n)
 		if s.t.Failed() && !*simAll {
 			return
 		}
@@ -403,9 +414,13 @@ func (s *sim) violation(check, format string, args ...any) {
 	if kinds == "" {
 		kinds = strings.Join(s.kinds, ",")
 	}
-	s.t.Fatalf("simulation violation [%s] at seed %d step %d: %s\nmemory: %s\nlast steps:\n%s\nreplay: go test -count=1 -run 'TestSimulation$' . -sim.seed=%d -sim.steps=%d -sim.kinds=%s -sim.known=%s -sim.keep",
+	modes := *simLLM
+	if modes == "" {
+		modes = strings.Join(s.modes, ",")
+	}
+	s.t.Fatalf("simulation violation [%s] at seed %d step %d: %s\nmemory: %s\nlast steps:\n%s\nreplay: go test -count=1 -run 'TestSimulation$' . -sim.seed=%d -sim.steps=%d -sim.kinds=%s -sim.llm=%s -sim.known=%s -sim.keep",
 		check, s.seed, s.step, fmt.Sprintf(format, args...), s.dir, strings.Join(s.hist[from:], "\n"),
-		s.seed, s.step, kinds, *simCheck)
+		s.seed, s.step, kinds, modes, *simCheck)
 }
 
 // simResult is the outcome of one memctl process.
