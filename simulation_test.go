@@ -623,8 +623,29 @@ func (s *sim) noteQueued(r simResult, contents []string) string {
 		s.violation("add", "%s: %d ids for %d candidates\n%s", r, len(ids), len(contents), r.stderr)
 		return r.String()
 	}
-	for i, id := range ids {
-		s.queued[id] = simCand{content: contents[i], step: s.step, seq: s.introduce(contents[i])}
+	// add prints the ids sorted, not in input order: each queue file says
+	// which text it holds.
+	left := slices.Clone(contents)
+	for _, id := range ids {
+		c := contents[0]
+		if len(contents) > 1 {
+			var q struct{ Content string }
+			b, err := os.ReadFile(filepath.Join(s.dir, ".memctl", "queue", id+".json"))
+			if err == nil {
+				err = json.Unmarshal(b, &q)
+			}
+			if err != nil {
+				s.t.Fatalf("seed %d step %d: read queue file %s: %v", s.seed, s.step, id, err)
+			}
+			c = q.Content
+		}
+		i := slices.Index(left, c)
+		if i < 0 {
+			s.violation("add", "%s: queue file %s holds %q, not one of the texts given", r, id, c)
+			return r.String()
+		}
+		left = slices.Delete(left, i, i+1)
+		s.queued[id] = simCand{content: c, step: s.step, seq: s.introduce(c)}
 	}
 	return fmt.Sprintf("%s %q", r, contents)
 }
