@@ -429,20 +429,22 @@ func (s *sim) newerFound(snap *simSnap, text string, seq int) bool {
 
 func (s *sim) checkImports(snap *simSnap) {
 	for _, b := range s.imports {
+		// Texts a person changed away or deleted count neither way.
 		n := 0
 		var missing []string
 		for _, c := range b.contents {
-			if found(snap, c) || s.handRemoved[norm(c)] {
+			switch {
+			case found(snap, c):
 				n++
-			} else {
+			case !s.handRemoved[norm(c)]:
 				missing = append(missing, c)
 			}
 		}
 		switch {
-		case b.ok && n < len(b.contents):
+		case b.ok && len(missing) > 0:
 			s.violation("import-atomic", "the import of step %d exited 0 but %d of its %d entries are not committed, e.g. %q",
-				b.step, len(b.contents)-n, len(b.contents), missing[0])
-		case n > 0 && n < len(b.contents):
+				b.step, len(missing), len(b.contents), missing[0])
+		case n > 0 && len(missing) > 0:
 			s.violation("import-atomic", "the import of step %d is half committed: %d of %d entries, e.g. missing %q",
 				b.step, n, len(b.contents), missing[0])
 		}
