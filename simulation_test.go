@@ -939,9 +939,6 @@ func (s *sim) nextID(prefix string) string {
 	return mdmem.FormatID(prefix, hi+1)
 }
 
-var simPrefix = map[string]string{"preference": "pref", "constraint": "cons", "decision": "dec", "fact": "fact",
-	"lesson": "lesson", "note": "note", "incident": "inc", "todo": "todo"}
-
 func (s *sim) handAdd() string {
 	files := s.trackedMemoryFiles()
 	p := files[s.rng.IntN(len(files))]
