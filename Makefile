@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X github.com/memctl/memctl/cmd.Version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: help build install test test-short lint fmt bench fuzz demo clean
+.PHONY: help build install test test-short lint fmt bench fuzz soak demo clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-11s %s\n", $$1, $$2}'
@@ -39,6 +39,16 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test -run '^$$' -fuzz '^FuzzEdit$$' -fuzztime $(FUZZTIME) ./mdmem
 	$(GO) test -run '^$$' -fuzz '^FuzzFastPath$$' -fuzztime $(FUZZTIME) ./mdmem
 	$(GO) test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) ./consolidate
+
+SIM_SEED  ?= 1000
+SIM_SEEDS ?= 20
+SIM_STEPS ?= 500
+SIM_KINDS ?= all
+SIM_LLM   ?= all
+SIM_KNOWN ?= all
+soak: ## long write-path simulation: SIM_SEEDS seeds × SIM_STEPS steps from SIM_SEED (SIM_KINDS, SIM_LLM, SIM_KNOWN)
+	$(GO) test -count=1 -timeout 0 -run '^TestSimulation$$' . -sim.seed=$(SIM_SEED) -sim.seeds=$(SIM_SEEDS) \
+		-sim.steps=$(SIM_STEPS) -sim.kinds=$(SIM_KINDS) -sim.llm=$(SIM_LLM) -sim.known=$(SIM_KNOWN) -v
 
 demo: build ## build memctl and run it on a temporary memory
 	./testdata/bench/demo.sh ./memctl

@@ -101,6 +101,16 @@ func Parse(b []byte) ([]Step, error) {
 	return steps, sc.Err()
 }
 
+// Play replaces the rest of the script: the next request plays steps[0].
+// Tests that change the server's behaviour between runs (a simulation)
+// use it instead of starting a new server.
+func (s *Server) Play(steps []Step) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.steps = append([]Step(nil), steps...)
+	s.next = 0
+}
+
 // Calls returns how many requests arrived.
 func (s *Server) Calls() int {
 	s.mu.Lock()
@@ -242,6 +252,9 @@ const FakeSecret = "sk-fakellmLEAKED0123456789abcdef"
 //	copy-secret  adds every candidate with an API key appended (hostile)
 //	invent-id    merges every candidate into entry 999 (hostile)
 //	invent-fact  adds every candidate with a made-up date (hostile)
+//	merge-unrelated  merges each candidate into the first entry, rewriting
+//	             it with the candidate's text (hostile: an unrelated fact)
+//	huge         the add answer padded past 1 MiB (hostile)
 //	garbage      prose, no JSON
 //	truncated    a valid answer cut in half
 func Answer(mode string, items []Item) string {
@@ -287,6 +300,19 @@ func Answer(mode string, items []Item) string {
 		}
 	case "invent-fact":
 		addAll(" since 2019-03-04 according to Zorblax")
+	case "merge-unrelated":
+		if len(entries) == 0 {
+			addAll("")
+			break
+		}
+		for _, c := range cands {
+			ops = append(ops, op{Op: "merge", Target: entries[0].ID, Sources: []int{c.ID}, Text: c.Text, Reason: "same"})
+		}
+	case "huge":
+		addAll("")
+		if len(ops) > 0 {
+			ops[0].Reason = strings.Repeat("very long reasoning ", (1<<20)/20+1)
+		}
 	case "garbage":
 		return "I'm sorry, as an AI I cannot consolidate memories today."
 	default:

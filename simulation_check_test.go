@@ -1,0 +1,450 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/memctl/memctl/consolidate/fakellm"
+	"github.com/memctl/memctl/mdmem"
+)
+
+// The invariants of the simulation, checked after every step against HEAD
+// (what is committed) and the model:
+//
+//	vanished         an id once committed stays committed (any section),
+//	                 unless a person deleted it by hand
+//	id-reuse         an id keeps its fact (subject word) unless a person
+//	                 changed it; no id is committed twice (duplicate-id)
+//	exactly-once     a candidate is consumed at most once: one ledger line,
+//	                 one Memctl-Consumed trailer in all of history
+//	candidate-lost   a queued candidate is consumed, still queued, or held
+//	value-lost       a consumed candidate's text exists somewhere (live,
+//	                 pending, archive), or the entry the ledger names holds
+//	                 its subject and numbers
+//	duplicated-text  a text is live at most as often as it was introduced
+//	import-atomic    an import is all or nothing; one that exited 0 is all
+//	invented         no invented fact (Zorblax) or leaked key is committed
+//	state-regress    state.json's high-water marks never go down
+//	fsck, head       git fsck --no-dangling is clean, HEAD resolves
+//	history          HEAD only moves forward
+//	lint             memctl lint exits 0 after a successful write
+//	status           after a successful write, git status shows only the
+//	                 person's stray files
+//	person-commit    a commit authored by the person holds exactly bytes the
+//	                 person saved, in files the person edited
+//	stray-committed  no editor temp or stray file is ever committed
+//	dequeue          after a successful consolidate no consumed candidate
+//	                 is still queued
+//	stale-lock       a write with no other writer running is never "locked"
+//	no-panic         memctl never panics
+//	add              add queues every valid candidate and prints its id
+
+// simGated lists checks that reproduce findings of issue 7 still being
+// fixed: they are recorded in the step log but fail the run only when named
+// in -sim.known (or -sim.known=all). Remove an entry once its fix is merged.
+var simGated = map[string]string{}
+
+// simSnap is what HEAD holds.
+type simSnap struct {
+	entries []*mdmem.Entry
+	byID    map[string][]*mdmem.Entry
+	ledger  map[string][]string // candidate id → ledger lines' entry ids
+	state   map[string]int
+	raw     string // every memory file, concatenated
+}
+
+// gitBlobSHA is git's object id of a blob holding b.
+func gitBlobSHA(b []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(b))
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// noteWrite records the outcome of one memctl write of the current step.
+func (s *sim) noteWrite(r simResult, consolidate bool) {
+	switch r.code {
+	case 0:
+		s.stepOK = true
+		if consolidate {
+			s.stepConsolidated = true
+		}
+	case 3:
+		s.violation("stale-lock", "%s with no other writer running", r)
+	default:
+		s.stepBad = true
+	}
+}
+
+// concurrentWrites records the outcome of writers run at once: "locked" is
+// then a fair answer.
+func (s *sim) concurrentWrites(rs ...simResult) {
+	for i, r := range rs {
+		switch r.code {
+		case 0:
+			s.stepOK = true
+			if i == 0 {
+				s.stepConsolidated = true
+			}
+		case 3:
+		default:
+			s.stepBad = true
+		}
+	}
+}
+
+// snapshot reads the memory files, ledger and state of HEAD.
+func (s *sim) snapshot() *simSnap {
+	names := strings.Fields(s.git("ls-tree", "-r", "--name-only", "HEAD"))
+	var want []string
+	for _, p := range names {
+		if p == mdmem.MainFile || strings.HasPrefix(p, "topics/") || strings.HasPrefix(p, ".memctl/consumed/") || p == ".memctl/state.json" {
+			want = append(want, p)
+		}
+	}
+	c := exec.Command("git", "-C", s.dir, "cat-file", "--batch")
+	c.Env = s.env
+	var in bytes.Buffer
+	for _, p := range want {
+		fmt.Fprintf(&in, "HEAD:%s\n", p)
+	}
+	c.Stdin = &in
+	out, err := c.Output()
+	if err != nil {
+		s.t.Fatalf("git cat-file: %v", err)
+	}
+	snap := &simSnap{byID: map[string][]*mdmem.Entry{}, ledger: map[string][]string{}, state: map[string]int{}}
+	rd := bufio.NewReader(bytes.NewReader(out))
+	var raw strings.Builder
+	for _, p := range want {
+		hdr, err := rd.ReadString('\n')
+		if err != nil {
+			s.t.Fatalf("git cat-file: %v", err)
+		}
+		f := strings.Fields(hdr)
+		if len(f) != 3 {
+			s.t.Fatalf("git cat-file %s: %q", p, hdr)
+		}
+		n, _ := strconv.Atoi(f[2])
+		b := make([]byte, n+1)
+		if _, err := readFull(rd, b); err != nil {
+			s.t.Fatalf("git cat-file: %v", err)
+		}
+		b = b[:n]
+		switch {
+		case p == ".memctl/state.json":
+			var st struct {
+				LastID map[string]int `json:"last_id"`
+			}
+			if err := json.Unmarshal(b, &st); err != nil {
+				s.violation("state", "HEAD:.memctl/state.json: %v", err)
+			}
+			snap.state = st.LastID
+		case strings.HasPrefix(p, ".memctl/consumed/"):
+			for _, l := range strings.Split(string(b), "\n") {
+				if f := strings.Fields(l); len(f) >= 3 {
+					entry := ""
+					if len(f) >= 4 {
+						entry = f[3]
+					}
+					snap.ledger[f[0]] = append(snap.ledger[f[0]], entry)
+				}
+			}
+		case strings.HasSuffix(p, ".md"):
+			raw.Write(b)
+			for _, e := range mdmem.ParseDoc(p, b).Entries {
+				if e.ID == "" {
+					continue
+				}
+				snap.entries = append(snap.entries, e)
+				snap.byID[e.ID] = append(snap.byID[e.ID], e)
+			}
+		}
+	}
+	snap.raw = raw.String()
+	return snap
+}
+
+func readFull(rd *bufio.Reader, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := rd.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// check verifies every invariant after a step; full adds the slow ones.
+func (s *sim) check(full bool) {
+	out, err := s.gitErr("rev-parse", "--verify", "HEAD")
+	if err != nil {
+		s.violation("head", "HEAD does not resolve: %s", out)
+		return
+	}
+	head := strings.TrimSpace(out)
+	if head != s.head {
+		if _, err := s.gitErr("merge-base", "--is-ancestor", s.head, head); err != nil {
+			s.violation("history", "HEAD %s does not descend from %s", head, s.head)
+		}
+		s.checkCommits(s.head, head)
+		s.head = head
+	}
+	snap := s.snapshot()
+	s.checkEntries(snap)
+	s.checkQueue(snap)
+	s.checkImports(snap)
+	for p, n := range s.lastState {
+		if snap.state[p] < n {
+			s.violation("state-regress", "state.json last_id[%s] went from %d to %d", p, n, snap.state[p])
+		}
+	}
+	s.lastState = snap.state
+	settled := s.stepOK && !s.stepBad
+	if settled {
+		st := s.git("status", "--porcelain", "--untracked-files=all")
+		for _, l := range strings.Split(strings.TrimRight(st, "\n"), "\n") {
+			if l == "" {
+				continue
+			}
+			if strings.HasPrefix(l, "?? ") && s.strays[unquoteGit(l[3:])] {
+				continue
+			}
+			s.violation("status", "after a successful write, git status shows %q\n%s", l, st)
+		}
+	}
+	if settled {
+		if r := s.memctl(nil, "lint"); r.code != 0 {
+			s.violation("lint", "%s\n%s%s", r, r.stdout, r.stderr)
+		}
+	}
+	if full {
+		if out, err := s.gitErr("fsck", "--no-dangling", "--no-progress"); err != nil || strings.TrimSpace(out) != "" {
+			s.violation("fsck", "git fsck: %v\n%s", err, out)
+		}
+	}
+}
+
+// unquoteGit undoes git's C-style quoting of a path in porcelain output.
+func unquoteGit(p string) string {
+	if strings.HasPrefix(p, `"`) {
+		if u, err := strconv.Unquote(p); err == nil {
+			return u
+		}
+	}
+	return p
+}
+
+// checkCommits checks the commits from..to: who wrote what, consumed
+// candidates, stray files.
+func (s *sim) checkCommits(from, to string) {
+	log := s.git("log", "--reverse", "--format=%H%x1f%ae%x1f%B%x1e", from+".."+to)
+	for _, rec := range strings.Split(log, "\x1e") {
+		f := strings.SplitN(strings.TrimLeft(rec, "\n"), "\x1f", 3)
+		if len(f) != 3 {
+			continue
+		}
+		h, author, body := f[0], f[1], f[2]
+		diff := s.git("diff-tree", "-r", "--root", "--no-commit-id", "--no-renames", h)
+		type change struct{ blob, path string }
+		var changes []change
+		for _, l := range strings.Split(strings.TrimSpace(diff), "\n") {
+			meta, path, ok := strings.Cut(l, "\t")
+			if !ok {
+				continue
+			}
+			mf := strings.Fields(meta)
+			changes = append(changes, change{blob: mf[3], path: unquoteGit(path)})
+		}
+		stray := func(p string) bool {
+			return s.strays[p] || strings.Contains(p, ".swp") || strings.HasSuffix(p, "~") ||
+				strings.HasSuffix(p, "4913") || strings.Contains(p, "#") || strings.HasSuffix(p, ".env")
+		}
+		for _, c := range changes {
+			if stray(c.path) {
+				s.violation("stray-committed", "commit %.12s (%s) includes the stray file %s", h, author, c.path)
+			}
+		}
+		if author == simPersonEmail && !s.personCommit[h] {
+			for _, c := range changes {
+				if stray(c.path) {
+					continue // stray-committed
+				}
+				b, ok := s.personFiles[c.path]
+				if !ok {
+					s.violation("person-commit", "commit %.12s, authored by the person, changes %s, which the person did not edit\n%s",
+						h, c.path, firstLines(body, 6))
+					continue
+				}
+				if c.blob != gitBlobSHA(b) {
+					s.violation("person-commit", "commit %.12s, authored by the person, commits %s with bytes the person never saved\n%s",
+						h, c.path, firstLines(body, 6))
+				}
+			}
+		}
+		for _, l := range strings.Split(body, "\n") {
+			if cid, ok := strings.CutPrefix(l, "Memctl-Consumed: "); ok {
+				cid = strings.TrimSpace(cid)
+				if prev, dup := s.consumedAt[cid]; dup {
+					s.violation("exactly-once", "candidate %s consumed by commit %.12s and again by %.12s", cid, prev, h)
+				}
+				s.consumedAt[cid] = h
+			}
+		}
+	}
+}
+
+func firstLines(s string, n int) string {
+	l := strings.SplitN(s, "\n", n+1)
+	if len(l) > n {
+		l = l[:n]
+	}
+	return strings.Join(l, "\n")
+}
+
+// live says whether an entry is in force (not archived).
+func live(e *mdmem.Entry) bool { return e.Place != mdmem.PlaceArchive }
+
+func (s *sim) checkEntries(snap *simSnap) {
+	if strings.Contains(snap.raw, "Zorblax") || strings.Contains(snap.raw, fakellm.FakeSecret) {
+		s.violation("invented", "a fact the LLM invented, or the key it leaked, is committed")
+	}
+	for id, es := range snap.byID {
+		if len(es) > 1 {
+			var where []string
+			for _, e := range es {
+				where = append(where, fmt.Sprintf("%s:%d %q", e.File, e.Line, e.Content))
+			}
+			s.violation("duplicate-id", "%s is committed %d times: %s", id, len(es), strings.Join(where, "; "))
+		}
+		e := es[0]
+		subj := subjectOf(e.Content)
+		if old, ok := s.seenSubj[id]; ok && old != subj && !s.handIDs[id] {
+			s.violation("id-reuse", "%s was %q, now %q (%s)", id, s.seenText[id], e.Content, e.Place)
+		}
+	}
+	for id, text := range s.seenText {
+		if _, ok := snap.byID[id]; !ok && !s.handDeleted[id] {
+			s.violation("vanished", "%s %q is no longer committed anywhere (not live, not archived)", id, text)
+		}
+	}
+	for id, es := range snap.byID {
+		s.seenText[id] = es[0].Content
+		s.seenSubj[id] = subjectOf(es[0].Content)
+	}
+	count := map[string]int{}
+	for _, e := range snap.entries {
+		if live(e) {
+			count[norm(e.Content)]++
+		}
+	}
+	for t, n := range count {
+		if intro := s.intro[t]; n > max(intro, 1) {
+			s.violation("duplicated-text", "%q is live %d times but was introduced %d times", t, n, intro)
+		}
+	}
+}
+
+// found says whether a text is committed anywhere or was removed by a
+// person.
+func found(snap *simSnap, text string) bool {
+	n := norm(text)
+	for _, e := range snap.entries {
+		if norm(e.Content) == n {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *sim) checkQueue(snap *simSnap) {
+	inDir := func(dir string) map[string]bool {
+		m := map[string]bool{}
+		ents, _ := os.ReadDir(filepath.Join(s.dir, ".memctl", "queue", dir))
+		for _, e := range ents {
+			if id, ok := strings.CutSuffix(e.Name(), ".json"); ok {
+				m[id] = true
+			}
+		}
+		return m
+	}
+	queue, held := inDir(""), inDir("held")
+	for cid, lines := range snap.ledger {
+		if len(lines) > 1 {
+			s.violation("exactly-once", "candidate %s has %d ledger lines", cid, len(lines))
+		}
+	}
+	ids := slices.Sorted(func(yield func(string) bool) {
+		for id := range s.queued {
+			if !yield(id) {
+				return
+			}
+		}
+	})
+	for _, cid := range ids {
+		c := s.queued[cid]
+		lines, consumed := snap.ledger[cid]
+		if consumed && queue[cid] && s.stepConsolidated {
+			s.violation("dequeue", "candidate %s is consumed but still queued after a successful consolidate", cid)
+		}
+		if !consumed && !queue[cid] && !held[cid] {
+			s.violation("candidate-lost", "candidate %s %q (step %d) is neither consumed, queued nor held", cid, c.content, c.step)
+			continue
+		}
+		if !consumed || found(snap, c.content) || s.handRemoved[norm(c.content)] {
+			continue
+		}
+		if s.newerFound(snap, c.content, c.seq) {
+			continue
+		}
+		s.violation("value-lost", "candidate %s %q (step %d) is consumed (ledger: %s) but neither its text nor a newer value of its fact is committed",
+			cid, c.content, c.step, lines[0])
+	}
+}
+
+// newerFound says whether a text of the same fact introduced after seq is
+// committed: then the value consumed at seq may have been replaced.
+func (s *sim) newerFound(snap *simSnap, text string, seq int) bool {
+	for _, v := range s.versions[factKey(text)] {
+		if v.seq > seq && found(snap, v.text) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *sim) checkImports(snap *simSnap) {
+	for _, b := range s.imports {
+		// Texts a person changed away or deleted count neither way.
+		n := 0
+		var missing []string
+		for _, c := range b.contents {
+			switch {
+			case found(snap, c):
+				n++
+			case !s.handRemoved[norm(c)]:
+				missing = append(missing, c)
+			}
+		}
+		switch {
+		case b.ok && len(missing) > 0:
+			s.violation("import-atomic", "the import of step %d exited 0 but %d of its %d entries are not committed, e.g. %q",
+				b.step, len(missing), len(b.contents), missing[0])
+		case n > 0 && len(missing) > 0:
+			s.violation("import-atomic", "the import of step %d is half committed: %d of %d entries, e.g. missing %q",
+				b.step, n, len(b.contents), missing[0])
+		}
+	}
+}
