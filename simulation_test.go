@@ -622,7 +622,7 @@ func candJSON(content string) string {
 	return string(b)
 }
 
-var candIDRE = regexp.MustCompile(`(?m)^c[0-9]{8}T[0-9.]+-[0-9a-f]{8}$`)
+var candIDRE = regexp.MustCompile(`(?m)^c[0-9]{8}T[0-9.]+(-[0-9]{8})?-[0-9a-f]{8}$`)
 
 // noteQueued records the candidate ids add printed, in input order.
 func (s *sim) noteQueued(r simResult, contents []string) string {
