@@ -316,7 +316,7 @@ func (t *Txn) Commit(ctx context.Context, msg CommitMessage) (string, error) {
 	}
 	t.journaled = true
 	s.failpoint(FailTxnJournaled)
-	hash, err := s.applyTxn(ctx, j, true)
+	hash, err := s.applyTxn(ctx, j, true, nil)
 	if err != nil {
 		head, herr := s.Repo.HeadHash(ctx)
 		onBase := herr == nil && head == j.Base
@@ -388,10 +388,23 @@ func (s *Store) dequeue(ctx context.Context, ids []string) error {
 }
 
 // applyTxn replaces the files that do not hold their new content yet and
-// commits them on the journal's base.
-func (s *Store) applyTxn(ctx context.Context, j *txnJournal, failpoints bool) (string, error) {
+// commits them on the journal's base. Staged contents are copied into
+// place (the staged file stays until the transaction is cleaned up, so
+// recovery can still commit it). Files in keep hold a person's edit made
+// on top of the transaction: they stay as they are, and the commit takes
+// their staged content.
+func (s *Store) applyTxn(ctx context.Context, j *txnJournal, failpoints bool, keep map[string]bool) (string, error) {
 	dirs := map[string]bool{}
+	contents := map[string][]byte{}
 	for i, f := range j.Files {
+		if keep[f.Path] {
+			b, err := os.ReadFile(s.abs(filepath.Join(TxnDir, f.Staged)))
+			if err != nil {
+				return "", err
+			}
+			contents[f.Path] = b
+			continue
+		}
 		h, err := s.diskHash(f.Path)
 		if err != nil {
 			return "", err
@@ -405,15 +418,15 @@ func (s *Store) applyTxn(ctx context.Context, j *txnJournal, failpoints bool) (s
 				if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return "", err
 				}
+				dirs[filepath.Dir(p)] = true
 			} else {
 				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 					return "", err
 				}
-				if err := os.Rename(s.abs(filepath.Join(TxnDir, f.Staged)), p); err != nil {
+				if err := copyInto(ctx, s.abs(filepath.Join(TxnDir, f.Staged)), p); err != nil {
 					return "", err
 				}
 			}
-			dirs[filepath.Dir(p)] = true
 		}
 		if failpoints && i == 0 && len(j.Files) > 1 {
 			for d := range dirs {
@@ -437,8 +450,150 @@ func (s *Store) applyTxn(ctx context.Context, j *txnJournal, failpoints bool) (s
 	sort.Strings(paths)
 	return s.Repo.Commit(ctx, gitstore.CommitRequest{
 		Paths: paths, Message: j.Message, Author: j.Author, When: s.now(),
-		CheckBase: true, Base: j.Base,
+		CheckBase: true, Base: j.Base, Contents: contents,
 	})
+}
+
+// copyInto replaces dst with a copy of src (temp file, fsync, rename).
+func copyInto(ctx context.Context, src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return WriteFileAtomicFunc(ctx, dst, 0o644, func(f *os.File) error {
+		_, err := io.Copy(f, in)
+		return err
+	})
+}
+
+// recoveryPlan is what recovery (and a reader's view) makes of a
+// transaction a killed process left, HEAD being its base.
+type recoveryPlan struct {
+	forward bool            // every file can reach its new content: finish it
+	edited  []string        // files a person changed since the crash
+	onNew   map[string]bool // edited files whose edit sits on the new content
+}
+
+// planRecovery decides whether an interrupted transaction on its base can
+// be finished: every file holds its old content (and its staged new
+// content is intact), its new content, or a person's edit made on top of
+// the new content (memctl's added lines are there, its removed lines
+// gone). A person's edit made on the old content (they discarded memctl's
+// half-written bytes) means undo.
+func (s *Store) planRecovery(j *txnJournal) recoveryPlan { return planRecoveryIn(s.Dir, j) }
+
+func planRecoveryIn(dir string, j *txnJournal) recoveryPlan {
+	inTxn := func(name string) string { return filepath.Join(dir, filepath.FromSlash(TxnDir), name) }
+	rp := recoveryPlan{forward: true, onNew: map[string]bool{}}
+	for _, f := range j.Files {
+		disk, err := ReadMemoryFile(dir, f.Path)
+		exists := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			rp.forward = false
+			rp.edited = append(rp.edited, f.Path)
+			continue
+		}
+		h := contentHash(disk, exists)
+		if h == f.New {
+			continue
+		}
+		var staged []byte
+		stagedOK := f.New == ""
+		if f.New != "" {
+			b, err := os.ReadFile(inTxn(f.Staged))
+			stagedOK = err == nil && contentHash(b, true) == f.New
+			staged = b
+		}
+		if h == f.Old && stagedOK {
+			continue
+		}
+		rp.edited = append(rp.edited, f.Path)
+		if !stagedOK || f.New == "" || !exists {
+			rp.forward = false
+			continue
+		}
+		var old []byte
+		if f.Old != "" {
+			b, err := os.ReadFile(inTxn(f.Backup))
+			if err != nil || contentHash(b, true) != f.Old {
+				rp.forward = false
+				continue
+			}
+			old = b
+		}
+		if editedOnTop(f.Path, old, staged, disk) {
+			rp.onNew[f.Path] = true
+		} else {
+			rp.forward = false
+		}
+	}
+	return rp
+}
+
+// editedOnTop reports whether edited derives from new rather than old:
+// at least half of new's changes to old are still there. For memory files
+// the changes are entries: ids new added (still present), ids it removed
+// (still absent), entries it rewrote (not back to the old text). For other
+// files, non-blank lines added and removed.
+func editedOnTop(path string, old, new, edited []byte) bool {
+	changes, kept := 0, 0
+	vote := func(ok bool) {
+		changes++
+		if ok {
+			kept++
+		}
+	}
+	if strings.HasSuffix(path, ".md") {
+		ids := func(b []byte) map[string]string {
+			m := map[string]string{}
+			for _, e := range ParseDoc(path, b).Entries {
+				if e.ID != "" {
+					m[e.ID] = e.Raw
+				}
+			}
+			return m
+		}
+		o, n, e := ids(old), ids(new), ids(edited)
+		for id, raw := range n {
+			oraw, inOld := o[id]
+			eraw, inEdited := e[id]
+			switch {
+			case !inOld:
+				vote(inEdited)
+			case oraw != raw:
+				vote(!inEdited || eraw != oraw)
+			}
+		}
+		for id := range o {
+			if _, inNew := n[id]; !inNew {
+				_, inEdited := e[id]
+				vote(!inEdited)
+			}
+		}
+	} else {
+		lines := func(b []byte) map[string]bool {
+			m := map[string]bool{}
+			for _, l := range strings.Split(string(b), "\n") {
+				if strings.TrimSpace(l) != "" {
+					m[l] = true
+				}
+			}
+			return m
+		}
+		o, n, e := lines(old), lines(new), lines(edited)
+		for l := range n {
+			if !o[l] {
+				vote(e[l])
+			}
+		}
+		for l := range o {
+			if !n[l] {
+				vote(!e[l])
+			}
+		}
+	}
+	return changes > 0 && 2*kept >= changes
 }
 
 // rollbackTxn puts back every file that holds the transaction's new
@@ -515,19 +670,12 @@ func (s *Store) recoverTxn(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer unlockApply()
-	var edited []string
-	for _, f := range j.Files {
-		h, err := s.diskHash(f.Path)
-		if err != nil {
-			return "", err
-		}
-		staged := f.New == "" || fileExists(s.abs(filepath.Join(TxnDir, f.Staged)))
-		if h != f.New && (h != f.Old || !staged) {
-			edited = append(edited, f.Path)
-		}
+	var rp recoveryPlan
+	if head == j.Base {
+		rp = s.planRecovery(j)
 	}
-	if head == j.Base && len(edited) == 0 {
-		hash, err := s.applyTxn(ctx, j, false)
+	if head == j.Base && rp.forward {
+		hash, err := s.applyTxn(ctx, j, false, rp.onNew)
 		if err != nil {
 			return "", fmt.Errorf("finish an interrupted write (%q): %w", subject, err)
 		}
@@ -535,11 +683,16 @@ func (s *Store) recoverTxn(ctx context.Context) (string, error) {
 		if err := s.dequeue(ctx, j.Dequeue); err != nil {
 			return "", err
 		}
-		if hash == "" {
-			return fmt.Sprintf("an interrupted write (%q) changed nothing; dropped it", subject), nil
+		kept := ""
+		if len(rp.edited) > 0 {
+			kept = "; edits made on top of it since (" + strings.Join(rp.edited, ", ") + ") are kept, to be committed as a hand edit"
 		}
-		return fmt.Sprintf("finished an interrupted write: %q (commit %.12s)", subject, hash), nil
+		if hash == "" {
+			return fmt.Sprintf("an interrupted write (%q) changed nothing; dropped it%s", subject, kept), nil
+		}
+		return fmt.Sprintf("finished an interrupted write: %q (commit %.12s)%s", subject, hash, kept), nil
 	}
+	edited := rp.edited
 	if err := s.rollbackTxn(ctx, j, head == j.Base); err != nil {
 		return "", fmt.Errorf("undo an interrupted write (%q): %w", subject, err)
 	}
@@ -765,22 +918,37 @@ func OpenReadView(dir string) (*ReadView, error) {
 	if err != nil || j == nil {
 		return v, nil // an unreadable journal is never applied: the disk is the state
 	}
+	// The state the next writer will most likely reach: the whole new
+	// state when the transaction can be finished, else the old one.
+	forward := planRecoveryIn(dir, j).forward
+	inTxn := func(name string) string { return filepath.Join(dir, filepath.FromSlash(TxnDir), name) }
 	for _, f := range j.Files {
 		b, err := ReadMemoryFile(dir, f.Path)
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if contentHash(b, exists) != f.New || f.New == f.Old {
-			continue
-		}
+		h := contentHash(b, exists)
 		of := &overlayFile{}
-		if f.Old != "" {
-			old, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(TxnDir), f.Backup))
-			if err != nil {
-				continue
+		switch {
+		case forward && h == f.Old && h != f.New:
+			if f.New != "" {
+				nb, err := os.ReadFile(inTxn(f.Staged))
+				if err != nil {
+					continue
+				}
+				of.data, of.exists = nb, true
 			}
-			of.data, of.exists = old, true
+		case !forward && h == f.New && h != f.Old:
+			if f.Old != "" {
+				ob, err := os.ReadFile(inTxn(f.Backup))
+				if err != nil {
+					continue
+				}
+				of.data, of.exists = ob, true
+			}
+		default:
+			continue
 		}
 		if v.overlay == nil {
 			v.overlay = map[string]*overlayFile{}

@@ -192,16 +192,58 @@ func TestFinding14_ReadersNeverSeeAHalfAppliedWrite(t *testing.T) {
 	if got := readOrAbsent(t, s, MainFile); got != string(crashFiles[MainFile]) {
 		t.Fatalf("test premise: MEMORY.md on disk = %q", got)
 	}
+	// The write can be finished: readers see the whole new state.
 	m, err := Load(context.Background(), s.Dir)
 	must(t, err)
-	if string(m.Main.Src) != string(before.Main.Src) || len(m.Topics) != 0 {
-		t.Errorf("reader saw %q and %d topics, want the committed state", m.Main.Src, len(m.Topics))
+	if string(m.Main.Src) != string(crashFiles[MainFile]) || len(m.Topics) != 1 || string(m.Topics["a"].Src) != string(crashFiles["topics/a.md"]) {
+		t.Errorf("reader saw %q and %d topics, want the whole new state", m.Main.Src, len(m.Topics))
 	}
 	v, err := OpenReadView(s.Dir)
 	must(t, err)
-	defer v.Close()
 	if !v.Overlaid() {
 		t.Error("the view does not report the half-applied write")
+	}
+	v.Close()
+	// A person discards MEMORY.md's half-written bytes and edits the topic
+	// file: the write will be undone, readers see the whole old state.
+	gitOut(t, s.Dir, "checkout", "--", MainFile)
+	must(t, os.WriteFile(s.abs("topics/a.md"), []byte("# A\n- [fact-077] the person's own\n"), 0o644))
+	m, err = Load(context.Background(), s.Dir)
+	must(t, err)
+	if string(m.Main.Src) != string(before.Main.Src) || string(m.Topics["a"].Src) != "# A\n- [fact-077] the person's own\n" {
+		t.Errorf("reader saw %q, %q", m.Main.Src, m.Topics["a"].Src)
+	}
+}
+
+// TestFinding2_EditOnTopOfAHalfWriteKeepsItWhole: a person edits a file
+// holding a killed import's output (on top of it): the import lands whole
+// as memctl's commit, the person's change as their own commit after it.
+func TestFinding2_EditOnTopOfAHalfWriteKeepsItWhole(t *testing.T) {
+	s := newStore(t)
+	if !crashingWrite(t, s, FailTxnHalfFiles, crashFiles) {
+		t.Fatal("no crash")
+	}
+	edited := strings.Replace(string(crashFiles[MainFile]), "Crash test decision", "Crash test decision, edited by hand", 1) + "- [dec-050] The person's own decision\n"
+	must(t, os.WriteFile(s.abs(MainFile), []byte(edited), 0o644))
+	rec := lockAndRecover(t, s)
+	if len(rec) != 1 || !strings.Contains(rec[0], "finished an interrupted write") || !strings.Contains(rec[0], "are kept") {
+		t.Fatalf("recovered: %q", rec)
+	}
+	if got := gitOut(t, s.Dir, "show", "HEAD:"+MainFile); got+"\n" != string(crashFiles[MainFile]) {
+		t.Errorf("memctl's commit holds MEMORY.md %q", got)
+	}
+	if got := gitOut(t, s.Dir, "show", "HEAD:topics/a.md"); got+"\n" != string(crashFiles["topics/a.md"]) {
+		t.Errorf("memctl's commit holds topics/a.md %q", got)
+	}
+	if got := readOrAbsent(t, s, MainFile); got != edited {
+		t.Errorf("the person's edit was lost: %q", got)
+	}
+	he := commitHandEdits(t, s)
+	if he.Commit == "" {
+		t.Fatal("the person's edit was not committed")
+	}
+	if diff := gitOut(t, s.Dir, "show", "--format=", "HEAD"); !strings.Contains(diff, "+- [dec-050] The person's own decision") || strings.Contains(diff, "+# Core profile") {
+		t.Errorf("hand-edit commit:\n%s", diff)
 	}
 }
 

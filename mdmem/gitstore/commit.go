@@ -35,6 +35,11 @@ type CommitRequest struct {
 	// lands on top of commits it has not seen.
 	CheckBase bool
 	Base      string
+	// Contents, by path of Paths, commits these bytes instead of the
+	// worktree's (which stays as it is, and shows as modified): a write
+	// whose file a person edited on top of it is committed as planned,
+	// the person's bytes then as their own commit.
+	Contents map[string][]byte
 }
 
 // commitLockWait is how long Commit waits for memctl.lock when the caller
@@ -109,6 +114,29 @@ func (r *Repo) lstatInRepo(treePath string) (fi os.FileInfo, missing bool, err e
 	return nil, true, nil
 }
 
+// readWhole reads a worktree file; *fi is cleared when the file was
+// replaced or modified while it was read (the index must then not vouch
+// for its stat data).
+func readWhole(full string, fi *os.FileInfo) ([]byte, error) {
+	f, err := os.Open(full)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	after, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !os.SameFile(*fi, after) || after.Size() != int64(len(data)) || !after.ModTime().Equal((*fi).ModTime()) {
+		*fi = nil
+	}
+	return data, nil
+}
+
 // worktreeFile is the committed state of one path.
 type worktreeFile struct {
 	treePath string
@@ -119,11 +147,16 @@ type worktreeFile struct {
 	fi       os.FileInfo
 }
 
-// readWorktree reads a file for committing, normalised like git would.
-func (r *Repo) readWorktree(o *objStore, ar *attrResolver, headTree plumbing.Hash, treePath string) (*worktreeFile, error) {
+// readWorktree reads a file for committing, normalised like git would;
+// override, when not nil, stands for the worktree content (and the index
+// then has no stat data for it).
+func (r *Repo) readWorktree(o *objStore, ar *attrResolver, headTree plumbing.Hash, treePath string, override []byte) (*worktreeFile, error) {
 	fi, missing, err := r.lstatInRepo(treePath)
 	if err != nil {
 		return nil, err
+	}
+	if override != nil {
+		fi, missing = nil, false
 	}
 	wf := &worktreeFile{treePath: treePath, missing: missing}
 	if missing {
@@ -134,21 +167,12 @@ func (r *Repo) readWorktree(o *objStore, ar *attrResolver, headTree plumbing.Has
 		return nil, err
 	}
 	full := filepath.Join(r.root, filepath.FromSlash(treePath))
-	f, err := os.Open(full)
-	if err != nil {
-		return nil, err
+	var data []byte
+	if override != nil {
+		data = override
+	} else {
+		data, err = readWhole(full, &fi)
 	}
-	data, err := io.ReadAll(f)
-	if err == nil {
-		var after os.FileInfo
-		after, err = f.Stat()
-		if err == nil && (!os.SameFile(fi, after) || after.Size() != int64(len(data)) || !after.ModTime().Equal(fi.ModTime())) {
-			// replaced or modified while we read: keep what we read but
-			// do not let the index vouch for the file's stat data.
-			fi = nil
-		}
-	}
-	f.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -222,10 +246,14 @@ func (r *Repo) Commit(ctx context.Context, req CommitRequest) (hash string, err 
 	}
 	treePaths := make([]string, 0, len(req.Paths))
 	seen := map[string]bool{}
+	overrides := map[string][]byte{}
 	for _, p := range req.Paths {
 		tp, err := r.validatePath(p)
 		if err != nil {
 			return "", err
+		}
+		if data, ok := req.Contents[p]; ok {
+			overrides[tp] = data
 		}
 		if !seen[tp] {
 			seen[tp] = true
@@ -235,13 +263,13 @@ func (r *Repo) Commit(ctx context.Context, req CommitRequest) (hash string, err 
 	sort.Strings(treePaths)
 	err = r.withLock(ctx, commitLockWait, func() error {
 		var err error
-		hash, err = r.commitLocked(ctx, req, treePaths)
+		hash, err = r.commitLocked(ctx, req, treePaths, overrides)
 		return err
 	})
 	return hash, err
 }
 
-func (r *Repo) commitLocked(ctx context.Context, req CommitRequest, treePaths []string) (string, error) {
+func (r *Repo) commitLocked(ctx context.Context, req CommitRequest, treePaths []string, overrides map[string][]byte) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -272,7 +300,7 @@ func (r *Repo) commitLocked(ctx context.Context, req CommitRequest, treePaths []
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
-		wf, err := r.readWorktree(o, ar, oldTree, tp)
+		wf, err := r.readWorktree(o, ar, oldTree, tp, overrides[tp])
 		if err != nil {
 			return "", err
 		}
@@ -452,7 +480,7 @@ func (r *Repo) indexFromTree(o *objStore, tree plumbing.Hash) (*indexFile, error
 			}
 			ie := &idxEntry{name: p, hash: e.hash, mode: m}
 			if e.mode == modeBlob || e.mode == modeExec {
-				if wf, err := r.readWorktree(o, ar, tree, p); err == nil && !wf.missing && wf.hash == e.hash && wf.fi != nil {
+				if wf, err := r.readWorktree(o, ar, tree, p, nil); err == nil && !wf.missing && wf.hash == e.hash && wf.fi != nil {
 					fillStat(ie, wf.fi)
 				}
 			}

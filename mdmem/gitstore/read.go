@@ -202,7 +202,7 @@ func (r *Repo) Changed(ctx context.Context, paths []string, dirs []string) ([]st
 		case ix != nil && statClean(ix.find(tp), fi, ixTime, he):
 			changed = false
 		default:
-			wf, err := r.readWorktree(o, ar, tree, tp)
+			wf, err := r.readWorktree(o, ar, tree, tp, nil)
 			if err != nil {
 				return nil, err
 			}
