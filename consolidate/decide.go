@@ -199,6 +199,15 @@ func (p *planner) tryDecide(d *Decision) error {
 		if err := p.checkText(d.Text, texts); err != nil {
 			return err
 		}
+		// A rewrite never drops a candidate's value: the newer text's
+		// names and numbers must survive into the merged or summary text.
+		if d.Op == OpMerge || d.Op == OpCompress || d.Op == OpSupersede || d.Op == OpAdd {
+			for _, s := range cands {
+				if lost := inventedFacts(s.ce.Content, []string{d.Text}); len(lost) > 0 {
+					return fmt.Errorf("its text drops %s of candidate %s", strings.Join(lost, ", "), s.c.ID)
+				}
+			}
+		}
 	}
 	needTarget := d.Op == OpMerge || d.Op == OpSupersede || d.Op == OpConflict || d.Op == OpNoop || d.Op == OpArchive
 	if needTarget && target == nil {

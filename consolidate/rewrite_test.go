@@ -1,0 +1,60 @@
+package consolidate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/memctl/memctl/consolidate/fakellm"
+	"github.com/memctl/memctl/mdmem"
+)
+
+// TestRewriteNeverDropsACandidatesValue (found by the simulation): a
+// compress or merge whose text leaves out a candidate's names or numbers
+// is rejected; the candidates stay queued, nothing is lost.
+func TestRewriteNeverDropsACandidatesValue(t *testing.T) {
+	for _, op := range []string{"compress", "merge"} {
+		t.Run(op, func(t *testing.T) {
+			dir := newRepo(t, ambiguousMemory(), "")
+			cs := []*mdmem.Candidate{
+				cand("Backups of the Alpha database are kept for 30 days", "fact", testNow),
+				cand("Backups of the Beta database are kept for 60 days", "fact", testNow),
+				cand("Backups of the Gamma database are kept for 90 days", "fact", testNow),
+			}
+			enqueue(t, dir, cs...)
+			comp := completerFunc(func(ctx context.Context, r Request) (Response, error) {
+				var cands []int
+				target, text := 0, ""
+				for _, it := range fakellm.ParseItems(r.User) {
+					if it.Kind == "candidate" {
+						cands = append(cands, it.ID)
+						if text == "" {
+							text = it.Text
+						}
+					} else if target == 0 {
+						target = it.ID
+					}
+				}
+				ids := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(cands)), ","), "[]")
+				if len(cands) < 2 {
+					t.Errorf("test premise: %d candidates in one request", len(cands))
+				}
+				if op == "merge" {
+					return Response{Text: fmt.Sprintf(`{"operations":[{"op":"merge","target":%d,"sources":[%s],"text":%q,"category":"","reason":"same"}]}`, target, ids, text)}, nil
+				}
+				return Response{Text: fmt.Sprintf(`{"operations":[{"op":"compress","target":0,"sources":[%s],"text":%q,"category":"","reason":"same"}]}`, ids, text)}, nil
+			})
+			rep := run(t, dir, Options{Completer: comp})
+			if rep.Summary.Compressed+rep.Summary.Merged != 0 {
+				t.Fatalf("a lossy %s was applied: %+v", op, rep.Summary)
+			}
+			if q := queued(t, dir); len(q) != len(cs) {
+				t.Fatalf("queue %v", q)
+			}
+			if why := FormatOp(rep.Plan.Ops[0]); !strings.Contains(why, "drops") {
+				t.Errorf("reason %q", why)
+			}
+		})
+	}
+}
