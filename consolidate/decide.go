@@ -213,6 +213,23 @@ func (p *planner) tryDecide(d *Decision) error {
 	if needTarget && target == nil {
 		return fmt.Errorf("needs a target entry")
 	}
+	// A merge says the texts are one fact: the entry keeps its value, and
+	// no candidate's value is folded away (an update is a supersede, which
+	// archives the old value).
+	if (d.Op == OpMerge || d.Op == OpNoop) && target != nil {
+		merged := target.entry.Content
+		if d.Text != "" {
+			merged = d.Text
+			if lost := inventedFacts(target.entry.Content, []string{d.Text}); len(lost) > 0 {
+				return fmt.Errorf("its text drops %s of entry %s (an update is a supersede)", strings.Join(lost, ", "), target.entry.ID)
+			}
+		}
+		for _, s := range cands {
+			if lost := inventedFacts(s.ce.Content, []string{merged}); len(lost) > 0 {
+				return fmt.Errorf("merging would drop %s of candidate %s (not a duplicate of %s)", strings.Join(lost, ", "), s.c.ID, target.entry.ID)
+			}
+		}
+	}
 	if d.Op != OpArchive && len(cands) == 0 {
 		return fmt.Errorf("consumes no candidate")
 	}

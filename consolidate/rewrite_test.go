@@ -14,7 +14,7 @@ import (
 // compress or merge whose text leaves out a candidate's names or numbers
 // is rejected; the candidates stay queued, nothing is lost.
 func TestRewriteNeverDropsACandidatesValue(t *testing.T) {
-	for _, op := range []string{"compress", "merge"} {
+	for _, op := range []string{"compress", "merge", "merge-unrelated"} {
 		t.Run(op, func(t *testing.T) {
 			dir := newRepo(t, ambiguousMemory(), "")
 			cs := []*mdmem.Candidate{
@@ -40,6 +40,10 @@ func TestRewriteNeverDropsACandidatesValue(t *testing.T) {
 				if len(cands) < 2 {
 					t.Errorf("test premise: %d candidates in one request", len(cands))
 				}
+				if op == "merge-unrelated" {
+					// folds the candidates into an unrelated entry, keeping its text
+					return Response{Text: fmt.Sprintf(`{"operations":[{"op":"merge","target":%d,"sources":[%s],"text":"","category":"","reason":"same"}]}`, target, ids)}, nil
+				}
 				if op == "merge" {
 					return Response{Text: fmt.Sprintf(`{"operations":[{"op":"merge","target":%d,"sources":[%s],"text":%q,"category":"","reason":"same"}]}`, target, ids, text)}, nil
 				}
@@ -52,7 +56,7 @@ func TestRewriteNeverDropsACandidatesValue(t *testing.T) {
 			if q := queued(t, dir); len(q) != len(cs) {
 				t.Fatalf("queue %v", q)
 			}
-			if why := FormatOp(rep.Plan.Ops[0]); !strings.Contains(why, "drops") {
+			if why := FormatOp(rep.Plan.Ops[0]); !strings.Contains(why, "drop") {
 				t.Errorf("reason %q", why)
 			}
 		})
