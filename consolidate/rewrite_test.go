@@ -16,11 +16,11 @@ import (
 func TestRewriteNeverDropsACandidatesValue(t *testing.T) {
 	for _, op := range []string{"compress", "merge", "merge-unrelated"} {
 		t.Run(op, func(t *testing.T) {
-			dir := newRepo(t, ambiguousMemory(), "")
+			dir := newRepo(t, "# Core profile\n\n## Key decisions\n- [dec-001] Backups of the Delta database are kept for 7 days (user · 2026-01-01)\n\n# Archive\n", "")
 			cs := []*mdmem.Candidate{
-				cand("Backups of the Alpha database are kept for 30 days", "fact", testNow),
-				cand("Backups of the Beta database are kept for 60 days", "fact", testNow),
-				cand("Backups of the Gamma database are kept for 90 days", "fact", testNow),
+				cand("Backups of the Alpha database are kept for 30 days", "decision", testNow),
+				cand("Backups of the Beta database are kept for 60 days", "decision", testNow),
+				cand("Backups of the Gamma database are kept for 90 days", "decision", testNow),
 			}
 			enqueue(t, dir, cs...)
 			comp := completerFunc(func(ctx context.Context, r Request) (Response, error) {
@@ -37,8 +37,8 @@ func TestRewriteNeverDropsACandidatesValue(t *testing.T) {
 					}
 				}
 				ids := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(cands)), ","), "[]")
-				if len(cands) < 2 {
-					t.Errorf("test premise: %d candidates in one request", len(cands))
+				if len(cands) < 2 || target == 0 {
+					t.Errorf("test premise: %d candidates and entry %d in one request", len(cands), target)
 				}
 				if op == "merge-unrelated" {
 					// folds the candidates into an unrelated entry, keeping its text
