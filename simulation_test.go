@@ -97,24 +97,17 @@ var simStepKinds = map[string]int{
 	"concurrent":      3,
 }
 
-// simBriefKinds is the default set of step kinds, the ones the current code
-// passes. Kinds left out reproduce open findings of issue 7; add them back as
-// they are fixed (the report of the simulation lists them).
+// simBriefKinds is the default set of step kinds: all of them.
 var simBriefKinds = []string{
 	"add", "add-batch", "import", "consolidate", "consolidate-llm", "confirm", "reject",
 	"hand-add", "hand-change", "hand-delete", "editor-temp", "person-commit", "person-checkout",
-	"concurrent",
-	// "index-lock", "failpoint", "kill": issue 7 findings 1 and 2 (a stale
-	// journal reverts later commits and consumes its candidates again; after
-	// a killed write and a person's edit, memctl's half-written files are
-	// committed as the person's hand edit)
+	"concurrent", "index-lock", "failpoint", "kill",
 }
 
-// simBriefLLMModes are the fake LLM modes of the brief run. Left out:
-// "compress" and "merge-unrelated" (memctl accepts a compress or merge text
-// that drops a source's fact: value-lost), "timeout" (slow).
+// simBriefLLMModes are the fake LLM modes of the brief run: all but
+// "timeout" (slow: every call outlives llm.timeout).
 var simBriefLLMModes = []string{
-	"add", "archive-all", "copy-secret", "invent-id", "invent-fact", "garbage", "truncated", "huge", "status500",
+	"add", "compress", "archive-all", "copy-secret", "invent-id", "invent-fact", "garbage", "truncated", "huge", "status500", "merge-unrelated",
 }
 
 var simBuild struct {
