@@ -189,7 +189,7 @@ func (t *Txn) Put(ctx context.Context, rel string, basedOn, data []byte) error {
 	if strings.HasPrefix(rel, ".memctl/cache/") || strings.HasPrefix(rel, QueueDir+"/") || rel == QueueDir {
 		return fmt.Errorf("refusing to commit %s: it is memctl's git-ignored working data", rel)
 	}
-	if data != nil && len(data) > MaxFileBytes {
+	if len(data) > MaxFileBytes {
 		return fmt.Errorf("refusing to write %s: %d bytes is over memctl's read limit of %d bytes", rel, len(data), MaxFileBytes)
 	}
 	f := t.byPath[rel]
@@ -712,11 +712,6 @@ func shortHash(h string) string {
 		return h[:12]
 	}
 	return h
-}
-
-func fileExists(p string) bool {
-	fi, err := os.Lstat(p)
-	return err == nil && fi.Mode().IsRegular()
 }
 
 // diskHash hashes a memory file as it is on disk ("" if absent).
