@@ -532,17 +532,18 @@ func planRecoveryIn(dir string, j *txnJournal) recoveryPlan {
 }
 
 // editedOnTop reports whether edited derives from new rather than old:
-// at least half of new's changes to old are still there. For memory files
+// more than half of new's changes to old are still there. For memory files
 // the changes are entries: ids new added (still present), ids it removed
 // (still absent), entries it rewrote (not back to the old text). For other
 // files, non-blank lines added and removed.
 func editedOnTop(path string, old, new, edited []byte) bool {
+	// Votes in halves: 2 = the change is there as memctl made it, 1 = an
+	// entry memctl added is there with other text (a person may have
+	// edited it, or used the same id for their own entry).
 	changes, kept := 0, 0
-	vote := func(ok bool) {
-		changes++
-		if ok {
-			kept++
-		}
+	vote := func(v int) {
+		changes += 2
+		kept += v
 	}
 	if strings.HasSuffix(path, ".md") {
 		ids := func(b []byte) map[string]string {
@@ -559,16 +560,25 @@ func editedOnTop(path string, old, new, edited []byte) bool {
 			oraw, inOld := o[id]
 			eraw, inEdited := e[id]
 			switch {
+			case !inOld && inEdited && eraw == raw:
+				vote(2)
+			case !inOld && inEdited:
+				vote(1)
 			case !inOld:
-				vote(inEdited)
+				vote(0)
+			case oraw != raw && (!inEdited || eraw != oraw):
+				vote(2)
 			case oraw != raw:
-				vote(!inEdited || eraw != oraw)
+				vote(0)
 			}
 		}
 		for id := range o {
 			if _, inNew := n[id]; !inNew {
-				_, inEdited := e[id]
-				vote(!inEdited)
+				if _, inEdited := e[id]; inEdited {
+					vote(0)
+				} else {
+					vote(2)
+				}
 			}
 		}
 	} else {
@@ -584,16 +594,25 @@ func editedOnTop(path string, old, new, edited []byte) bool {
 		o, n, e := lines(old), lines(new), lines(edited)
 		for l := range n {
 			if !o[l] {
-				vote(e[l])
+				vote(2 * boolInt(e[l]))
 			}
 		}
 		for l := range o {
 			if !n[l] {
-				vote(!e[l])
+				vote(2 * boolInt(!e[l]))
 			}
 		}
 	}
-	return changes > 0 && 2*kept >= changes
+	// More than half of memctl's changes are there: the edit was made on
+	// top of them.
+	return changes > 0 && 2*kept > changes
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // rollbackTxn puts back every file that holds the transaction's new

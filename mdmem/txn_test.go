@@ -223,7 +223,7 @@ func TestFinding2_EditOnTopOfAHalfWriteKeepsItWhole(t *testing.T) {
 	if !crashingWrite(t, s, FailTxnHalfFiles, crashFiles) {
 		t.Fatal("no crash")
 	}
-	edited := strings.Replace(string(crashFiles[MainFile]), "Crash test decision", "Crash test decision, edited by hand", 1) + "- [dec-050] The person's own decision\n"
+	edited := strings.Replace(string(crashFiles[MainFile]), "## Key decisions", "## Key decisions\n- [dec-050] The person's own decision", 1)
 	must(t, os.WriteFile(s.abs(MainFile), []byte(edited), 0o644))
 	rec := lockAndRecover(t, s)
 	if len(rec) != 1 || !strings.Contains(rec[0], "finished an interrupted write") || !strings.Contains(rec[0], "are kept") {
@@ -244,6 +244,30 @@ func TestFinding2_EditOnTopOfAHalfWriteKeepsItWhole(t *testing.T) {
 	}
 	if diff := gitOut(t, s.Dir, "show", "--format=", "HEAD"); !strings.Contains(diff, "+- [dec-050] The person's own decision") || strings.Contains(diff, "+# Core profile") {
 		t.Errorf("hand-edit commit:\n%s", diff)
+	}
+}
+
+// TestEditedOnTop: which side of an interrupted write a person's edit was
+// made on (found by the simulation: a person's new entry that happens to
+// take the id the write had allocated is not a sign of editing on top).
+func TestEditedOnTop(t *testing.T) {
+	old := "# A\n- [a-001] one\n- [a-002] two\n"
+	new := "# A\n- [a-001] one\n- [a-002] two\n- [a-003] memctl's three\n- [a-004] memctl's four\n"
+	tests := []struct {
+		name, edited string
+		want         bool
+	}{
+		{"on new, a line added", new + "- [a-009] the person's\n", true},
+		{"on new, an unrelated entry changed", strings.Replace(new, "one", "ONE", 1), true},
+		{"on old, a line added", old + "- [a-009] the person's\n", false},
+		{"on old, same id as memctl's first", old + "- [a-003] the person's own three\n", false},
+		{"on new, one of memctl's entries edited", strings.Replace(new, "memctl's three", "edited three", 1), true},
+		{"on new, both of memctl's entries edited", strings.Replace(strings.Replace(new, "memctl's three", "x", 1), "memctl's four", "y", 1), false},
+	}
+	for _, tc := range tests {
+		if got := editedOnTop("topics/a.md", []byte(old), []byte(new), []byte(tc.edited)); got != tc.want {
+			t.Errorf("%s: editedOnTop = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
 
