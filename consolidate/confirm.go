@@ -89,6 +89,9 @@ func resolve(ctx context.Context, s *mdmem.Store, id string, fn func(m *mdmem.Me
 	if err != nil {
 		return nil, err
 	}
+	if err := m.CheckUniqueIDs(); err != nil {
+		return nil, err
+	}
 	e := m.Find(id)
 	if e == nil {
 		return nil, fmt.Errorf("no entry %s", id)

@@ -80,3 +80,19 @@ func TestIDsExhaustedIsAnError(t *testing.T) {
 		t.Fatal("something was written")
 	}
 }
+
+// TestFinding13_CommittedDuplicateIDRefused: a duplicated id already in
+// the committed files (from before renumbering existed) makes consolidate
+// refuse with lint's message; nothing is written.
+func TestFinding13_CommittedDuplicateIDRefused(t *testing.T) {
+	dir := newRepo(t, "# Core profile\n\n## Key decisions\n- [dec-001] One\n- [dec-001] Two\n\n# Archive\n", "")
+	enqueue(t, dir, cand("Deploys happen on Tuesdays", "decision", testNow))
+	h := head(t, dir)
+	_, err := Run(context.Background(), open(t, dir), Options{NoLLM: true, Now: func() time.Time { return testNow }})
+	if err == nil || !strings.Contains(err.Error(), "duplicate id dec-001") {
+		t.Fatalf("err %v", err)
+	}
+	if head(t, dir) != h || len(queued(t, dir)) != 1 {
+		t.Fatal("something was written")
+	}
+}

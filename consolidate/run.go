@@ -482,6 +482,9 @@ func fileExists(p string) bool {
 }
 
 func input(s *mdmem.Store, mem *mdmem.Memory, cands []*mdmem.Candidate, o *Options) (*Input, error) {
+	if err := mem.CheckUniqueIDs(); err != nil {
+		return nil, err
+	}
 	st, err := s.ReadState()
 	if err != nil {
 		return nil, err

@@ -65,6 +65,9 @@ func (s *Store) ImportStream(ctx context.Context, next func() (*Candidate, error
 	if err := mem.CheckEditable(); err != nil {
 		return nil, err
 	}
+	if err := mem.CheckUniqueIDs(); err != nil {
+		return nil, err
+	}
 	st, err := s.ReadState()
 	if err != nil {
 		return nil, err
@@ -217,6 +220,18 @@ func TrailerNames(value, id string) bool {
 	p1, n1, ok1 := splitID(lo)
 	p2, n2, ok2 := splitID(hi)
 	return ok && ok1 && ok2 && p == p1 && p == p2 && n >= n1 && n <= n2
+}
+
+// CheckUniqueIDs refuses to write a memory in which one id names two
+// entries (committed before memctl renumbered hand-written duplicates):
+// writing would silently pick one of them. The error is lint's message.
+func (m *Memory) CheckUniqueIDs() error {
+	for _, p := range m.Lint() {
+		if strings.HasPrefix(p.Message, "duplicate id ") {
+			return fmt.Errorf("%s: %s: give one of them a new id by hand (memctl lint lists every problem), then run memctl again", p, "memctl does not write a memory with a duplicated id")
+		}
+	}
+	return nil
 }
 
 // CheckEditable refuses to edit a memory whose files memctl cannot splice
