@@ -81,18 +81,19 @@ func TestIDsExhaustedIsAnError(t *testing.T) {
 	}
 }
 
-// TestFinding13_CommittedDuplicateIDRefused: a duplicated id already in
-// the committed files (from before renumbering existed) makes consolidate
-// refuse with lint's message; nothing is written.
-func TestFinding13_CommittedDuplicateIDRefused(t *testing.T) {
+// TestFinding13_CommittedDuplicateIDRenumbered: a duplicated id already
+// in the committed files (a person's own git commit, or from before
+// renumbering existed) is renumbered by memctl's next write, in a commit
+// of its own, before anything else is planned; never written around.
+func TestFinding13_CommittedDuplicateIDRenumbered(t *testing.T) {
 	dir := newRepo(t, "# Core profile\n\n## Key decisions\n- [dec-001] One\n- [dec-001] Two\n\n# Archive\n", "")
 	enqueue(t, dir, cand("Deploys happen on Tuesdays", "decision", testNow))
-	h := head(t, dir)
-	_, err := Run(context.Background(), open(t, dir), Options{NoLLM: true, Now: func() time.Time { return testNow }})
-	if err == nil || !strings.Contains(err.Error(), "duplicate id dec-001") {
-		t.Fatalf("err %v", err)
+	run(t, dir, Options{NoLLM: true})
+	main := readFile(t, dir, "MEMORY.md")
+	if strings.Count(main, "[dec-001]") != 1 || !strings.Contains(main, "[dec-002] Two") || !strings.Contains(main, "[dec-003] Deploys happen on Tuesdays") {
+		t.Fatalf("MEMORY.md:\n%s", main)
 	}
-	if head(t, dir) != h || len(queued(t, dir)) != 1 {
-		t.Fatal("something was written")
+	if log := git(t, dir, "log", "--format=%s"); !strings.Contains(log, "renumber 1 duplicate id") {
+		t.Fatalf("log:\n%s", log)
 	}
 }

@@ -343,16 +343,21 @@ func (s *Store) finishHandEdit(ctx context.Context, rep *HandEdit) error {
 		return err
 	}
 	c := cs[0]
-	if ops := c.Trailers[TrailerOp]; len(ops) == 0 || ops[0] != OpHandEdit {
-		return nil
-	}
-	restore, dups := c.Trailers[TrailerRestore], c.Trailers[TrailerDuplicate]
-	if len(restore) == 0 && len(dups) == 0 {
-		return nil
+	var restore []string
+	if ops := c.Trailers[TrailerOp]; len(ops) > 0 && ops[0] == OpHandEdit {
+		restore = c.Trailers[TrailerRestore]
 	}
 	mem, err := s.Load(ctx)
+	if err != nil && len(restore) == 0 {
+		return nil // nothing asked for; the caller's own read reports it
+	}
 	if err != nil {
 		return err
+	}
+	// Duplicated ids are renumbered whatever brought them in: a hand edit
+	// memctl committed, or a person's own git commit or pull.
+	if len(restore) == 0 && mem.CheckUniqueIDs() == nil {
+		return nil
 	}
 	if err := mem.CheckEditable(); err != nil {
 		return err
