@@ -347,3 +347,28 @@ func TestLegacyJournalIsNeverRolledForward(t *testing.T) {
 	}
 	_ = ctx
 }
+
+// BenchmarkOpenReadView is what every reader pays for never seeing a
+// half-applied write (a shared flock and a look for a journal); the
+// baseline reads MEMORY.md, the least a reader does.
+func BenchmarkOpenReadView(b *testing.B) {
+	dir := b.TempDir()
+	must(b, os.MkdirAll(filepath.Join(dir, ".memctl", "cache"), 0o755))
+	must(b, os.WriteFile(filepath.Join(dir, MainFile), []byte("# Core profile\n## Key decisions\n- [dec-001] x\n"), 0o644))
+	b.Run("view", func(b *testing.B) {
+		for b.Loop() {
+			v, err := OpenReadView(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			v.Close()
+		}
+	})
+	b.Run("baseline-read-MEMORY.md", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := ReadMemoryFile(dir, MainFile); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
