@@ -41,12 +41,12 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) ./consolidate
 
 SIM_SEED  ?= 1000
-SIM_SEEDS ?= 20
+SIM_SEEDS ?= 200
 SIM_STEPS ?= 500
 SIM_KINDS ?= all
 SIM_LLM   ?= all
 SIM_KNOWN ?= all
-soak: ## long write-path simulation: SIM_SEEDS seeds × SIM_STEPS steps from SIM_SEED (SIM_KINDS, SIM_LLM, SIM_KNOWN)
+soak: ## write-path simulation, 200 seeds × 500 steps by default (hours): SIM_SEED, SIM_SEEDS, SIM_STEPS, SIM_KINDS, SIM_LLM, SIM_KNOWN
 	$(GO) test -count=1 -timeout 0 -run '^TestSimulation$$' . -sim.seed=$(SIM_SEED) -sim.seeds=$(SIM_SEEDS) \
 		-sim.steps=$(SIM_STEPS) -sim.kinds=$(SIM_KINDS) -sim.llm=$(SIM_LLM) -sim.known=$(SIM_KNOWN) -v
 

@@ -104,10 +104,10 @@ var simBriefKinds = []string{
 	"concurrent", "index-lock", "failpoint", "kill",
 }
 
-// simBriefLLMModes are the fake LLM modes of the brief run: all but
-// "timeout" (slow: every call outlives llm.timeout).
+// simBriefLLMModes are the fake LLM modes of the brief run: all of them
+// ("timeout" costs a run up to llm.deadline, 2 s here).
 var simBriefLLMModes = []string{
-	"add", "compress", "archive-all", "copy-secret", "invent-id", "invent-fact", "garbage", "truncated", "huge", "status500", "merge-unrelated",
+	"add", "compress", "archive-all", "copy-secret", "invent-id", "invent-fact", "garbage", "truncated", "huge", "status500", "merge-unrelated", "timeout",
 }
 
 var simBuild struct {
@@ -346,6 +346,7 @@ func newSim(t *testing.T, bin string, seed uint64, kinds, modes []string, gated 
 		{`lock_wait = "10s"`, `lock_wait = "5s"`},
 		{`max_retries = 3`, `max_retries = 1`},
 		{`timeout = "2m0s"`, `timeout = "400ms"`},
+		{`deadline = "10m0s"`, `deadline = "2s"`},
 	} {
 		if !strings.Contains(c, r[0]) {
 			t.Fatalf("config template changed: no %q", r[0])
