@@ -394,6 +394,11 @@ func (s *Store) dequeue(ctx context.Context, ids []string) error {
 // on top of the transaction: they stay as they are, and the commit takes
 // their staged content.
 func (s *Store) applyTxn(ctx context.Context, j *txnJournal, failpoints bool, keep map[string]bool) (string, error) {
+	return s.applyTxnOn(ctx, j, j.Base, failpoints, keep)
+}
+
+// applyTxnOn is applyTxn committing on top of base.
+func (s *Store) applyTxnOn(ctx context.Context, j *txnJournal, base string, failpoints bool, keep map[string]bool) (string, error) {
 	dirs := map[string]bool{}
 	contents := map[string][]byte{}
 	for i, f := range j.Files {
@@ -450,7 +455,7 @@ func (s *Store) applyTxn(ctx context.Context, j *txnJournal, failpoints bool, ke
 	sort.Strings(paths)
 	return s.Repo.Commit(ctx, gitstore.CommitRequest{
 		Paths: paths, Message: j.Message, Author: j.Author, When: s.now(),
-		CheckBase: true, Base: j.Base, Contents: contents,
+		CheckBase: true, Base: base, Contents: contents,
 	})
 }
 
@@ -711,6 +716,20 @@ func (s *Store) recoverTxn(ctx context.Context) (string, error) {
 		}
 		return fmt.Sprintf("finished an interrupted write: %q (commit %.12s)%s", subject, hash, kept), nil
 	}
+	if head != j.Base && s.headHoldsPartOf(ctx, j) {
+		// A person committed part of the write (git commit -a after the
+		// crash): the rest is finished on top of their commit, so the
+		// write lands whole rather than half.
+		hash, err := s.applyTxnOn(ctx, j, head, false, nil)
+		if err != nil {
+			return "", fmt.Errorf("finish an interrupted write (%q) on top of %.12s: %w", subject, head, err)
+		}
+		s.removeTxnFiles(j.ID)
+		if err := s.dequeue(ctx, j.Dequeue); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("finished an interrupted write: %q on top of %.12s, a commit that holds part of it (commit %.12s)", subject, head, hash), nil
+	}
 	edited := rp.edited
 	if err := s.rollbackTxn(ctx, j, head == j.Base); err != nil {
 		return "", fmt.Errorf("undo an interrupted write (%q): %w", subject, err)
@@ -721,6 +740,39 @@ func (s *Store) recoverTxn(ctx context.Context) (string, error) {
 		why = strings.Join(edited, ", ") + " edited since"
 	}
 	return fmt.Sprintf("undid an interrupted write (%q): %s; its candidates stay queued (an interrupted import must be run again)", subject, why), nil
+}
+
+// headHoldsPartOf reports whether HEAD (which moved away from the
+// transaction's base) holds some of the transaction's new contents while
+// every file, at HEAD and on disk, holds either its old or its new
+// content, with the new content staged where it is still needed: then the
+// rest can be finished on top of HEAD.
+func (s *Store) headHoldsPartOf(ctx context.Context, j *txnJournal) bool {
+	part := false
+	for _, f := range j.Files {
+		b, ok, err := s.Repo.ReadHead(ctx, f.Path)
+		if err != nil {
+			return false
+		}
+		h := contentHash(b, ok)
+		if h != f.Old && h != f.New {
+			return false
+		}
+		if h == f.New && f.New != f.Old {
+			part = true
+		}
+		d, err := s.diskHash(f.Path)
+		if err != nil || (d != f.Old && d != f.New) {
+			return false
+		}
+		if d != f.New && f.New != "" {
+			sb, err := os.ReadFile(s.abs(filepath.Join(TxnDir, f.Staged)))
+			if err != nil || contentHash(sb, true) != f.New {
+				return false
+			}
+		}
+	}
+	return part
 }
 
 func shortHash(h string) string {

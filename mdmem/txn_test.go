@@ -372,3 +372,31 @@ func BenchmarkOpenReadView(b *testing.B) {
 		}
 	})
 }
+
+// TestPersonCommitOfAHalfWriteIsFinished (found by the simulation): after
+// a write killed midway, a person's `git commit -a` takes memctl's
+// half-written file; the next writer finishes the rest on top of that
+// commit, so the write lands whole (an entry moved between files never
+// stays lost).
+func TestPersonCommitOfAHalfWriteIsFinished(t *testing.T) {
+	s := newStore(t)
+	if !crashingWrite(t, s, FailTxnHalfFiles, crashFiles) {
+		t.Fatal("no crash")
+	}
+	gitOut(t, s.Dir, "commit", "-qam", "person: commit everything")
+	rec := lockAndRecover(t, s)
+	if len(rec) != 1 || !strings.Contains(rec[0], "on top of") {
+		t.Fatalf("recovered: %q", rec)
+	}
+	for p, want := range crashFiles {
+		if got := gitOut(t, s.Dir, "show", "HEAD:"+p); got+"\n" != string(want) {
+			t.Errorf("HEAD:%s = %q", p, got)
+		}
+	}
+	if subj := gitOut(t, s.Dir, "log", "-2", "--format=%s"); !strings.HasPrefix(subj, "import: crash test\nperson: commit everything") {
+		t.Errorf("log %q", subj)
+	}
+	if st := gitOut(t, s.Dir, "status", "--porcelain"); st != "" {
+		t.Errorf("status %q", st)
+	}
+}
