@@ -561,6 +561,18 @@ func editedOnTop(path string, old, new, edited []byte) bool {
 			return m
 		}
 		o, n, e := ids(old), ids(new), ids(edited)
+		// Lines outside entries (headings, the topic index) count too.
+		lo, ln, le := outsideEntries(path, old), outsideEntries(path, new), outsideEntries(path, edited)
+		for l := range ln {
+			if !lo[l] {
+				vote(2 * boolInt(le[l]))
+			}
+		}
+		for l := range lo {
+			if !ln[l] {
+				vote(2 * boolInt(!le[l]))
+			}
+		}
 		for id, raw := range n {
 			oraw, inOld := o[id]
 			eraw, inEdited := e[id]
@@ -611,6 +623,31 @@ func editedOnTop(path string, old, new, edited []byte) bool {
 	// More than half of memctl's changes are there: the edit was made on
 	// top of them.
 	return changes > 0 && 2*kept > changes
+}
+
+// outsideEntries returns the non-blank lines of a memory file that belong
+// to no entry.
+func outsideEntries(path string, src []byte) map[string]bool {
+	d := ParseDoc(path, src)
+	out := map[string]bool{}
+	i := 0
+	for off := 0; off < len(src); {
+		end := bytes.IndexByte(src[off:], '\n')
+		if end < 0 {
+			end = len(src)
+		} else {
+			end += off + 1
+		}
+		for i < len(d.Entries) && d.Entries[i].End <= off {
+			i++
+		}
+		inEntry := i < len(d.Entries) && d.Entries[i].Start <= off && off < d.Entries[i].End
+		if l := strings.TrimRight(string(src[off:end]), "\r\n"); !inEntry && strings.TrimSpace(l) != "" {
+			out[l] = true
+		}
+		off = end
+	}
+	return out
 }
 
 func boolInt(b bool) int {

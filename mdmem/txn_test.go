@@ -264,6 +264,17 @@ func TestEditedOnTop(t *testing.T) {
 		{"on new, one of memctl's entries edited", strings.Replace(new, "memctl's three", "edited three", 1), true},
 		{"on new, both of memctl's entries edited", strings.Replace(strings.Replace(new, "memctl's three", "x", 1), "memctl's four", "y", 1), false},
 	}
+	// Found by the simulation (seed 20033): an import added an entry and a
+	// topic index line to MEMORY.md; the person edited that entry.
+	oldMain := "# Core profile\n## Key decisions\n\n# Topic index\n\n# Archive\n"
+	newMain := "# Core profile\n## Key decisions\n- [dec-001] The marmot service timeout is 5971 seconds\n\n# Topic index\n- Note notes → topics/note.md\n\n# Archive\n"
+	editedMain := strings.Replace(newMain, "5971", "4739", 1)
+	if !editedOnTop(MainFile, []byte(oldMain), []byte(newMain), []byte(editedMain)) {
+		t.Error("an edit of the entry a write added, beside its topic index line: not taken as on top")
+	}
+	if editedOnTop(MainFile, []byte(oldMain), []byte(newMain), []byte(oldMain+"- [dec-001] The person's own\n")) {
+		t.Error("an edit of the old content taken as on top")
+	}
 	for _, tc := range tests {
 		if got := editedOnTop("topics/a.md", []byte(old), []byte(new), []byte(tc.edited)); got != tc.want {
 			t.Errorf("%s: editedOnTop = %v, want %v", tc.name, got, tc.want)
