@@ -681,7 +681,15 @@ func (s *sim) do(kind string) string {
 		return s.personCommitStep()
 	case "person-checkout":
 		s.git("checkout", "--", ".")
-		clear(s.personFiles)
+		// checkout restores from the index, not HEAD: after a commit killed
+		// between its index and its ref, the index still holds the
+		// person's hand edit, and checkout brings it back. The person's
+		// bytes still on disk stay theirs.
+		for p, b := range s.personFiles {
+			if cur, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(p))); err != nil || string(cur) != string(b) {
+				delete(s.personFiles, p)
+			}
+		}
 		return "person: git checkout -- ."
 	case "index-lock":
 		return s.indexLock()
