@@ -386,11 +386,7 @@ func readTodo(ctx context.Context, s *mdmem.Store, rep *Report, o *Options) ([]*
 	if err := quarantine(ctx, s.Dir, unreadable); err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(cands))
-	for i, c := range cands {
-		ids[i] = c.ID
-	}
-	done, err := mdmem.ReadLedger(s.Dir, ids)
+	done, err := ledgerConsumed(s.Dir, cands)
 	if err != nil {
 		return nil, err
 	}
@@ -411,14 +407,19 @@ func readTodo(ctx context.Context, s *mdmem.Store, rep *Report, o *Options) ([]*
 	return todo, nil
 }
 
-// stillQueued keeps the candidates that are still queued and not recorded
-// as consumed (another run may have applied some while the model worked).
-func stillQueued(ctx context.Context, s *mdmem.Store, cands []*mdmem.Candidate) ([]*mdmem.Candidate, error) {
+// ledgerConsumed returns which of cands the ledger records as consumed.
+func ledgerConsumed(dir string, cands []*mdmem.Candidate) (map[string]bool, error) {
 	ids := make([]string, len(cands))
 	for i, c := range cands {
 		ids[i] = c.ID
 	}
-	done, err := mdmem.ReadLedger(s.Dir, ids)
+	return mdmem.ReadLedger(dir, ids)
+}
+
+// stillQueued keeps the candidates that are still queued and not recorded
+// as consumed (another run may have applied some while the model worked).
+func stillQueued(ctx context.Context, s *mdmem.Store, cands []*mdmem.Candidate) ([]*mdmem.Candidate, error) {
+	done, err := ledgerConsumed(s.Dir, cands)
 	if err != nil {
 		return nil, err
 	}

@@ -2,9 +2,7 @@ package mdmem
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"sort"
 	"strings"
 )
@@ -130,14 +128,7 @@ func (s *Store) ImportStream(ctx context.Context, next func() (*Candidate, error
 	}
 	defer tx.Abort()
 	for _, p := range res.Files {
-		old, err := ReadMemoryFile(s.Dir, p)
-		if errors.Is(err, fs.ErrNotExist) {
-			old, err = nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := tx.Put(ctx, p, old, files[p]); err != nil {
+		if err := tx.PutOnDisk(ctx, p, files[p]); err != nil {
 			return nil, err
 		}
 		delete(files, p)

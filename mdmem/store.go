@@ -359,18 +359,24 @@ func (s *Store) Write(ctx context.Context, files map[string][]byte, msg CommitMe
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		old, err := ReadMemoryFile(s.Dir, p)
-		if errors.Is(err, fs.ErrNotExist) {
-			old, err = nil, nil
-		}
-		if err != nil {
-			return "", err
-		}
-		if err := tx.Put(ctx, p, old, files[p]); err != nil {
+		if err := tx.PutOnDisk(ctx, p, files[p]); err != nil {
 			return "", err
 		}
 	}
 	return tx.Commit(ctx, msg)
+}
+
+// PutOnDisk is Put planned on the file as it is on disk now (the caller
+// holds the lock, and has committed hand edits).
+func (t *Txn) PutOnDisk(ctx context.Context, rel string, data []byte) error {
+	old, err := ReadMemoryFile(t.s.Dir, rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		old, err = nil, nil
+	}
+	if err != nil {
+		return err
+	}
+	return t.Put(ctx, rel, old, data)
 }
 
 // recoverLegacy drops the journal of an earlier release's interrupted
