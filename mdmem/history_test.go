@@ -37,3 +37,29 @@ func TestIsMemoryFilePath(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeEntryChanges(t *testing.T) {
+	e := func(id, content, file string, place Place) *Entry {
+		return &Entry{ID: id, Content: content, File: file, Place: place, Raw: "- [" + id + "] " + content + "\n"}
+	}
+	before := map[string]*Entry{
+		"pref-001": e("pref-001", "Uses Go", MainFile, PlaceCore),
+		"todo-002": e("todo-002", "Ship it", MainFile, PlaceCore),
+		"dec-004":  e("dec-004", "Use Redis", MainFile, PlaceCore),
+		"fact-009": e("fact-009", "Same", MainFile, PlaceCore),
+	}
+	after := map[string]*Entry{
+		"pref-001": e("pref-001", "Uses Rust", MainFile, PlaceCore),
+		"todo-002": e("todo-002", "Ship it", "topics/ops.md", PlaceTopic),
+		"fact-010": e("fact-010", "New", MainFile, PlaceCore),
+		"fact-009": e("fact-009", "Same", MainFile, PlaceCore),
+	}
+	got := describeEntryChanges([]string{"todo-002", "pref-001", "dec-004", "fact-010", "fact-009", "pref-001"}, before, after)
+	want := "Entries: added fact-010; changed pref-001; moved todo-002 (MEMORY.md → topics/ops.md); removed dec-004."
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got := describeEntryChanges([]string{"fact-009"}, before, after); got != "" {
+		t.Errorf("unchanged entry described: %q", got)
+	}
+}
