@@ -139,7 +139,15 @@ func runEntryLog(ctx context.Context, f *Factory, opts *logOptions) error {
 		printEntryLog(f.IO.Out, out, opts.Patch)
 	}
 	if len(out) == 0 {
-		return &ExitError{Code: ExitFailure, Msg: fmt.Sprintf("no commit names or changes %s (see `memctl list` for the ids there are)", opts.ID)}
+		msg := fmt.Sprintf("no commit names or changes %s", opts.ID)
+		if mem, err := s.Load(ctx); err == nil {
+			if dym := mdmem.DidYouMean(mem.SuggestIDs(opts.ID)); dym != "" {
+				msg += "; " + dym
+			} else {
+				msg += " (see `memctl list` for the ids there are)"
+			}
+		}
+		return &ExitError{Code: ExitFailure, Msg: msg}
 	}
 	return nil
 }

@@ -73,7 +73,11 @@ func runShow(ctx context.Context, f *Factory, opts *showOptions) error {
 			out = append(out, c)
 			continue
 		}
-		return &HintError{Err: fmt.Errorf("no entry or queued candidate %q", id), Hint: "`memctl list` shows the entries, `memctl queue` the candidates"}
+		hint := "`memctl list` shows the entries, `memctl queue` the candidates"
+		if dym := mdmem.DidYouMean(mem.SuggestIDs(id)); dym != "" {
+			hint = dym
+		}
+		return &HintError{Err: fmt.Errorf("no entry or queued candidate %q", id), Hint: hint}
 	}
 	if opts.JSON {
 		if len(out) == 1 {
