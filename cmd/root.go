@@ -207,6 +207,7 @@ stays queued); 130 interrupted.`,
 	sort.Slice(subs, func(i, j int) bool { return subs[i].Name() < subs[j].Name() })
 	root.AddCommand(subs...)
 	markArgErrorsAsUsage(root)
+	addCompletions(f, root)
 	return root
 }
 
