@@ -17,6 +17,11 @@ type consolidateOptions struct {
 	DryRun bool
 	NoLLM  bool
 	JSON   bool
+	// Verbose prints every operation, the model's usage and the core's
+	// size, and says so when there was nothing to do.
+	Verbose bool
+	// Quiet prints nothing on stdout (warnings still go to stderr).
+	Quiet bool
 	// AllowDelete keeps entries deleted by hand deleted.
 	AllowDelete bool
 }
@@ -50,19 +55,30 @@ Without one, or with --no-llm, only the deterministic rules run.
 
 The commit lists the operations, the consumed candidates (Memctl-Consumed
 trailers) and the token usage. A crash at any point is repaired by the next
-run; every candidate is applied exactly once. Nothing to do, no commit.`,
+run; every candidate is applied exactly once. Nothing to do, no commit.
+
+Quiet for cron: a run with nothing to do prints nothing; a run that commits
+prints one summary line (-v: every operation, the model's usage, the core's
+size); stderr speaks only when something needs a person (a candidate newly
+held, the model unusable). -q prints nothing on stdout at all.`,
 		Example: `  memctl consolidate
   memctl consolidate --dry-run
+  memctl consolidate -v
   memctl consolidate --no-llm --json
   memctl consolidate --allow-delete   # keep entries you deleted by hand deleted`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Verbose && opts.Quiet {
+				return FlagErrorf("-v and -q contradict each other")
+			}
 			return runConsolidate(cmd.Context(), f, opts)
 		},
 	}
 	cmd.Flags().BoolVarP(&opts.DryRun, "dry-run", "n", false, "print the diff and the operations; change nothing")
 	cmd.Flags().BoolVar(&opts.NoLLM, "no-llm", false, "deterministic rules only, even with an LLM configured")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	cmd.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "print every operation, the model's usage and the core's size")
+	cmd.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing on stdout (warnings still go to stderr)")
 	cmd.Flags().BoolVar(&opts.AllowDelete, "allow-delete", false, allowDeleteUsage)
 	return cmd
 }
@@ -87,6 +103,10 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 			fmt.Fprintf(f.IO.ErrOut, "memctl: "+format+"\n", args...)
 		},
 	}
+	o.Trace = func(string, ...any) {} // the warning after the run sums the failures up
+	if opts.Verbose || f.IO.ErrTTY {
+		o.Trace = o.Log
+	}
 	if f.IO.ErrTTY {
 		o.Progress = func(done, total int) {
 			mu.Lock()
@@ -103,7 +123,7 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 	if err != nil {
 		return err
 	}
-	defer printHeldFiles(f, s.Dir, rep)
+	defer printHeldFiles(f, s.Dir, rep, opts.Verbose)
 	printHandEdits(f, rep.HandEdits...)
 	if rep.LLMStatus == "partial" || rep.LLMStatus == "unavailable" {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: the model could not be used for %d batch(es): %s; their candidates stay queued\n",
@@ -118,14 +138,19 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 		return noModelExit(rep)
 	}
 	w := f.IO.Out
+	if opts.Quiet && !rep.DryRun {
+		return noModelExit(rep)
+	}
 	if rep.NothingToDo {
-		fmt.Fprintln(w, "consolidate: nothing to do")
-		return nil
+		if opts.Verbose {
+			fmt.Fprintln(w, "consolidate: nothing to do")
+		}
+		return noModelExit(rep)
 	}
 	if rep.DryRun {
 		fmt.Fprint(w, rep.Diff)
 	}
-	if rep.Plan != nil {
+	if rep.Plan != nil && (opts.Verbose || rep.DryRun) {
 		for _, op := range rep.Plan.Ops {
 			fmt.Fprintln(w, consolidate.FormatOp(op))
 		}
@@ -137,7 +162,14 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 	case rep.Commit == "":
 		verb = "nothing committed"
 	}
-	fmt.Fprintf(w, "consolidate: %d queued: %s (%s)\n", rep.Queued, rep.Summary, verb)
+	llm := ""
+	if rep.Mode == "llm" && rep.LLM.Calls > 0 && !opts.Verbose {
+		llm = fmt.Sprintf("; LLM %d calls, %d tokens", rep.LLM.Calls, rep.LLM.PromptTokens+rep.LLM.CompletionTokens)
+	}
+	fmt.Fprintf(w, "consolidate: %d queued: %s (%s%s)\n", rep.Queued, rep.Summary, verb, llm)
+	if !opts.Verbose {
+		return noModelExit(rep)
+	}
 	if rep.Mode == "llm" {
 		est := ""
 		if rep.LLM.Estimated {
@@ -161,22 +193,32 @@ func noModelExit(rep *consolidate.Report) error {
 	return &ExitError{Code: ExitNoModel}
 }
 
-// printHeldFiles reminds, every run, of the candidates quarantined in
-// .memctl/queue/held/: they never enter the memory until a person acts.
-func printHeldFiles(f *Factory, dir string, rep *consolidate.Report) {
-	if len(rep.HeldFiles) == 0 {
+// printHeldFiles tells about the candidates moved to .memctl/queue/held/
+// by this run: they never enter the memory until a person acts. Candidates
+// held by earlier runs are listed with -v (and counted by queue --held and
+// stats), so cron does not mail the same warning every run.
+func printHeldFiles(f *Factory, dir string, rep *consolidate.Report, all bool) {
+	list := rep.Quarantined
+	if all {
+		list = rep.HeldFiles
+	}
+	if len(list) == 0 {
 		return
 	}
 	w := f.IO.ErrOut
-	fmt.Fprintf(w, "memctl: %d candidate(s) wait in %s/ and will never enter the memory as they are:\n", len(rep.HeldFiles), consolidate.HeldDir)
-	for i, h := range rep.HeldFiles {
+	what := "newly held"
+	if all {
+		what = "held"
+	}
+	fmt.Fprintf(w, "memctl: %d candidate(s) %s in %s/ will never enter the memory as they are:\n", len(list), what, consolidate.HeldDir)
+	for i, h := range list {
 		if i == 20 {
-			fmt.Fprintf(w, "memctl:   … and %d more\n", len(rep.HeldFiles)-20)
+			fmt.Fprintf(w, "memctl:   … and %d more\n", len(list)-20)
 			break
 		}
 		fmt.Fprintf(w, "memctl:   %s: %s\n", h.Candidate, h.Reason)
 	}
-	fmt.Fprintf(w, "memctl: edit one (remove the secret, fix it) and move it back to %s/, or delete it and its .reason file\n", filepath.Join(dir, filepath.FromSlash(mdmem.QueueDir)))
+	fmt.Fprintf(w, "memctl: edit one (remove the secret, fix it) and move it back to %s/, or delete it and its .reason file (`memctl queue --held` lists them)\n", filepath.Join(dir, filepath.FromSlash(mdmem.QueueDir)))
 }
 
 func shortHash(h string) string {

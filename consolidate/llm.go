@@ -99,6 +99,7 @@ type LLMStage struct {
 	RetryBase time.Duration // first backoff; default 500ms
 	Progress  func(done, total int)
 	Log       func(format string, args ...any)
+	Trace     func(format string, args ...any) // retries and failed batches; nil: Log
 	sleep     func(context.Context, time.Duration) error
 }
 
@@ -121,6 +122,16 @@ type batchMap struct {
 
 func (s *LLMStage) logf(format string, args ...any) {
 	if s.Log != nil {
+		s.Log(format, args...)
+	}
+}
+
+// tracef reports a retry or a failed batch: detail the run's report sums up.
+func (s *LLMStage) tracef(format string, args ...any) {
+	switch {
+	case s.Trace != nil:
+		s.Trace(format, args...)
+	case s.Log != nil:
 		s.Log(format, args...)
 	}
 }
@@ -233,7 +244,7 @@ func (s *LLMStage) Run(ctx context.Context, in *Input, clusters []*Cluster) ([]*
 				u.DeadlineHit = true
 				err = fmt.Errorf("the run's LLM deadline (llm.deadline = %v) was reached: %w", s.Config.LLM.Deadline.Duration, err)
 			}
-			s.logf("LLM batch %d/%d: %v; its %d candidates stay queued", i+1, len(batches), err, len(b.Cands))
+			s.tracef("LLM batch %d/%d: %v; its %d candidates stay queued", i+1, len(batches), err, len(b.Cands))
 			for _, c := range b.Cands {
 				notes[c.ID] = err.Error()
 			}
@@ -273,7 +284,7 @@ func (s *LLMStage) batch(ctx context.Context, b *Cluster, capN, plainCap int, u 
 			if errors.Is(err, errUnreadable) && parseRetries > 0 {
 				parseRetries--
 				u.Failed++
-				s.logf("LLM answer unreadable (%v); asking again", err)
+				s.tracef("LLM answer unreadable (%v); asking again", err)
 				continue
 			}
 			u.Failed++
@@ -288,7 +299,7 @@ func (s *LLMStage) batch(ctx context.Context, b *Cluster, capN, plainCap int, u 
 			return nil, fmt.Errorf("LLM call failed after %d attempt(s): %w", attempt+1, lastErr)
 		}
 		d := s.backoff(attempt)
-		s.logf("LLM call failed (%v); retrying in %v", err, d.Round(time.Millisecond))
+		s.tracef("LLM call failed (%v); retrying in %v", err, d.Round(time.Millisecond))
 		if err := s.doSleep(ctx, d); err != nil {
 			return nil, err
 		}

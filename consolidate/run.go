@@ -39,7 +39,8 @@ type Options struct {
 	Completer Completer
 	Getenv    func(string) string
 	Now       func() time.Time
-	Log       func(format string, args ...any) // diagnostics
+	Log       func(format string, args ...any) // diagnostics a person should see
+	Trace     func(format string, args ...any) // the model's retries and failed batches (summed up in the report)
 	Progress  func(done, total int)            // LLM batches
 	RetryBase time.Duration
 	Secrets   SecretDetector
@@ -270,7 +271,7 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 		if len(clusters) > 0 {
 			release()
 			t0 := time.Now()
-			st := &LLMStage{Completer: comp, MemDir: s.Dir, Config: s.Config, Now: in.Now, RetryBase: o.RetryBase, Progress: o.Progress, Log: o.Log}
+			st := &LLMStage{Completer: comp, MemDir: s.Dir, Config: s.Config, Now: in.Now, RetryBase: o.RetryBase, Progress: o.Progress, Log: o.Log, Trace: o.Trace}
 			ds, sent, notes, u, err := st.Run(ctx, in, clusters)
 			rep.LLM = u
 			rep.LLMSeconds = time.Since(t0).Seconds()
