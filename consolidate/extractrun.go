@@ -37,9 +37,9 @@ func (e *LLMError) Unwrap() error { return e.Err }
 
 // ExtractOptions configure ExtractTranscript.
 type ExtractOptions struct {
-	Path          string  // the transcript file
-	Format        string  // transcript format; "" or "auto" detects it
-	SessionID     string  // overrides the session id the transcript names
+	Path          string // the transcript file
+	Format        string // transcript format; "" or "auto" detects it
+	SessionID     string // overrides the session id the transcript names
 	Scopes        []string
 	MinConfidence float64 // 0 means DefaultMinConfidence
 	DryRun        bool    // propose, queue nothing, keep no offset
