@@ -60,7 +60,7 @@ func TestRead(t *testing.T) {
 {"type":"brand-new","x":1}
 {"type":"summary","summary":"Tabs chosen"}
 `,
-			want: "1 user/text : use tabs\n2 assistant/text side : ok\n2 assistant/tool_call side Bash: {\"command\":\"ls\"}\n3 tool/tool_result : error: a.go\n6 summary/text : Tabs chosen\n",
+			want:    "1 user/text : use tabs\n2 assistant/text side : ok\n2 assistant/tool_call side Bash: {\"command\":\"ls\"}\n3 tool/tool_result : error: a.go\n6 summary/text : Tabs chosen\n",
 			session: "s1",
 		},
 		{
