@@ -192,7 +192,7 @@ stays queued); 130 interrupted.`,
   memctl --dir ~/agent-memory inject --task "fix the slow report API" --budget 4000`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       Version,
+		Version:       version(),
 	}
 	root.SetVersionTemplate("memctl {{.Version}}\n")
 	root.PersistentFlags().StringVarP(&f.DirArg, "dir", "C", "", "memory directory (default: $MEMCTL_DIR, nearest .memctl/, XDG data home)")
@@ -207,6 +207,7 @@ stays queued); 130 interrupted.`,
 	sort.Slice(subs, func(i, j int) bool { return subs[i].Name() < subs[j].Name() })
 	root.AddCommand(subs...)
 	markArgErrorsAsUsage(root)
+	addCompletions(f, root)
 	return root
 }
 

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -30,7 +29,8 @@ inject's L2 (BM25F with stemming); an entry whose id appears in the query
 comes first. Each result shows its id, where it lives, its date and a
 snippet; use ` + "`memctl show <id>`" + ` for the whole entry.
 
-search never writes to the memory (except the git-ignored index cache).`,
+search never writes to the memory (except the git-ignored index cache).
+Exit status: 1 when nothing matches (with --json too, after printing []).`,
 		Example: `  memctl search "redis cache"
   memctl search dec-014
   memctl search --scope project:order-service --limit 5 "timeouts"
@@ -65,13 +65,16 @@ func runSearch(ctx context.Context, f *Factory, query string, opts *searchOption
 		if hits == nil {
 			hits = []inject.SearchHit{}
 		}
-		enc := json.NewEncoder(f.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(hits)
+		if err := writeJSON(f.IO.Out, hits); err != nil {
+			return err
+		}
 	}
 	if len(hits) == 0 {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: no entry matches %q\n", query)
-		return &ExitError{Code: 1}
+		return &ExitError{Code: ExitFailure}
+	}
+	if opts.JSON {
+		return nil
 	}
 	for _, h := range hits {
 		where := string(h.Place)

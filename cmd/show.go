@@ -24,9 +24,10 @@ func newShowCmd(f *Factory) *cobra.Command {
 		Long: `Show prints one or more entries with every metadata field and where they
 live (file and line), from anywhere in the memory: core profile, pending
 confirmation, topic files and archive. A candidate id (c…) shows the queued
-candidate.`,
+candidate. --json prints an array, one object per id, in the order given.`,
 		Example: `  memctl show pref-001
-  memctl show dec-014 dec-007 --json`,
+  memctl show dec-014 dec-007 --json
+  memctl show pref-001 --json | jq -r '.[0].content'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IDs = args
@@ -73,13 +74,14 @@ func runShow(ctx context.Context, f *Factory, opts *showOptions) error {
 			out = append(out, c)
 			continue
 		}
-		return &HintError{Err: fmt.Errorf("no entry or queued candidate %q", id), Hint: "`memctl list` shows the entries, `memctl queue` the candidates"}
+		hint := "`memctl list` shows the entries, `memctl queue` the candidates"
+		if dym := mdmem.DidYouMean(mem.SuggestIDs(id)); dym != "" {
+			hint = dym
+		}
+		return &HintError{Err: fmt.Errorf("no entry or queued candidate %q", id), Hint: hint}
 	}
 	if opts.JSON {
-		if len(out) == 1 {
-			return writeJSON(f.IO.Out, out[0])
-		}
-		return writeJSON(f.IO.Out, out)
+		return writeJSON(f.IO.Out, out) // always an array, whatever the number of ids
 	}
 	for i, v := range out {
 		if i > 0 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/memctl/memctl/inject"
+	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
 )
 
@@ -55,7 +56,15 @@ func runUsed(ctx context.Context, f *Factory, ids []string) error {
 		}
 	}
 	if len(unknown) > 0 {
-		return fmt.Errorf("no entry with id %s; nothing recorded", strings.Join(unknown, ", "))
+		err := fmt.Errorf("no entry with id %s; nothing recorded", strings.Join(unknown, ", "))
+		ids := make([]string, 0, len(known))
+		for id := range known {
+			ids = append(ids, id)
+		}
+		if dym := mdmem.DidYouMean(mdmem.SuggestIDs(unknown[0], ids)); dym != "" {
+			return &HintError{Err: err, Hint: unknown[0] + ": " + dym}
+		}
+		return err
 	}
 	return inject.AppendLog(s.Dir, inject.LogRecord{Kind: "used", Time: f.Now().UTC(), IDs: clean})
 }

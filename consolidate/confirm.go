@@ -94,7 +94,11 @@ func resolve(ctx context.Context, s *mdmem.Store, id string, fn func(m *mdmem.Me
 	}
 	e := m.Find(id)
 	if e == nil {
-		return nil, fmt.Errorf("no entry %s", id)
+		err := fmt.Errorf("no entry %s", id)
+		if dym := mdmem.DidYouMean(m.SuggestIDs(id)); dym != "" {
+			err = fmt.Errorf("no entry %s (%s)", id, dym)
+		}
+		return nil, err
 	}
 	if e.Place != mdmem.PlacePending {
 		return nil, fmt.Errorf("%s is in %s: %w", id, e.Place, ErrNotPending)

@@ -198,6 +198,48 @@ func (s *Store) handEditPaths(ctx context.Context) (paths, ignored []string, err
 	return paths, ignored, nil
 }
 
+// firstByID records the first entry of each id of d not yet in m.
+func firstByID(m map[string]*Entry, d *Doc) {
+	for _, e := range d.Entries {
+		if _, ok := m[e.ID]; !ok && e.ID != "" {
+			m[e.ID] = e
+		}
+	}
+}
+
+// describeEntryChanges says, for a hand edit's commit body, which of ids
+// were added, changed, moved, archived, re-dated or removed, e.g.
+// "Entries: changed pref-001; moved todo-002 (MEMORY.md → topics/ops.md)."
+func describeEntryChanges(ids []string, before, after map[string]*Entry) string {
+	byChange := map[string][]string{}
+	for _, id := range uniqueSorted(ids) {
+		old, now := before[id], after[id]
+		c := entryChange(old, now)
+		if c == "" {
+			continue
+		}
+		item := id
+		if (c == ChangeMoved || c == ChangeArchived) && old.File != now.File {
+			item += " (" + old.File + " → " + now.File + ")"
+		}
+		byChange[c] = append(byChange[c], item)
+	}
+	var parts []string
+	for _, c := range []string{ChangeAdded, ChangeChanged, ChangeMoved, ChangeArchived, ChangeMeta, ChangeRemoved} {
+		label := c
+		if c == ChangeMeta {
+			label = "changed the metadata of"
+		}
+		if len(byChange[c]) > 0 {
+			parts = append(parts, label+" "+strings.Join(byChange[c], ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Entries: " + strings.Join(parts, "; ") + "."
+}
+
 // gitPathOK reports whether git could record a file of this name (the
 // others are ignored without asking git).
 func gitPathOK(name string) bool {
@@ -211,6 +253,7 @@ func (s *Store) commitPersonEdits(ctx context.Context, changed []string, rep *Ha
 	var ids []string
 	removedFrom := map[string]string{} // id → file it was deleted from
 	added := false
+	before, after := map[string]*Entry{}, map[string]*Entry{} // first entry of each id, for the body
 	for _, p := range changed {
 		if p != MainFile && !strings.HasPrefix(p, TopicDir+"/") {
 			continue
@@ -225,6 +268,8 @@ func (s *Store) commitPersonEdits(ctx context.Context, changed []string, rep *Ha
 		}
 		a, b := ParseDoc(p, old), ParseDoc(p, cur)
 		ids = append(ids, diffIDs(a, b)...)
+		firstByID(before, a)
+		firstByID(after, b)
 		count := map[string]int{}
 		for _, e := range a.Entries {
 			count[e.ID]++
@@ -270,6 +315,9 @@ func (s *Store) commitPersonEdits(ctx context.Context, changed []string, rep *Ha
 		Entries: ids,
 	}
 	var body []string
+	if what := describeEntryChanges(ids, before, after); what != "" {
+		body = append(body, what)
+	}
 	switch {
 	case rep.KeptDeleted:
 		body = append(body, fmt.Sprintf("Deleted by hand: %s. Kept deleted (git.allow_hand_delete or --allow-delete).", strings.Join(rep.Deleted, ", ")))

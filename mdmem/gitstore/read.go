@@ -315,6 +315,7 @@ func (r *Repo) PersonSignature() (Signature, bool) {
 // Commit is one commit as returned by Log.
 type Commit struct {
 	Hash     string
+	Parent   string // first parent, "" for a root commit
 	Author   Signature
 	When     time.Time
 	Subject  string
@@ -353,6 +354,9 @@ func (r *Repo) Log(ctx context.Context, match func(*Commit) bool, limit int) ([]
 			Subject:  strings.TrimSpace(subject),
 			Body:     strings.Trim(body, "\n"),
 			Trailers: ParseTrailers(c.Message),
+		}
+		if len(c.ParentHashes) > 0 {
+			lc.Parent = c.ParentHashes[0].String()
 		}
 		if match == nil || match(lc) {
 			out = append(out, lc)
