@@ -24,6 +24,8 @@ type extractOptions struct {
 	Full          bool
 	JSON          bool
 	Quiet         bool
+	KeepTrace     bool
+	TraceDays     int
 }
 
 func newExtractCmd(f *Factory) *cobra.Command {
@@ -62,7 +64,12 @@ A malformed record stops extract with the line named and nothing queued; a
 torn last line (a live transcript mid-write) is skipped with a warning and
 read once it is whole. extract needs an LLM (llm.model or MEMCTL_MODEL; see
 memctl consolidate --help): without one, or when the model fails, it exits
-4 and queues nothing.`,
+4 and queues nothing.
+
+--keep-trace keeps the transcript itself (L3, raw) in .memctl/traces/,
+which git ignores, so that memctl search --traces finds what the digest left
+out; traces not updated for --trace-days (90) are removed on the next
+--keep-trace run.`,
 		Example: `  memctl extract --transcript ~/.claude/projects/-home-me-app/3f2a….jsonl
   memctl extract --transcript chat.json --format openai --session chat-42
   memctl extract --transcript rollout.jsonl --format codex --scope project:app
@@ -75,6 +82,9 @@ memctl consolidate --help): without one, or when the model fails, it exits
 			}
 			if !validFormat(opts.Format) {
 				return FlagErrorf("invalid --format %q: want %s", opts.Format, strings.Join(transcript.Names, ", "))
+			}
+			if opts.TraceDays < 0 {
+				return FlagErrorf("invalid --trace-days %d: want 0 or more", opts.TraceDays)
 			}
 			if opts.MinConfidence < 0 || opts.MinConfidence > 1 {
 				return FlagErrorf("invalid --min-confidence %v: want a number in [0,1]", opts.MinConfidence)
@@ -92,6 +102,8 @@ memctl consolidate --help): without one, or when the model fails, it exits
 	fl.BoolVar(&opts.Full, "full", false, "read the whole transcript, not only the part after the last extract")
 	fl.BoolVar(&opts.JSON, "json", false, "print the report as JSON (digests, proposals, queued ids, usage)")
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the queued candidate ids")
+	fl.BoolVar(&opts.KeepTrace, "keep-trace", false, "keep the transcript in .memctl/traces/ (never committed) for memctl search --traces")
+	fl.IntVar(&opts.TraceDays, "trace-days", 90, "with --keep-trace: remove kept traces not updated for this many days; 0 keeps them")
 	return cmd
 }
 
@@ -117,7 +129,7 @@ func runExtract(ctx context.Context, f *Factory, opts *extractOptions) error {
 	}
 	rep, err := consolidate.ExtractTranscript(ctx, s, consolidate.ExtractOptions{
 		Path: opts.Transcript, Format: opts.Format, SessionID: opts.Session, Scopes: scopes,
-		MinConfidence: opts.MinConfidence, DryRun: opts.DryRun, Full: opts.Full,
+		MinConfidence: opts.MinConfidence, DryRun: opts.DryRun, Full: opts.Full, KeepTrace: opts.KeepTrace, TraceDays: opts.TraceDays,
 		Getenv: f.Getenv, Now: f.Now,
 		Log: func(format string, args ...any) {
 			if !opts.Quiet && !opts.JSON {
@@ -149,6 +161,12 @@ func runExtract(ctx context.Context, f *Factory, opts *extractOptions) error {
 		}
 		return nil
 	}
+	if rep.Trace != "" {
+		defer fmt.Fprintf(w, "extract: transcript kept as %s\n", rep.Trace)
+	}
+	for _, p := range rep.Pruned {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: removed trace %s (older than --trace-days)\n", p)
+	}
 	if rep.NothingNew {
 		fmt.Fprintf(w, "extract: nothing new in %s (%s format, session %s)\n", opts.Transcript, rep.Format, rep.SessionID)
 		return nil
@@ -175,5 +193,36 @@ func runExtract(ctx context.Context, f *Factory, opts *extractOptions) error {
 	}
 	fmt.Fprintf(w, "extract: %s, session %s, turns from %d: %d read, %d proposed, %s\n", rep.Format, rep.SessionID, rep.FromTurn, rep.Turns, len(rep.Proposals), verb)
 	fmt.Fprintf(w, "extract: LLM %s: %d calls, %d prompt + %d completion tokens\n", rep.Model, rep.Usage.Calls, rep.Usage.PromptTokens, rep.Usage.CompletionTokens)
+	return nil
+}
+
+// runTraceSearch is memctl search --traces: the turns of the transcripts
+// kept by extract --keep-trace that hold the query's words.
+func runTraceSearch(ctx context.Context, f *Factory, query string, limit int, asJSON bool) error {
+	s, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	hits, err := transcript.SearchTraces(ctx, s.Dir, query, limit)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if hits == nil {
+			hits = []transcript.TraceHit{}
+		}
+		if err := writeJSON(f.IO.Out, hits); err != nil {
+			return err
+		}
+	}
+	if len(hits) == 0 {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: no kept transcript matches %q (extract --keep-trace keeps them)\n", query)
+		return &ExitError{Code: ExitFailure}
+	}
+	if !asJSON {
+		for _, h := range hits {
+			fmt.Fprintf(f.IO.Out, "%s turn %d (%s, %d of the words)\n  %s\n", h.File, h.Turn, h.Role, h.Score, h.Snippet)
+		}
+	}
 	return nil
 }

@@ -44,11 +44,16 @@ type ExtractOptions struct {
 	MinConfidence float64 // 0 means DefaultMinConfidence
 	DryRun        bool    // propose, queue nothing, keep no offset
 	Full          bool    // ignore the kept offset: read the whole transcript
-	Completer     Completer
-	Getenv        func(string) string
-	Now           func() time.Time
-	RetryBase     time.Duration
-	Log           func(format string, args ...any)
+	// KeepTrace copies the transcript into .memctl/traces/ (L3, searched
+	// by memctl search --traces); traces older than TraceDays (0: kept)
+	// are removed then.
+	KeepTrace bool
+	TraceDays int
+	Completer Completer
+	Getenv    func(string) string
+	Now       func() time.Time
+	RetryBase time.Duration
+	Log       func(format string, args ...any)
 }
 
 // ExtractReport says what an extraction read and queued.
@@ -70,6 +75,10 @@ type ExtractReport struct {
 	// candidates were extracted from.
 	DialogueDigest string `json:"dialogue_digest,omitempty"`
 	ToolDigest     string `json:"tool_digest,omitempty"`
+	// Trace is where the transcript was kept (--keep-trace); Pruned the
+	// traces removed for their age.
+	Trace  string   `json:"trace,omitempty"`
+	Pruned []string `json:"pruned_traces,omitempty"`
 }
 
 // extractState is the cache record of one transcript.
@@ -219,9 +228,11 @@ func ExtractTranscript(ctx context.Context, s *mdmem.Store, o ExtractOptions) (*
 	if len(res.Turns) == 0 {
 		rep.NothingNew = true
 		if !o.DryRun && next != st {
-			return rep, writeState(ctx, statePath, next)
+			if err := writeState(ctx, statePath, next); err != nil {
+				return rep, err
+			}
 		}
-		return rep, nil
+		return rep, o.keepTrace(ctx, s, rep)
 	}
 
 	comp := o.Completer
@@ -298,7 +309,26 @@ func ExtractTranscript(ctx context.Context, s *mdmem.Store, o ExtractOptions) (*
 			return rep, fmt.Errorf("queued %d of %d candidates, then: %w", len(ids), len(keep), err)
 		}
 	}
-	return rep, writeState(ctx, statePath, next)
+	if err := writeState(ctx, statePath, next); err != nil {
+		return rep, err
+	}
+	return rep, o.keepTrace(ctx, s, rep)
+}
+
+// keepTrace keeps the transcript as a raw trace and applies the traces'
+// retention, when asked to.
+func (o *ExtractOptions) keepTrace(ctx context.Context, s *mdmem.Store, rep *ExtractReport) error {
+	if !o.KeepTrace || o.DryRun {
+		return nil
+	}
+	var err error
+	if rep.Trace, err = transcript.KeepTrace(ctx, s.Dir, rep.Transcript, rep.Format, rep.SessionID); err != nil {
+		return fmt.Errorf("keep trace: %w", err)
+	}
+	if o.TraceDays > 0 {
+		rep.Pruned, err = transcript.PruneTraces(ctx, s.Dir, time.Duration(o.TraceDays)*24*time.Hour, o.Now())
+	}
+	return err
 }
 
 func writeState(ctx context.Context, path string, st extractState) error {
