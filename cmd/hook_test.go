@@ -14,7 +14,7 @@ func TestMergeHooks(t *testing.T) {
 	marker := func(string) string { return "hook claude session-start" }
 	for _, tc := range []struct {
 		name, in, err string
-		added     int
+		added         int
 	}{
 		{"no file", "", "", 1},
 		{"empty object", "{}", "", 1},
