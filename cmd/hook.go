@@ -260,13 +260,10 @@ func hookContext(ctx context.Context, f *Factory, event string, in *hookInput, o
 	if err != nil {
 		return "", err
 	}
-	c := s.Config.Inject
-	cnt, err := inject.NewCounter(c.Tokenizer)
+	o, err := configInjectOptions(s, f.Now())
 	if err != nil {
 		return "", err
 	}
-	o := inject.Options{Budget: c.Budget, CoreShare: c.CoreShare, CoreMaxLines: c.CoreMaxLines, CoreMaxBytes: c.CoreMaxBytes,
-		TopK: c.TopK, StaleDays: c.StaleDays, Ranker: c.Ranker, Counter: cnt, Now: f.Now().UTC()}
 	if sc := opts.scopeFor(in); sc != "" {
 		o.Scopes = []string{sc}
 	}
@@ -278,7 +275,7 @@ func hookContext(ctx context.Context, f *Factory, event string, in *hookInput, o
 		// against the prompt instead of repeating it.
 		o.Task, o.CoreShare = in.Prompt, 0
 	}
-	corpus, err := inject.LoadCorpusFor(ctx, s.Dir, true, cnt)
+	corpus, err := inject.LoadCorpusFor(ctx, s.Dir, true, o.Counter)
 	if err != nil {
 		return "", err
 	}
@@ -301,6 +298,18 @@ func hookContext(ctx context.Context, f *Factory, event string, in *hookInput, o
 		return "", err
 	}
 	return string(out) + "\n", nil
+}
+
+// configInjectOptions are the inject options of the memory's [inject]
+// config, for the hooks and the MCP server (which have no inject flags).
+func configInjectOptions(s *mdmem.Store, now time.Time) (inject.Options, error) {
+	c := s.Config.Inject
+	cnt, err := inject.NewCounter(c.Tokenizer)
+	if err != nil {
+		return inject.Options{}, fmt.Errorf("%s: inject.tokenizer: %w", mdmem.ConfigPath, err)
+	}
+	return inject.Options{Budget: c.Budget, CoreShare: c.CoreShare, CoreMaxLines: c.CoreMaxLines, CoreMaxBytes: c.CoreMaxBytes,
+		TopK: c.TopK, StaleDays: c.StaleDays, Ranker: c.Ranker, Counter: cnt, Now: now.UTC()}, nil
 }
 
 // hookExtract starts memctl extract on the session's transcript: in the

@@ -240,20 +240,18 @@ func newMCPServer(f *Factory, opts *mcpOptions) *mcp.Server {
 			if err != nil {
 				return nil, nil, err
 			}
-			c := s.Config.Inject
-			cnt, err := inject.NewCounter(c.Tokenizer)
+			o, err := configInjectOptions(s, f.Now())
 			if err != nil {
 				return nil, nil, err
 			}
-			o := inject.Options{Task: in.Task, Budget: c.Budget, CoreShare: c.CoreShare, CoreMaxLines: c.CoreMaxLines, CoreMaxBytes: c.CoreMaxBytes,
-				TopK: c.TopK, StaleDays: c.StaleDays, Ranker: c.Ranker, Counter: cnt, Now: f.Now().UTC()}
+			o.Task = in.Task
 			if in.Budget > 0 {
 				o.Budget = in.Budget
 			}
 			if o.Scopes, err = splitScopeArg(in.Scope); err != nil {
 				return nil, nil, fmt.Errorf("scope: %w", err)
 			}
-			corpus, err := inject.LoadCorpusFor(ctx, s.Dir, true, cnt)
+			corpus, err := inject.LoadCorpusFor(ctx, s.Dir, true, o.Counter)
 			if err != nil {
 				return nil, nil, err
 			}
