@@ -63,6 +63,8 @@ func newHookCmd(f *Factory) *cobra.Command {
 		Short: "Agent hooks: memory in and out of Claude Code sessions",
 		Long: `Hook commands are run by an agent at points of its session, with the
 agent's hook JSON on stdin. See docs/INTEGRATIONS.md.`,
+		Example: `  memctl hook claude install
+  memctl hook claude --help`,
 		Args: cobra.NoArgs,
 	}
 	claude := &cobra.Command{
@@ -99,9 +101,11 @@ there is not added twice.`,
 	for _, ev := range claudeEvents {
 		opts := &hookOptions{}
 		c := &cobra.Command{
-			Use:   ev.sub,
-			Short: "Claude Code " + ev.event + " hook (hook JSON on stdin)",
-			Args:  cobra.NoArgs,
+			Use:     ev.sub,
+			Short:   "Claude Code " + ev.event + " hook (hook JSON on stdin)",
+			Long:    "Run by Claude Code at " + ev.event + ", with its hook JSON on stdin; see memctl hook claude --help.",
+			Example: "  echo '{\"session_id\":\"s1\",\"transcript_path\":\"s1.jsonl\",\"cwd\":\"'$PWD'\",\"prompt\":\"fix the cache\"}' | memctl hook claude " + ev.sub,
+			Args:    cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				runClaudeHook(cmd.Context(), f, ev.event, opts)
 				return nil
@@ -118,7 +122,13 @@ there is not added twice.`,
 	install := &cobra.Command{
 		Use:   "install",
 		Short: "Add memctl's hooks to Claude Code's settings.json (shows the diff first)",
-		Args:  cobra.NoArgs,
+		Long: `install adds SessionStart, UserPromptSubmit, PreCompact and SessionEnd hooks
+running memctl to ~/.claude/settings.json (--project: .claude/settings.json
+here). It prints the diff, then writes the file atomically; other settings
+and hooks keep their place, and a hook already there is not added twice.`,
+		Example: `  memctl hook claude install --dry-run
+  memctl --dir ~/agent-memory hook claude install --project`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runHookInstall(cmd.Context(), f, inst)
 		},

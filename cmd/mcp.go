@@ -54,9 +54,11 @@ prints how to register the server with Claude Code and other clients.`,
 	}
 	cmd.Flags().BoolVar(&opts.AllowForget, "allow-forget", false, "let agents call memory_forget")
 	install := &cobra.Command{
-		Use:   "install",
-		Short: "Print how to register memctl's MCP server with Claude Code, Codex CLI and others",
-		Args:  cobra.NoArgs,
+		Use:     "install",
+		Short:   "Print how to register memctl's MCP server with Claude Code, Codex CLI and others",
+		Long:    "install prints the claude mcp add command, the Codex CLI config.toml table and the mcpServers JSON for this memory directory; it changes nothing.",
+		Example: "  memctl --dir ~/agent-memory mcp install",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runMCPInstall(f)
 		},
