@@ -123,6 +123,8 @@ func Detect(name string, head []byte) string {
 		Message   json.RawMessage `json:"message"`
 		UUID      string          `json:"uuid"`
 		Role      string          `json:"role"`
+		ID        string          `json:"id"`
+		Timestamp string          `json:"timestamp"`
 	}
 	if json.Unmarshal(line, &probe) != nil {
 		// one JSON document over several lines: an OpenAI messages object
@@ -136,6 +138,8 @@ func Detect(name string, head []byte) string {
 		return OpenAI
 	case probe.Payload != nil || codexTypes[probe.Type]:
 		return Codex
+	case probe.Type == "" && probe.ID != "" && probe.Timestamp != "":
+		return Codex // a rollout of 2025 before the typed records: session meta first
 	case probe.SessionID != "" || probe.UUID != "" || probe.Message != nil || claudeTypes[probe.Type]:
 		return Claude
 	case probe.Role != "":
@@ -414,6 +418,25 @@ func codexRecord(res *Result, n int, body []byte) error {
 			res.Turns = append(res.Turns, Turn{N: n, Role: "summary", Kind: KindText, Text: c.Message, Time: at})
 		}
 		return nil
+	}
+	if rec.Payload == nil {
+		// The rollout format before typed records: a session meta line
+		// ({id, timestamp, instructions}), then bare response items and
+		// {"record_type": "state"} lines.
+		var legacy struct {
+			ID         string `json:"id"`
+			RecordType string `json:"record_type"`
+		}
+		_ = json.Unmarshal(body, &legacy)
+		switch {
+		case rec.Type == "" && legacy.ID != "" && legacy.RecordType == "":
+			if res.SessionID == "" {
+				res.SessionID = legacy.ID
+			}
+			return nil
+		case rec.Type != "" && legacy.RecordType == "":
+			return codexItem(res, n, at, body)
+		}
 	}
 	res.Skipped++ // event_msg, turn_context, and types to come
 	return nil

@@ -27,6 +27,7 @@ func TestDetect(t *testing.T) {
 		{"s.jsonl", `{"type":"user","sessionId":"x","message":{"role":"user","content":"hi"}}`, Claude},
 		{"s.jsonl", `{"type":"file-history-snapshot","messageId":"m","snapshot":{}}`, Claude},
 		{"r.jsonl", `{"timestamp":"2025-10-29T00:59:38Z","type":"session_meta","payload":{"id":"abc"}}`, Codex},
+		{"r.jsonl", `{"id":"0c1f","timestamp":"2025-05-01T10:00:00.000Z","instructions":null}`, Codex},
 		{"c.json", `[{"role":"user","content":"hi"}]`, OpenAI},
 		{"c.json", "{\n  \"messages\": [\n", OpenAI},
 		{"c.json", `{"messages":[{"role":"user","content":"hi"}]}`, OpenAI},
@@ -87,6 +88,17 @@ func TestRead(t *testing.T) {
 `,
 			want:    "3 user/text : what is 2+2\n6 assistant/tool_call shell: {\"command\":[\"ls\"]}\n7 tool/tool_result : a.go\n\n8 assistant/text : 4\n",
 			session: "019a",
+		},
+		{
+			name: "codex rollout before typed records", format: Codex,
+			in: `{"id":"0c1f","timestamp":"2025-05-01T10:00:00.000Z","instructions":null}
+{"record_type":"state"}
+{"type":"message","role":"user","content":[{"type":"input_text","text":"use pnpm"}]}
+{"type":"function_call","name":"shell","arguments":"{}","call_id":"c1"}
+{"type":"reasoning","summary":[]}
+`,
+			want:    "3 user/text : use pnpm\n4 assistant/tool_call shell: {}\n",
+			session: "0c1f",
 		},
 		{
 			name: "openai array with tool calls", format: OpenAI,
