@@ -412,6 +412,14 @@ func runHookInstall(ctx context.Context, f *Factory, opts *hookOptions) error {
 		return err
 	}
 	base := "memctl"
+	if _, err := exec.LookPath("memctl"); err != nil {
+		// not on PATH: Claude Code needs the whole path
+		self, err := selfPath()
+		if err != nil {
+			return err
+		}
+		base = shellQuote(self)
+	}
 	if f.DirArg != "" {
 		dir, err := f.MemoryDir()
 		if err != nil {

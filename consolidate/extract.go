@@ -146,7 +146,7 @@ func clip(s string, max int) string {
 // the tool calls.
 func renderTurns(turns []transcript.Turn) (dialogue, tools []string) {
 	for _, t := range turns {
-		text := strings.Join(strings.Fields(t.Text), " ")
+		text := maskSecrets(strings.Join(strings.Fields(t.Text), " "))
 		switch {
 		case t.Kind == transcript.KindToolCall:
 			tools = append(tools, fmt.Sprintf("[t%d] call %s: %s", t.N, t.Name, clip(text, maxToolCall)))
@@ -160,6 +160,33 @@ func renderTurns(turns []transcript.Turn) (dialogue, tools []string) {
 	}
 	return dialogue, tools
 }
+
+// maskSecrets replaces what looks like a secret (SimpleSecrets' patterns)
+// before the text goes to the model: a transcript's tool output often holds
+// keys and tokens.
+func maskSecrets(s string) string {
+	// Every pattern needs one of these literals: most text has none, and
+	// the regular expressions are then not run at all.
+	hint := false
+	for _, h := range secretHints {
+		if strings.Contains(s, h) {
+			hint = true
+			break
+		}
+	}
+	if !hint {
+		return s
+	}
+	for _, p := range secretPatterns {
+		if p.re.MatchString(s) {
+			s = p.re.ReplaceAllString(s, "[secret removed: "+p.what+"]")
+		}
+	}
+	return s
+}
+
+// secretHints are literals one of which every secret pattern's match holds.
+var secretHints = []string{"sk-", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AIza", "PRIVATE KEY"}
 
 // pack groups lines into chunks of at most maxBytes (a longer line is a
 // chunk of its own).

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -289,6 +290,10 @@ func ExtractTranscript(ctx context.Context, s *mdmem.Store, o ExtractOptions) (*
 		}
 		if err := p.Candidate.Normalize(now, s.Config.Add.MaxContentBytes, nil); err != nil {
 			p.Dropped = err.Error()
+			continue
+		}
+		if found := (SimpleSecrets{}).Find(p.Candidate.Content); len(found) > 0 {
+			p.Dropped = "holds a secret (" + strings.Join(found, ", ") + ")"
 			continue
 		}
 		k := contentKey(tokens(p.Candidate.Content))
