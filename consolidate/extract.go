@@ -210,7 +210,7 @@ func pack(lines []string, maxBytes int) [][]string {
 
 // Extract distils the turns into proposals; core lists the existing core
 // memory ("- [id] text" lines) so that known facts are not proposed again.
-// firstTurn and lastTurn bound the turn numbers a proposal may cite.
+// A proposal may cite only the turns given; sessionID goes into its refs.
 func (x *Extractor) Extract(ctx context.Context, turns []transcript.Turn, core []string, sessionID string) (*Extraction, error) {
 	out := &Extraction{}
 	if len(turns) == 0 {
