@@ -27,6 +27,7 @@ type injectOptions struct {
 	Now          string
 	StaleDays    int
 	NoCache      bool
+	Write        string
 }
 
 func newInjectCmd(f *Factory) *cobra.Command {
@@ -62,7 +63,8 @@ the git-ignored index cache and the opt-in inject log under .memctl/cache
 		Example: `  memctl inject --task "fix the slow report API" --budget 4000
   memctl inject --task "$TASK" --tag project:order-service --budget 2000 --format json
   echo "$TASK" | memctl inject --budget 1500
-  memctl inject --task "cache design" --scope project:order-service --now 2026-02-01`,
+  memctl inject --task "cache design" --scope project:order-service --now 2026-02-01
+  memctl inject --write AGENTS.md --scope project:app   # the block between <!-- memctl:begin --> and <!-- memctl:end -->`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runInject(cmd.Context(), f, cmd, opts)
@@ -83,6 +85,7 @@ the git-ignored index cache and the opt-in inject log under .memctl/cache
 	fl.StringVar(&opts.Now, "now", "", "date or RFC 3339 time used for age labels and expiry (default: the clock)")
 	fl.IntVar(&opts.StaleDays, "stale-days", -1, "label entries older than this many days with their age; 0 = never (default inject.stale_days)")
 	fl.BoolVar(&opts.NoCache, "no-cache", false, "parse the Markdown files, ignoring and not writing the index cache")
+	fl.StringVar(&opts.Write, "write", "", "keep the block between memctl's markers in FILE (AGENTS.md, CLAUDE.md, GEMINI.md) current instead of printing it; stdin is not read")
 	return cmd
 }
 
@@ -106,7 +109,7 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 	}
 	if cmd.Flags().Changed("task") {
 		io.Task = opts.Task
-	} else if !f.IO.InTTY && f.IO.In != nil {
+	} else if opts.Write == "" && !f.IO.InTTY && f.IO.In != nil {
 		task, total, err := inject.ReadTask(f.IO.In)
 		if err != nil {
 			return err
@@ -136,6 +139,13 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 		if err := inject.AppendLog(s.Dir, rec); err != nil {
 			fmt.Fprintf(f.IO.ErrOut, "memctl: warning: inject log: %v\n", err)
 		}
+	}
+	if opts.Write != "" { // the block between memctl's markers in an agent file
+		changed, err := inject.WriteBlock(ctx, opts.Write, res.Block)
+		if err == nil && changed {
+			fmt.Fprintf(f.IO.ErrOut, "memctl: updated the memctl block in %s\n", opts.Write)
+		}
+		return err
 	}
 	if opts.Format == "json" {
 		return res.WriteJSON(f.IO.Out)

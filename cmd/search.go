@@ -13,9 +13,10 @@ import (
 func init() { register(newSearchCmd) }
 
 type searchOptions struct {
-	Limit int
-	Scope string
-	JSON  bool
+	Limit  int
+	Scope  string
+	JSON   bool
+	Traces bool
 }
 
 func newSearchCmd(f *Factory) *cobra.Command {
@@ -37,12 +38,16 @@ Exit status: 1 when nothing matches (with --json too, after printing []).`,
   memctl search --json "database upgrade" | jq -r '.[].id'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Traces { // raw transcripts kept by extract --keep-trace
+				return runTraceSearch(cmd.Context(), f, strings.Join(args, " "), opts.Limit, opts.JSON)
+			}
 			return runSearch(cmd.Context(), f, strings.Join(args, " "), opts)
 		},
 	}
 	cmd.Flags().IntVarP(&opts.Limit, "limit", "n", 20, "most results to print; 0 = all")
 	cmd.Flags().StringVar(&opts.Scope, "scope", "", `only global entries and these scopes, comma-separated ("" or "all": every scope)`)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&opts.Traces, "traces", false, "search the raw transcripts kept by extract --keep-trace instead of the entries")
 	return cmd
 }
 

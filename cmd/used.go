@@ -17,8 +17,10 @@ func newUsedCmd(f *Factory) *cobra.Command {
 		Use:   "used ID...",
 		Short: "Record which injected entries the agent used",
 		Long: `Record the ids of injected entries an agent actually used, for the hit rate
-of ` + "`memctl stats`" + ` (used ids / injected ids). Every id must exist in the
-memory. The record is one JSON line appended (O_APPEND, one write) to the
+of ` + "`memctl stats`" + ` (used ids / injected ids). The ids of existing entries
+are recorded; an unknown id (agents mistype them) is reported on stderr with
+the closest ids, and recorded nowhere; the exit status is 1 only when no
+given id exists. The record is one JSON line appended (O_APPEND, one write) to the
 git-ignored .memctl/cache/inject.log, so concurrent agents never interleave.
 It is written whether or not inject logging is on; turn that on with
 inject.log = true or MEMCTL_INJECT_LOG=1 so the injects are counted too.`,
@@ -37,34 +39,28 @@ func runUsed(ctx context.Context, f *Factory, ids []string) error {
 	if err != nil {
 		return err
 	}
-	known := map[string]bool{}
-	for i := range c.Notes {
-		known[c.Notes[i].Ref()] = true
-	}
-	var unknown []string
-	seen := map[string]bool{}
-	var clean []string
-	for _, id := range ids {
-		id = strings.TrimSpace(id)
-		if !known[id] {
-			unknown = append(unknown, id)
-			continue
-		}
-		if !seen[id] {
-			seen[id] = true
-			clean = append(clean, id)
-		}
-	}
+	clean, unknown := splitKnown(c, ids)
 	if len(unknown) > 0 {
-		err := fmt.Errorf("no entry with id %s; nothing recorded", strings.Join(unknown, ", "))
-		ids := make([]string, 0, len(known))
-		for id := range known {
-			ids = append(ids, id)
+		all := make([]string, 0, len(c.Notes))
+		for i := range c.Notes {
+			all = append(all, c.Notes[i].Ref())
 		}
-		if dym := mdmem.DidYouMean(mdmem.SuggestIDs(unknown[0], ids)); dym != "" {
-			return &HintError{Err: err, Hint: unknown[0] + ": " + dym}
+		for _, id := range unknown {
+			msg := "no entry with id " + id + "; not recorded"
+			if dym := mdmem.DidYouMean(mdmem.SuggestIDs(id, all)); dym != "" {
+				msg += " (" + dym + ")"
+			}
+			fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s\n", msg)
 		}
+	}
+	if len(clean) == 0 {
+		return &ExitError{Code: ExitFailure, Msg: "no known id given; nothing recorded"}
+	}
+	if err := inject.AppendLog(s.Dir, inject.LogRecord{Kind: "used", Time: f.Now().UTC(), IDs: clean}); err != nil {
 		return err
 	}
-	return inject.AppendLog(s.Dir, inject.LogRecord{Kind: "used", Time: f.Now().UTC(), IDs: clean})
+	if len(unknown) > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: recorded %s\n", strings.Join(clean, ", "))
+	}
+	return nil
 }

@@ -44,6 +44,7 @@ type Request struct {
 	Model          string
 	System, User   string
 	ResponseFormat string
+	SchemaName     string // the json_schema name, when the request has one
 	Items          []Item
 }
 
@@ -132,7 +133,10 @@ type chatReq struct {
 		Content string `json:"content"`
 	} `json:"messages"`
 	ResponseFormat *struct {
-		Type string `json:"type"`
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name string `json:"name"`
+		} `json:"json_schema"`
 	} `json:"response_format"`
 }
 
@@ -173,6 +177,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	if cr.ResponseFormat != nil {
 		req.ResponseFormat = cr.ResponseFormat.Type
+		if cr.ResponseFormat.JSONSchema != nil {
+			req.SchemaName = cr.ResponseFormat.JSONSchema.Name
+		}
 	}
 	req.Items = ParseItems(req.User)
 	s.mu.Lock()
@@ -211,6 +218,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case st.Ops != nil:
 		content = `{"operations": ` + string(st.Ops) + `}`
+	case st.Auto == "extract":
+		content = ExtractAnswer(req.SchemaName, req.User)
 	case st.Auto != "":
 		content = Answer(st.Auto, req.Items)
 	}

@@ -1,0 +1,487 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/memctl/memctl/consolidate"
+	"github.com/memctl/memctl/inject"
+	"github.com/memctl/memctl/mdmem"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newHookCmd) }
+
+// maxHookContext is what Claude Code shows of a hook's context in full;
+// beyond it the model gets a short preview only.
+const maxHookContext = 10000
+
+// maxHookInput caps the hook JSON read from stdin.
+const maxHookInput = 1 << 20
+
+// hookInput is Claude Code's hook payload (the fields memctl reads).
+type hookInput struct {
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"`
+	Cwd            string `json:"cwd"`
+	HookEventName  string `json:"hook_event_name"`
+	Prompt         string `json:"prompt"`
+	Source         string `json:"source"`
+	Reason         string `json:"reason"`
+	Trigger        string `json:"trigger"`
+}
+
+type hookOptions struct {
+	Scope      string
+	Timeout    time.Duration
+	Foreground bool
+	Project    bool
+	DryRun     bool
+}
+
+// claudeEvents maps memctl's subcommands to Claude Code's event names.
+var claudeEvents = []struct{ sub, event string }{
+	{"session-start", "SessionStart"},
+	{"user-prompt-submit", "UserPromptSubmit"},
+	{"pre-compact", "PreCompact"},
+	{"session-end", "SessionEnd"},
+}
+
+func newHookCmd(f *Factory) *cobra.Command {
+	hook := &cobra.Command{
+		Use:   "hook",
+		Short: "Agent hooks: memory in and out of Claude Code sessions",
+		Long: `Hook commands are run by an agent at points of its session, with the
+agent's hook JSON on stdin. See docs/INTEGRATIONS.md.`,
+		Example: `  memctl hook claude install
+  memctl hook claude --help`,
+		Args: cobra.NoArgs,
+	}
+	claude := &cobra.Command{
+		Use:   "claude",
+		Short: "Claude Code hooks (install, session-start, user-prompt-submit, pre-compact, session-end)",
+		Long: `Claude Code runs these with its hook JSON on stdin (session_id,
+transcript_path, cwd, hook_event_name, prompt, source). The payload is never
+taken as the task: user-prompt-submit ranks entries against its "prompt".
+
+  session-start       prints the core profile and the entries of the project
+                      in cwd as context (hookSpecificOutput.additionalContext)
+  user-prompt-submit  prints the entries relevant to the prompt, scoped to
+                      the project in cwd (the core came at session start)
+  pre-compact,        start memctl extract on transcript_path in the
+  session-end         background (bounded by llm.deadline); --foreground
+                      waits for it
+
+The project in cwd is the scope project:<name>, name being the git
+repository's (or the directory's) base name, lower-cased; --scope gives
+another. Context stays under 10,000 characters (beyond that Claude Code
+shows only a preview). A hook never breaks the session: on any error, or
+after --timeout, it prints nothing on stdout, exits 0, and logs the error
+to $XDG_STATE_HOME/memctl/hook.log (~/.local/state/memctl/hook.log).
+
+install adds the four hooks to ~/.claude/settings.json (--project:
+.claude/settings.json in the current directory): it prints the diff, then
+writes; other settings and hooks are kept as they are, and a hook already
+there is not added twice.`,
+		Example: `  memctl hook claude install --dry-run
+  memctl hook claude install --project
+  echo '{"session_id":"s1","cwd":"'$PWD'","hook_event_name":"UserPromptSubmit","prompt":"fix the cache"}' | memctl hook claude user-prompt-submit`,
+		Args: cobra.NoArgs,
+	}
+	for _, ev := range claudeEvents {
+		opts := &hookOptions{}
+		c := &cobra.Command{
+			Use:     ev.sub,
+			Short:   "Claude Code " + ev.event + " hook (hook JSON on stdin)",
+			Long:    "Run by Claude Code at " + ev.event + ", with its hook JSON on stdin; see memctl hook claude --help.",
+			Example: "  echo '{\"session_id\":\"s1\",\"transcript_path\":\"s1.jsonl\",\"cwd\":\"'$PWD'\",\"prompt\":\"fix the cache\"}' | memctl hook claude " + ev.sub,
+			Args:    cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				runClaudeHook(cmd.Context(), f, ev.event, opts)
+				return nil
+			},
+		}
+		c.Flags().StringVar(&opts.Scope, "scope", "", "scope of the project (default: project:<name of the git repository or directory in cwd>)")
+		c.Flags().DurationVar(&opts.Timeout, "timeout", 5*time.Second, "give up (print nothing, exit 0) after this long")
+		if ev.event == "PreCompact" || ev.event == "SessionEnd" {
+			c.Flags().BoolVar(&opts.Foreground, "foreground", false, "run extract before returning instead of in the background")
+		}
+		claude.AddCommand(c)
+	}
+	inst := &hookOptions{}
+	install := &cobra.Command{
+		Use:   "install",
+		Short: "Add memctl's hooks to Claude Code's settings.json (shows the diff first)",
+		Long: `install adds SessionStart, UserPromptSubmit, PreCompact and SessionEnd hooks
+running memctl to ~/.claude/settings.json (--project: .claude/settings.json
+here). It prints the diff, then writes the file atomically; other settings
+and hooks keep their place, and a hook already there is not added twice.`,
+		Example: `  memctl hook claude install --dry-run
+  memctl --dir ~/agent-memory hook claude install --project`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runHookInstall(cmd.Context(), f, inst)
+		},
+	}
+	install.Flags().BoolVar(&inst.Project, "project", false, "the project's .claude/settings.json in the current directory, not ~/.claude/settings.json")
+	install.Flags().BoolVarP(&inst.DryRun, "dry-run", "n", false, "print the diff; write nothing")
+	claude.AddCommand(install)
+	hook.AddCommand(claude)
+	return hook
+}
+
+// hookLogPath is where hooks log what went wrong.
+func hookLogPath(f *Factory) string {
+	if x := f.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "memctl", "hook.log")
+	}
+	return filepath.Join(f.Getenv("HOME"), ".local", "state", "memctl", "hook.log")
+}
+
+// hookLog appends one line to the hook log; a log that cannot be written
+// is not an error either.
+func hookLog(f *Factory, event, session, msg string) {
+	p := hookLogPath(f)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return
+	}
+	fh, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer fh.Close()
+	fmt.Fprintf(fh, "%s %s session=%s %s\n", f.Now().UTC().Format(time.RFC3339), event, session, strings.ReplaceAll(msg, "\n", " "))
+}
+
+// runClaudeHook runs one hook; it never fails the agent: errors and time
+// outs are logged, nothing is printed on stdout, the exit status is 0.
+func runClaudeHook(ctx context.Context, f *Factory, event string, opts *hookOptions) {
+	in, err := readHookInput(f.IO.In)
+	if err != nil {
+		hookLog(f, event, "", "error: "+err.Error())
+		fmt.Fprintf(f.IO.ErrOut, "memctl hook: %v (logged to %s)\n", err, hookLogPath(f))
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := claudeHook(ctx, f, event, in, opts)
+		done <- result{out, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		r.err = fmt.Errorf("gave up after %v", opts.Timeout)
+	}
+	if r.err != nil {
+		hookLog(f, event, in.SessionID, "error: "+r.err.Error())
+		fmt.Fprintf(f.IO.ErrOut, "memctl hook: %v (logged to %s)\n", r.err, hookLogPath(f))
+		return
+	}
+	fmt.Fprint(f.IO.Out, r.out)
+}
+
+func readHookInput(r io.Reader) (*hookInput, error) {
+	if r == nil {
+		return nil, errors.New("no hook JSON on stdin")
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxHookInput+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxHookInput {
+		return nil, fmt.Errorf("hook JSON on stdin is larger than %d bytes", maxHookInput)
+	}
+	var in hookInput
+	if err := json.Unmarshal(bytes.TrimSpace(data), &in); err != nil {
+		return nil, fmt.Errorf("stdin is not Claude Code's hook JSON: %v", err)
+	}
+	return &in, nil
+}
+
+// projectScope names the project of a working directory: the base name of
+// its git repository, else of the directory, lower-cased, as a scope.
+func projectScope(cwd string) string {
+	if cwd == "" {
+		return ""
+	}
+	dir := filepath.Clean(cwd)
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			dir = d
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	var b strings.Builder
+	for _, r := range strings.ToLower(filepath.Base(dir)) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	name := strings.Trim(b.String(), "-.")
+	if name == "" {
+		return ""
+	}
+	return "project:" + name
+}
+
+func (o *hookOptions) scopeFor(in *hookInput) string {
+	if o.Scope != "" {
+		return o.Scope
+	}
+	return projectScope(in.Cwd)
+}
+
+func claudeHook(ctx context.Context, f *Factory, event string, in *hookInput, opts *hookOptions) (string, error) {
+	switch event {
+	case "SessionStart", "UserPromptSubmit":
+		return hookContext(ctx, f, event, in, opts)
+	default:
+		return "", hookExtract(ctx, f, event, in, opts)
+	}
+}
+
+// hookContext prints the memory block for the session's start or for a
+// prompt, as Claude Code's additionalContext, within maxHookContext.
+func hookContext(ctx context.Context, f *Factory, event string, in *hookInput, opts *hookOptions) (string, error) {
+	s, err := f.Store(ctx, "inject")
+	if err != nil {
+		return "", err
+	}
+	o, err := configInjectOptions(s, f.Now())
+	if err != nil {
+		return "", err
+	}
+	if sc := opts.scopeFor(in); sc != "" {
+		o.Scopes = []string{sc}
+	}
+	if event == "UserPromptSubmit" {
+		if strings.TrimSpace(in.Prompt) == "" {
+			return "", nil
+		}
+		// The core profile came at session start: rank everything
+		// against the prompt instead of repeating it.
+		o.Task, o.CoreShare = in.Prompt, 0
+	}
+	corpus, err := inject.LoadCorpusFor(ctx, s.Dir, true, o.Counter)
+	if err != nil {
+		return "", err
+	}
+	var block string
+	for budget := o.Budget; budget >= 64; budget /= 2 {
+		o.Budget = budget
+		res, err := inject.Inject(corpus, o)
+		if err != nil {
+			return "", err
+		}
+		if block = res.Block; len(block) <= maxHookContext {
+			break
+		}
+	}
+	if strings.TrimSpace(block) == "" || len(block) > maxHookContext {
+		return "", nil
+	}
+	out, err := json.Marshal(map[string]any{"hookSpecificOutput": map[string]string{"hookEventName": event, "additionalContext": block}})
+	if err != nil {
+		return "", err
+	}
+	return string(out) + "\n", nil
+}
+
+// configInjectOptions are the inject options of the memory's [inject]
+// config, for the hooks and the MCP server (which have no inject flags).
+func configInjectOptions(s *mdmem.Store, now time.Time) (inject.Options, error) {
+	c := s.Config.Inject
+	cnt, err := inject.NewCounter(c.Tokenizer)
+	if err != nil {
+		return inject.Options{}, fmt.Errorf("%s: inject.tokenizer: %w", mdmem.ConfigPath, err)
+	}
+	return inject.Options{Budget: c.Budget, CoreShare: c.CoreShare, CoreMaxLines: c.CoreMaxLines, CoreMaxBytes: c.CoreMaxBytes,
+		TopK: c.TopK, StaleDays: c.StaleDays, Ranker: c.Ranker, Counter: cnt, Now: now.UTC()}, nil
+}
+
+// hookExtract starts memctl extract on the session's transcript: in the
+// background (detached, so the agent does not wait; bounded by
+// llm.deadline), or with --foreground before returning.
+func hookExtract(ctx context.Context, f *Factory, event string, in *hookInput, opts *hookOptions) error {
+	if in.TranscriptPath == "" {
+		return errors.New("the hook JSON names no transcript_path")
+	}
+	dir, err := f.MemoryDir()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(dir, mdmem.MarkerDir)); err != nil {
+		return fmt.Errorf("%s is not a memctl memory (run memctl init): %w", dir, err)
+	}
+	args := []string{"--dir", dir, "extract", "--transcript", in.TranscriptPath, "--quiet"}
+	if in.SessionID != "" {
+		args = append(args, "--session", in.SessionID)
+	}
+	if sc := opts.scopeFor(in); sc != "" {
+		args = append(args, "--scope", sc)
+	}
+	if opts.Foreground {
+		var out, errOut bytes.Buffer
+		sub := *f
+		sub.IO = &IOStreams{In: bytes.NewReader(nil), Out: &out, ErrOut: &errOut}
+		sub.DirArg, sub.opened = "", nil
+		code := Run(ctx, &sub, args)
+		ids := strings.Fields(out.String())
+		hookLog(f, event, in.SessionID, fmt.Sprintf("extract exit %d, queued %d %s", code, len(ids), strings.TrimSpace(errOut.String())))
+		if code != ExitOK {
+			return fmt.Errorf("extract exited %d: %s", code, strings.TrimSpace(errOut.String()))
+		}
+		return nil
+	}
+	self, err := selfPath()
+	if err != nil {
+		return err
+	}
+	p := hookLogPath(f)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "%s %s session=%s starting: memctl %s\n", f.Now().UTC().Format(time.RFC3339), event, in.SessionID, strings.Join(args, " "))
+	cmd := exec.Command(self, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, logf, logf
+	detach(cmd)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}
+
+// selfPath is the memctl binary to start again: os.Args[0] as invoked
+// (so that a wrapper or link named memctl is honoured), else the
+// executable.
+func selfPath() (string, error) {
+	if a := os.Args[0]; a != "" {
+		if p, err := exec.LookPath(a); err == nil {
+			return filepath.Abs(p)
+		}
+	}
+	return os.Executable()
+}
+
+// runHookInstall merges memctl's hooks into a Claude Code settings.json.
+func runHookInstall(ctx context.Context, f *Factory, opts *hookOptions) error {
+	var path string
+	if opts.Project {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		path = filepath.Join(wd, ".claude", "settings.json")
+	} else {
+		home := f.Getenv("HOME")
+		if home == "" {
+			return errors.New("HOME is not set: cannot find ~/.claude/settings.json (use --project)")
+		}
+		path = filepath.Join(home, ".claude", "settings.json")
+	}
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	base := "memctl"
+	if _, err := exec.LookPath("memctl"); err != nil {
+		// not on PATH: Claude Code needs the whole path
+		self, err := selfPath()
+		if err != nil {
+			return err
+		}
+		base = shellQuote(self)
+	}
+	if f.DirArg != "" {
+		dir, err := f.MemoryDir()
+		if err != nil {
+			return err
+		}
+		base += " --dir " + shellQuote(dir)
+	} else if d := f.Getenv("MEMCTL_DIR"); d != "" {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return err
+		}
+		base += " --dir " + shellQuote(abs)
+	}
+	var specs []hookSpec
+	for _, ev := range claudeEvents {
+		timeout := 10
+		if ev.event == "SessionEnd" || ev.event == "PreCompact" {
+			timeout = 30
+		}
+		specs = append(specs, hookSpec{Event: ev.event, Command: base + " hook claude " + ev.sub, Timeout: timeout})
+	}
+	marker := func(event string) string {
+		for _, ev := range claudeEvents {
+			if ev.event == event {
+				return "hook claude " + ev.sub
+			}
+		}
+		return event
+	}
+	out, added, err := mergeHooks(old, specs, marker)
+	if err != nil {
+		return &HintError{Err: fmt.Errorf("%s: %w", path, err), Hint: "fix the file's JSON (or move it away), then run install again"}
+	}
+	if len(added) == 0 {
+		fmt.Fprintf(f.IO.Out, "memctl: hooks already installed in %s; nothing to change\n", path)
+		return nil
+	}
+	fmt.Fprint(f.IO.Out, consolidate.UnifiedDiff(func(string) []byte { return old }, map[string][]byte{path: out}))
+	if opts.DryRun {
+		fmt.Fprintf(f.IO.Out, "memctl: dry run: would add %s to %s\n", strings.Join(added, ", "), path)
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	perm := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	if err := mdmem.WriteFileAtomic(ctx, path, out, perm); err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.Out, "memctl: added %s to %s\n", strings.Join(added, ", "), path)
+	return nil
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:=@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,92 @@
+package cmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMergeHooks(t *testing.T) {
+	specs := []hookSpec{{Event: "SessionStart", Command: "memctl hook claude session-start", Timeout: 10}}
+	marker := func(string) string { return "hook claude session-start" }
+	for _, tc := range []struct {
+		name, in, err string
+		added         int
+	}{
+		{"no file", "", "", 1},
+		{"empty object", "{}", "", 1},
+		{"already there, other command words", `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"/opt/bin/memctl --dir /m hook claude session-start"}]}]}}`, "", 0},
+		{"not an object", `[1]`, "not a JSON object", 0},
+		{"trailing text", `{} x`, "text after", 0},
+		{"hooks not an object", `{"hooks":[]}`, `"hooks" is not a JSON object`, 0},
+		{"event not a list", `{"hooks":{"SessionStart":{}}}`, `is not a list`, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, added, err := mergeHooks([]byte(tc.in), specs, marker)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || len(added) != tc.added {
+				t.Fatalf("added %v, %v", added, err)
+			}
+			if tc.added == 0 && string(out) != tc.in {
+				t.Errorf("changed with nothing to add:\n%s", out)
+			}
+			if tc.added > 0 {
+				again, more, err := mergeHooks(out, specs, marker)
+				if err != nil || len(more) != 0 || string(again) != string(out) {
+					t.Errorf("not idempotent: %v %v", more, err)
+				}
+			}
+		})
+	}
+}
+
+func TestProjectScope(t *testing.T) {
+	base := t.TempDir()
+	repo := filepath.Join(base, "My App")
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(repo, "src", "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		filepath.Join(repo, "src", "deep"): "project:my-app",
+		repo:                               "project:my-app",
+		filepath.Join(base, "plain_dir"):   "project:plain_dir",
+		"":                                 "",
+		"/":                                "",
+	} {
+		if got := projectScope(in); got != want {
+			t.Errorf("projectScope(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A hook on a memory that is not there: exit 0, nothing on stdout, fast.
+func TestHookBrokenMemoryFast(t *testing.T) {
+	home := t.TempDir()
+	for _, sub := range []string{"session-start", "user-prompt-submit", "session-end", "pre-compact"} {
+		f, out, errOut := testFactory(map[string]string{"MEMCTL_DIR": filepath.Join(home, "nowhere"), "HOME": home},
+			`{"session_id":"s","transcript_path":"/nope.jsonl","cwd":"/tmp","prompt":"hi"}`)
+		t0 := time.Now()
+		code := Run(context.Background(), f, []string{"hook", "claude", sub})
+		if d := time.Since(t0); code != 0 || out.Len() != 0 || d > time.Second {
+			t.Errorf("%s: exit %d in %v, stdout %q, stderr %q", sub, code, d, out, errOut)
+		}
+		if !strings.Contains(errOut.String(), "logged to") {
+			t.Errorf("%s: stderr %q", sub, errOut)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(home, ".local", "state", "memctl", "hook.log"))
+	if err != nil || strings.Count(string(b), " error: ") != 4 {
+		t.Errorf("log: %q %v", b, err)
+	}
+}

@@ -1,0 +1,351 @@
+package consolidate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+	"github.com/memctl/memctl/consolidate/transcript"
+	"github.com/memctl/memctl/mdmem"
+)
+
+// ExtractCacheDir holds, per transcript, how far extract has read it.
+const ExtractCacheDir = mdmem.CacheDir + "/extract"
+
+// ErrNoModel is returned when extract has no LLM to use.
+var ErrNoModel = errors.New("no LLM is configured: extract needs one (set llm.model in .memctl/config.toml or MEMCTL_MODEL, and the endpoint: llm.base_url or OPENAI_BASE_URL, OPENAI_API_KEY)")
+
+// LLMError is an extraction that failed because the model could not be
+// used (unreachable, errors, unreadable answers, the deadline). Nothing
+// was queued.
+type LLMError struct{ Err error }
+
+// Error says why the model could not be used.
+func (e *LLMError) Error() string { return "the model could not be used: " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *LLMError) Unwrap() error { return e.Err }
+
+// ExtractOptions configure ExtractTranscript.
+type ExtractOptions struct {
+	Path          string // the transcript file
+	Format        string // transcript format; "" or "auto" detects it
+	SessionID     string // overrides the session id the transcript names
+	Scopes        []string
+	MinConfidence float64 // 0 means DefaultMinConfidence
+	DryRun        bool    // propose, queue nothing, keep no offset
+	Full          bool    // ignore the kept offset: read the whole transcript
+	// KeepTrace copies the transcript into .memctl/traces/ (L3, searched
+	// by memctl search --traces); traces older than TraceDays (0: kept)
+	// are removed then.
+	KeepTrace bool
+	TraceDays int
+	Completer Completer
+	Getenv    func(string) string
+	Now       func() time.Time
+	RetryBase time.Duration
+	Log       func(format string, args ...any)
+}
+
+// ExtractReport says what an extraction read and queued.
+type ExtractReport struct {
+	Transcript string      `json:"transcript"`
+	Format     string      `json:"format"`
+	SessionID  string      `json:"session_id,omitempty"`
+	FromTurn   int         `json:"from_turn"` // first turn number read
+	Turns      int         `json:"turns"`     // turns read (dialogue and tool)
+	Skipped    int         `json:"skipped_records"`
+	Warnings   []string    `json:"warnings,omitempty"`
+	NothingNew bool        `json:"nothing_new,omitempty"`
+	DryRun     bool        `json:"dry_run,omitempty"`
+	Model      string      `json:"model,omitempty"`
+	Queued     []string    `json:"queued"`
+	Proposals  []*Proposal `json:"proposals"`
+	Usage      Usage       `json:"usage"`
+	// DialogueDigest and ToolDigest are the layered summaries the
+	// candidates were extracted from.
+	DialogueDigest string `json:"dialogue_digest,omitempty"`
+	ToolDigest     string `json:"tool_digest,omitempty"`
+	// Trace is where the transcript was kept (--keep-trace); Pruned the
+	// traces removed for their age.
+	Trace  string   `json:"trace,omitempty"`
+	Pruned []string `json:"pruned_traces,omitempty"`
+}
+
+// extractState is the cache record of one transcript.
+type extractState struct {
+	Path     string `json:"path"`
+	Format   string `json:"format"`
+	Next     int64  `json:"next"`      // byte offset read up to
+	NextTurn int    `json:"next_turn"` // number of the next turn
+	Prefix   string `json:"prefix_sha256"`
+}
+
+func stateKey(abs string) string {
+	h := sha256.Sum256([]byte(abs))
+	return hex.EncodeToString(h[:12])
+}
+
+// prefixHash hashes the first n bytes of f.
+func prefixHash(f *os.File, n int64) (string, error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	if _, err := io.CopyN(h, f, n); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ExtractTranscript reads the part of a transcript not read before, asks
+// the model for candidate memories, and queues the ones that are
+// confident enough and not already queued or in memory, with refs to the
+// session and turns. Then it keeps the offset read up to, so the same
+// transcript twice queues nothing new and a grown one is read only for
+// its new part. Without a model it fails with ErrNoModel; when the model
+// fails, with an *LLMError: nothing is queued either way.
+func ExtractTranscript(ctx context.Context, s *mdmem.Store, o ExtractOptions) (*ExtractReport, error) {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MinConfidence == 0 {
+		o.MinConfidence = DefaultMinConfidence
+	}
+	abs, err := filepath.Abs(o.Path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, fmt.Errorf("transcript: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("transcript %s is not a regular file", o.Path)
+	}
+	rep := &ExtractReport{Transcript: abs, DryRun: o.DryRun, Queued: []string{}, Proposals: []*Proposal{}}
+	format := o.Format
+	if format == "" || format == transcript.Auto {
+		head := make([]byte, 64<<10)
+		n, err := io.ReadFull(f, head)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		format = transcript.Detect(abs, head[:n])
+	}
+	rep.Format = format
+
+	cacheDir, err := mdmem.SafeDir(s.Dir, ExtractCacheDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return nil, err
+	}
+	key := stateKey(abs)
+	// One extract per transcript at a time (a SessionEnd and a PreCompact
+	// hook may both fire): the second would read the same part.
+	lk := flock.New(filepath.Join(cacheDir, key+".lock"))
+	locked, err := lk.TryLock()
+	if err != nil {
+		return nil, err
+	}
+	if !locked {
+		return nil, fmt.Errorf("another memctl extract is reading %s: %w", o.Path, mdmem.ErrLocked)
+	}
+	defer lk.Unlock()
+
+	statePath := filepath.Join(cacheDir, key+".json")
+	var st extractState
+	if !o.Full {
+		if b, err := os.ReadFile(statePath); err == nil {
+			if json.Unmarshal(b, &st) != nil || st.Path != abs || st.Format != format {
+				st = extractState{}
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	from, firstTurn := int64(0), 1
+	if st.Next > 0 && format != transcript.OpenAI {
+		switch h, err := prefixHash(f, st.Next); {
+		case st.Next > fi.Size() || err != nil || h != st.Prefix:
+			o.logf("transcript %s changed before the part read already; reading it whole (the queue is checked for duplicates)", o.Path)
+		default:
+			from, firstTurn = st.Next, st.NextTurn
+		}
+	} else if st.NextTurn > 0 && format == transcript.OpenAI {
+		firstTurn = st.NextTurn
+	}
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return nil, err
+	}
+	res, err := transcript.Read(ctx, f, format, from, firstTurn)
+	if err != nil {
+		return nil, fmt.Errorf("transcript %s (%s format): %w; nothing was queued", o.Path, format, err)
+	}
+	if format == transcript.OpenAI && res.NextTurn < firstTurn {
+		// fewer messages than last time: another conversation
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+		if res, err = transcript.Read(ctx, f, format, 0, 1); err != nil {
+			return nil, fmt.Errorf("transcript %s (%s format): %w; nothing was queued", o.Path, format, err)
+		}
+	}
+	rep.FromTurn, rep.Turns, rep.Skipped, rep.Warnings = firstTurn, len(res.Turns), res.Skipped, res.Warnings
+	rep.SessionID = o.SessionID
+	if rep.SessionID == "" {
+		rep.SessionID = res.SessionID
+	}
+	if rep.SessionID == "" {
+		base := filepath.Base(abs)
+		rep.SessionID = base[:len(base)-len(filepath.Ext(base))]
+	}
+	next := extractState{Path: abs, Format: format, Next: res.Next, NextTurn: res.NextTurn}
+	if format != transcript.OpenAI {
+		if next.Prefix, err = prefixHash(f, res.Next); err != nil {
+			return nil, err
+		}
+	}
+	if len(res.Turns) == 0 {
+		rep.NothingNew = true
+		if !o.DryRun && next != st {
+			if err := writeState(ctx, statePath, next); err != nil {
+				return rep, err
+			}
+		}
+		return rep, o.keepTrace(ctx, s, rep)
+	}
+
+	comp := o.Completer
+	rep.Model = "custom"
+	if comp == nil {
+		base, apiKey, model, ok := LLMEndpoint(s.Config, o.Getenv)
+		if !ok {
+			return nil, ErrNoModel
+		}
+		comp, rep.Model = NewOpenAI(base, apiKey, model), model
+	}
+	mem, err := s.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var core []string
+	for _, e := range mem.Entries() {
+		if e.Place == mdmem.PlaceCore && e.ID != "" {
+			core = append(core, fmt.Sprintf("- [%s] %s", e.ID, e.Content))
+		}
+	}
+	x := &Extractor{Completer: comp, MemDir: s.Dir, Config: s.Config, MinConfidence: o.MinConfidence, Scopes: o.Scopes, RetryBase: o.RetryBase, Log: o.Log}
+	ex, err := x.Extract(ctx, res.Turns, core, rep.SessionID)
+	rep.Usage = ex.Usage
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(ctxErr, context.DeadlineExceeded) {
+			return nil, ctxErr
+		}
+		return rep, &LLMError{Err: err}
+	}
+	rep.DialogueDigest, rep.ToolDigest, rep.Proposals = ex.DialogueDigest, ex.ToolDigest, ex.Proposals
+
+	// The same path as memctl add: normalised (and redacted, once the
+	// redaction hook has detectors), then checked against what is queued
+	// and what the memory holds.
+	seen := map[string]string{}
+	queued, _, err := mdmem.ReadQueue(ctx, s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range queued {
+		seen[contentKey(tokens(c.Content))] = "already queued as " + c.ID
+	}
+	for _, e := range mem.Entries() {
+		if k := contentKey(tokens(e.Content)); e.ID != "" && seen[k] == "" {
+			seen[k] = "already in memory as " + e.ID
+		}
+	}
+	now := o.Now()
+	var keep []*mdmem.Candidate
+	for _, p := range rep.Proposals {
+		if p.Dropped != "" {
+			continue
+		}
+		if err := p.Candidate.Normalize(now, s.Config.Add.MaxContentBytes, nil); err != nil {
+			p.Dropped = err.Error()
+			continue
+		}
+		if found := (SimpleSecrets{}).Find(p.Candidate.Content); len(found) > 0 {
+			p.Dropped = "holds a secret (" + strings.Join(found, ", ") + ")"
+			continue
+		}
+		k := contentKey(tokens(p.Candidate.Content))
+		if why := seen[k]; why != "" {
+			p.Dropped = why
+			continue
+		}
+		seen[k] = "proposed twice in this extraction"
+		keep = append(keep, p.Candidate)
+	}
+	if o.DryRun {
+		return rep, nil
+	}
+	if len(keep) > 0 {
+		ids, err := mdmem.Enqueue(ctx, s.Dir, keep, now)
+		rep.Queued = append(rep.Queued, ids...)
+		if err != nil {
+			return rep, fmt.Errorf("queued %d of %d candidates, then: %w", len(ids), len(keep), err)
+		}
+	}
+	if err := writeState(ctx, statePath, next); err != nil {
+		return rep, err
+	}
+	return rep, o.keepTrace(ctx, s, rep)
+}
+
+// keepTrace keeps the transcript as a raw trace and applies the traces'
+// retention, when asked to.
+func (o *ExtractOptions) keepTrace(ctx context.Context, s *mdmem.Store, rep *ExtractReport) error {
+	if !o.KeepTrace || o.DryRun {
+		return nil
+	}
+	var err error
+	if rep.Trace, err = transcript.KeepTrace(ctx, s.Dir, rep.Transcript, rep.Format, rep.SessionID); err != nil {
+		return fmt.Errorf("keep trace: %w", err)
+	}
+	if o.TraceDays > 0 {
+		rep.Pruned, err = transcript.PruneTraces(ctx, s.Dir, time.Duration(o.TraceDays)*24*time.Hour, o.Now())
+	}
+	return err
+}
+
+func writeState(ctx context.Context, path string, st extractState) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return mdmem.WriteFileAtomic(ctx, path, append(b, '\n'), 0o644)
+}
+
+func (o *ExtractOptions) logf(format string, args ...any) {
+	if o.Log != nil {
+		o.Log(format, args...)
+	}
+}
