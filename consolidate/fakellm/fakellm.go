@@ -2,8 +2,9 @@
 // for tests (httptest). Each request plays the next step of the script:
 // a status code, a delay (to provoke timeouts), a fixed answer, a raw
 // (e.g. truncated) body, or an "auto" answer computed from the items in the
-// prompt: well-behaved (add, compress) or hostile (archive-all,
-// copy-secret, invent-id, invent-fact, garbage, truncated).
+// prompt: well-behaved (add, compress), an oracle that answers from gold
+// labels (oracle), or hostile (archive-all, copy-secret, invent-id,
+// invent-fact, garbage, truncated).
 package fakellm
 
 import (
@@ -28,6 +29,15 @@ type Step struct {
 	Raw     string          `json:"raw,omitempty"`     // whole HTTP body, verbatim (e.g. truncated JSON)
 	Auto    string          `json:"auto,omitempty"`    // computed answer; see Answer
 	Repeat  bool            `json:"repeat,omitempty"`  // play this step for every further request
+	// Gold labels the auto mode "oracle" answers from.
+	Gold []Gold `json:"gold,omitempty"`
+}
+
+// Gold is the true relation of one candidate to a stored text, by text.
+type Gold struct {
+	Candidate string `json:"candidate"` // the candidate's text
+	Kind      string `json:"kind"`      // update, duplicate, compatible or new
+	Target    string `json:"target"`    // the text of the entry it updates, duplicates or complements
 }
 
 // Item is one numbered item of a memctl prompt.
@@ -211,6 +221,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case st.Ops != nil:
 		content = `{"operations": ` + string(st.Ops) + `}`
+	case st.Auto == "oracle":
+		content = Oracle(st.Gold, req.Items)
 	case st.Auto != "":
 		content = Answer(st.Auto, req.Items)
 	}
@@ -322,5 +334,41 @@ func Answer(mode string, items []Item) string {
 	if mode == "truncated" {
 		return string(b[:len(b)/2])
 	}
+	return string(b)
+}
+
+// Oracle answers what a perfect model would, from gold labels: for each
+// candidate of the prompt whose gold target is an entry of the same
+// prompt, supersede it (update) or merge into it (duplicate); every other
+// candidate (compatible, new, or its target not shown) is added. It
+// bounds what any model can do with the prompts memctl sends.
+func Oracle(gold []Gold, items []Item) string {
+	byCand := map[string]Gold{}
+	for _, g := range gold {
+		byCand[g.Candidate] = g
+	}
+	entry := map[string]int{}
+	for _, it := range items {
+		if it.Kind != "candidate" {
+			entry[it.Text] = it.ID
+		}
+	}
+	ops := []op{}
+	for _, it := range items {
+		if it.Kind != "candidate" {
+			continue
+		}
+		g, ok := byCand[it.Text]
+		t := entry[g.Target]
+		switch {
+		case ok && t != 0 && g.Kind == "update":
+			ops = append(ops, op{Op: "supersede", Target: t, Sources: []int{it.ID}, Reason: "gold: update"})
+		case ok && t != 0 && g.Kind == "duplicate":
+			ops = append(ops, op{Op: "merge", Target: t, Sources: []int{it.ID}, Reason: "gold: duplicate"})
+		default:
+			ops = append(ops, op{Op: "add", Sources: []int{it.ID}, Reason: "gold: new to this prompt"})
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"operations": ops})
 	return string(b)
 }
