@@ -757,7 +757,19 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 	})
 	for i, it := range its {
 		if it.key == q.key {
-			p.mergeInto(it, c, ce, OpMerge, fmt.Sprintf("near duplicate of %s (similarity %.2f, same content words)", it.current().ID, js[i]), false, "rule")
+			// The same content words: one fact. The newer wording
+			// survives (and, being the candidate's text, its date).
+			cur := it.current()
+			text := newerWording(cur, []*mdmem.Entry{ce}, p.now)
+			p.mergeInto(it, c, ce, OpMerge, fmt.Sprintf("near duplicate of %s (similarity %.2f, same content words)", cur.ID, js[i]), text != "", "rule")
+			if text != "" {
+				cur = it.current()
+				if ed := p.edits[it.entry]; it.add == nil && ed != nil {
+					cur = ed.e
+				}
+				cur.Content = text
+				p.ops[len(p.ops)-1].Text = text
+			}
 			return
 		}
 	}

@@ -194,15 +194,57 @@ func TestFinding4_NearDuplicateWordChange(t *testing.T) {
 		t.Fatalf("not sent to the LLM with pref-001: %+v", cl)
 	}
 
-	// Only filler words differ: a duplicate, merged, date kept.
+	// Only filler words differ: a duplicate, merged; the newer wording
+	// survives, with its date.
 	filler := strings.Replace(strings.Replace(gateOld, "the office", "office", 1), "are dropped", "dropped", 1)
-	p = compute(t, m, cand(filler, "preference", testNow))
+	fc := cand(filler, "preference", testNow)
+	p = compute(t, m, fc)
 	if p.Count(OpMerge) != 1 {
 		t.Fatalf("filler-only change not merged: %s", opKinds(p))
 	}
 	after, _ = applyPlan(t, files, p)
-	if e := after.Find("pref-001"); e == nil || !e.Updated.IsZero() || !strings.Contains(strings.Join(e.Refs, " "), c.ID[:10]) {
+	if e := after.Find("pref-001"); e == nil || e.Content != filler || !e.Updated.Equal(testNow) || !containsStr(e.Refs, fc.ID) {
 		t.Fatalf("merged entry: %+v", e)
+	}
+	// An older restatement in other filler words leaves the newer text.
+	p = compute(t, m, cand(filler, "preference", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+	after, _ = applyPlan(t, files, p)
+	if e := after.Find("pref-001"); p.Count(OpMerge) != 1 || e == nil || e.Content != gateOld || !e.Updated.IsZero() {
+		t.Fatalf("older restatement: %s; %+v", opKinds(p), e)
+	}
+}
+
+// TestOneWordChangeLLMMerge: with an LLM, the one-word change goes to the
+// model with its entry; even a model that calls it a duplicate (merge,
+// no text) cannot fold the newer value away: the newer wording survives.
+// A supersede archives the old value.
+func TestOneWordChangeLLMMerge(t *testing.T) {
+	gateNew := strings.Replace(gateOld, "main gate", "side gate", 1)
+	for _, op := range []OpKind{OpMerge, OpNoop, OpSupersede} {
+		t.Run(string(op), func(t *testing.T) {
+			files := map[string]string{"MEMORY.md": memoryWith("- [pref-001] " + gateOld + " (user · 2026-01-05)")}
+			m := loadMem(t, files)
+			c := cand(gateNew, "preference", testNow)
+			d := &Decision{Op: op, Target: "pref-001", Candidates: []string{c.ID}, Reason: "model", Snap: map[string]string{"pref-001": m.Find("pref-001").Raw}}
+			p, err := Compute(&Input{Mem: m, Cands: []*mdmem.Candidate{c}, Config: mdmem.DefaultConfig(), Now: testNow,
+				LLMCands: map[string]bool{c.ID: true}, Decisions: []*Decision{d}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, _ := applyPlan(t, files, p)
+			var live []*mdmem.Entry
+			for _, e := range byText(after, gateNew) {
+				if e.Place == mdmem.PlaceCore {
+					live = append(live, e)
+				}
+			}
+			if len(live) != 1 {
+				t.Fatalf("%s: the newer text is not live: %s", op, opKinds(p))
+			}
+			if old := byText(after, gateOld); len(old) != 0 && old[0].Place != mdmem.PlaceArchive {
+				t.Fatalf("%s: the old text is still live next to the new one", op)
+			}
+		})
 	}
 }
 
