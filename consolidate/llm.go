@@ -108,7 +108,6 @@ type promptItem struct {
 	Kind     string   `json:"kind"`
 	Category string   `json:"category"`
 	Date     string   `json:"date,omitempty"`
-	Source   string   `json:"source,omitempty"`
 	Scope    []string `json:"scope,omitempty"`
 	Text     string   `json:"text"`
 }
@@ -140,7 +139,7 @@ func buildPrompt(memDir string, cl *Cluster, now time.Time) (Request, *batchMap,
 	for _, e := range cl.Entries {
 		n++
 		bm.entries[n] = e
-		it := promptItem{ID: n, Kind: "entry", Category: e.Category, Source: e.Source, Scope: e.Scope, Text: e.Content}
+		it := promptItem{ID: n, Kind: "entry", Category: e.Category, Scope: e.Scope, Text: e.Content}
 		if d := e.Date(); !d.IsZero() {
 			it.Date = mdmem.FormatTime(d)
 		}
@@ -150,7 +149,7 @@ func buildPrompt(memDir string, cl *Cluster, now time.Time) (Request, *batchMap,
 	for _, c := range cl.Cands {
 		n++
 		bm.cands[n] = c
-		it := promptItem{ID: n, Kind: "candidate", Category: c.Category, Source: c.Source, Scope: c.Scope, Text: mdmem.OneLine(c.Content)}
+		it := promptItem{ID: n, Kind: "candidate", Category: c.Category, Scope: c.Scope, Text: mdmem.OneLine(c.Content)}
 		if !c.CreatedAt.IsZero() {
 			it.Date = mdmem.FormatTime(c.CreatedAt)
 		}

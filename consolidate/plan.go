@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 )
 
@@ -232,6 +233,8 @@ type planner struct {
 	triage   bool               // collect ambiguous candidates instead of deciding
 	llmMode  bool               // triage for an LLM run: number changes are ambiguous
 	amb      map[string][]*item // candidate id → related items (triage)
+	itemOf   map[*mdmem.Entry]*item
+	corpus   *inject.Corpus // the memory for retrieval (triage), built on first use
 
 	// batchArchived counts candidates of this run that go to the archive
 	// by rule (a planned addition superseded by a later candidate, a
@@ -282,7 +285,7 @@ func newPlanner(in *Input) *planner {
 	p := &planner{in: in, cfg: in.Config, now: in.Now.UTC(), alloc: mdmem.NewIDAllocator(st, in.Mem),
 		idx: newIndex(len(all) + len(in.Cands)), edits: map[*mdmem.Entry]*edit{}, addByID: map[string]*addition{},
 		consumed: map[string]bool{}, held: map[string]bool{}, cands: map[string]*mdmem.Candidate{},
-		rejected: map[*Decision]string{}, byCand: map[string]*Decision{}}
+		rejected: map[*Decision]string{}, byCand: map[string]*Decision{}, itemOf: map[*mdmem.Entry]*item{}}
 	p.today = time.Date(p.now.Year(), p.now.Month(), p.now.Day(), 0, 0, 0, 0, time.UTC)
 	p.archCap = ArchiveCap(in.Config, len(all))
 	p.batchCap = ArchiveCap(in.Config, len(in.Cands))
@@ -298,6 +301,7 @@ func newPlanner(in *Input) *planner {
 		it := newItem(e.Content, e.Category, e.Scope)
 		it.entry = e
 		p.idx.addItem(it)
+		p.itemOf[e] = it
 	}
 	for _, c := range in.Cands {
 		p.cands[c.ID] = c
@@ -804,10 +808,13 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 		p.ops = append(p.ops, Op{Kind: OpArchive, Entry: ce.ID, Targets: []string{old.ID}, Candidates: []string{c.ID}, Text: ce.Content, Reason: "older than " + old.ID + ", which states newer values", By: "rule"})
 		return
 	}
-	// 5. Ambiguous: the LLM decides.
+	// 5. The LLM decides, with the entries retrieval finds for it and
+	// the earlier candidates of this run it resembles.
 	if p.triage {
-		if its, _ := p.idx.best(q, p.cfg.Consolidate.Related, 4, p.liveOK); len(its) > 0 {
-			p.amb[c.ID] = its
+		its := p.neighbors(c, q, upd)
+		cs, _ := p.idx.best(q, p.cfg.Consolidate.Related, 4, func(it *item) bool { return it.cand != "" && p.liveOK(it) })
+		if len(its)+len(cs) > 0 {
+			p.amb[c.ID] = append(its, cs...)
 		}
 	}
 	if p.in.LLMCands[c.ID] {

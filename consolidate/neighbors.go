@@ -1,0 +1,95 @@
+package consolidate
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/memctl/memctl/inject"
+	"github.com/memctl/memctl/mdmem"
+)
+
+// neighbors returns the live entries of the candidate's scope most likely
+// to be what it updates, restates or complements, best first, at most
+// consolidate.neighbors of them: the rule's own find first (a near
+// duplicate that changes a word, upd; the same statement with other
+// numbers), then the inject ranking (BM25 over stemmed text, topic and
+// tags, with feedback) of the candidate's text and topic. Entries of the
+// candidate's category come first; one of another category is shown
+// only when it outranks every entry of the category. No similarity
+// threshold gates it: a reworded update shares few words with its
+// target, and retrieval ranks it high anyway.
+func (p *planner) neighbors(c *mdmem.Candidate, q *item, upd *item) []*item {
+	k := p.cfg.Consolidate.Neighbors
+	if k < 1 {
+		k = 1
+	}
+	var out []*item
+	seen := map[*item]bool{}
+	take := func(it *item) {
+		if it != nil && !seen[it] && len(out) < k {
+			seen[it] = true
+			out = append(out, it)
+		}
+	}
+	ok := func(it *item) bool { return it.entry != nil && it.scope == q.scope && p.liveOK(it) }
+	if upd != nil && ok(upd) {
+		take(upd)
+	}
+	if it := p.idx.findSkeleton(q, ok); it != nil {
+		take(it)
+	}
+	rule := len(out)
+	if p.corpus == nil {
+		p.corpus = inject.NewCorpus(p.in.Mem)
+	}
+	query := c.Content
+	if c.Topic != "" {
+		query += " " + c.Topic
+	}
+	var other *item
+	sameSeen := false
+	for _, h := range inject.Search(p.corpus, query, nil, 8*k+16) {
+		if len(out) >= k {
+			break
+		}
+		e := p.in.Mem.Find(h.ID)
+		if e == nil {
+			continue
+		}
+		it := p.itemOf[e]
+		if it == nil || !ok(it) {
+			continue
+		}
+		if it.cat != q.cat {
+			if !sameSeen && other == nil {
+				other = it
+			}
+			continue
+		}
+		sameSeen = true
+		take(it)
+	}
+	if other != nil && rule < k {
+		// It ranked above every entry of the category: show it, after
+		// the rule's own finds.
+		if len(out) >= k {
+			out = out[:k-1]
+		}
+		out = append(out[:rule:rule], append([]*item{other}, out[rule:]...)...)
+	}
+	return out
+}
+
+// byCreated orders candidates by their date, then by queue file name
+// (the id), so batches are the same on every run over the same queue.
+func byCreated(cs []*mdmem.Candidate) []*mdmem.Candidate {
+	out := append([]*mdmem.Candidate(nil), cs...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].CreatedAt, out[j].CreatedAt
+		if !a.Equal(b) {
+			return a.Before(b)
+		}
+		return strings.Compare(out[i].ID, out[j].ID) < 0
+	})
+	return out
+}
