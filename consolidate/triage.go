@@ -1,7 +1,6 @@
 package consolidate
 
 import (
-
 	"github.com/memctl/memctl/mdmem"
 )
 
