@@ -67,7 +67,11 @@ type Resolution struct {
 }
 
 func isConflictNote(n string) (string, bool) {
-	rest, ok := strings.CutPrefix(strings.ToLower(n), "conflicts with ")
+	l := strings.ToLower(n)
+	rest, ok := strings.CutPrefix(l, "conflicts with ")
+	if !ok {
+		rest, ok = strings.CutPrefix(l, "may update ")
+	}
 	if !ok {
 		return "", false
 	}

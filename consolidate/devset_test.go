@@ -315,6 +315,7 @@ func TestLabelledSet(t *testing.T) {
 	rows := map[string]*row{}
 	ends := map[string]map[string]map[string]int{"llm": {}, "rules": {}}
 	byDiff := map[string]*row{}
+	numOnly, numOnlyOK := 0, 0
 	for _, g := range ls.gold {
 		if rows[g.Kind] == nil {
 			rows[g.Kind] = &row{}
@@ -336,6 +337,16 @@ func TestLabelledSet(t *testing.T) {
 			byDiff[k].n++
 			if llm.exposed(ls, g) {
 				byDiff[k].exposed++
+			}
+		}
+		if g.Kind == "update" {
+			a, _ := skeleton(tokens(ls.cands[g.Cand].Content))
+			b, _ := skeleton(tokens(ls.base[g.Targets[0]].Content))
+			if a == b {
+				numOnly++
+				if rules.outcome(ls, g) == "ok" {
+					numOnlyOK++
+				}
 			}
 		}
 		ends["llm"][g.Kind][llm.outcome(ls, g)]++
@@ -378,6 +389,7 @@ func TestLabelledSet(t *testing.T) {
 	}
 	u := llm.rep.LLM
 	per20 := func(x int) float64 { return float64(x) * 20 / float64(len(ls.cands)) }
+	fmt.Fprintf(&b, "\nnumber-only updates (same words, other numbers) right without an LLM: %d/%d", numOnlyOK, numOnly)
 	fmt.Fprintf(&b, "\n\nLLM run: %d calls, %d prompt tokens (%.2f calls and %.0f prompt tokens per 20 candidates), %d completion tokens, wall %v (LLM stage %.2fs); summary: %s\n",
 		u.Calls, u.PromptTokens, per20(u.Calls), per20(u.PromptTokens), u.CompletionTokens, llm.wall.Round(time.Millisecond), llm.rep.LLMSeconds, llm.rep.Summary)
 	fmt.Fprintf(&b, "rules run: wall %v; summary: %s\n", rules.wall.Round(time.Millisecond), rules.rep.Summary)

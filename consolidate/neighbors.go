@@ -1,6 +1,7 @@
 package consolidate
 
 import (
+	"math"
 	"sort"
 	"strings"
 
@@ -92,4 +93,30 @@ func byCreated(cs []*mdmem.Candidate) []*mdmem.Candidate {
 		return strings.Compare(out[i].ID, out[j].ID) < 0
 	})
 	return out
+}
+
+// overlap is the share of q's information, weighted by rarity, that the
+// item it also states: Σ idf of the word unigrams both have / Σ idf of
+// q's unigrams.
+func (p *planner) overlap(q, it *item) float64 {
+	have := map[uint64]bool{}
+	for _, h := range it.sh {
+		have[h] = true
+	}
+	n := float64(len(p.idx.items)) + 1
+	var shared, all float64
+	for _, h := range q.uni {
+		w := math.Log(n / (float64(len(p.idx.post[h])) + 1))
+		if w < 0 {
+			w = 0
+		}
+		all += w
+		if have[h] {
+			shared += w
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return shared / all
 }

@@ -830,18 +830,50 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 		p.decide(d, c)
 		return
 	}
+	// 6. Without a model: a candidate that changes a word of a near
+	// duplicate, or that retrieval finds closely related to an entry of
+	// its category, may be a new value of it. The rules cannot tell an
+	// update from a compatible fact, so a person decides; two
+	// contradicting live values are never kept silently.
+	mayWhy := ""
+	if upd != nil {
+		mayWhy = fmt.Sprintf("near duplicate, similarity %.2f, changes %s", updSim, changedWords(upd.key, q.key))
+	} else if !p.triage {
+		if it, ov := p.relatedEntry(c, q); it != nil {
+			upd, mayWhy = it, fmt.Sprintf("related: states %.0f%% of the candidate's words, weighted by rarity", 100*ov)
+		}
+	}
 	if upd != nil {
 		old := upd.current()
 		age := "newer"
 		if ce.Date().Before(old.Date()) {
 			age = "older"
 		}
-		why := fmt.Sprintf("conflicts with %s: may update it: near duplicate, similarity %.2f, changes %s, the candidate is %s; confirm to supersede %s, or reject",
-			old.ID, updSim, changedWords(upd.key, q.key), age, old.ID)
-		p.pending(c, ce, OpConflict, why, []string{old.ID}, "rule")
+		mayWhy = fmt.Sprintf("may update %s: %s, the candidate is %s; confirm to supersede %s, or reject", old.ID, mayWhy, age, old.ID)
+		p.pending(c, ce, OpConflict, mayWhy, []string{old.ID}, "rule")
 		return
 	}
 	p.add(c, ce, "", "new", "rule")
+}
+
+// relatedEntry returns the entry retrieval ranks first for a candidate
+// the rules could not settle, with their weighted word overlap, when it
+// is of the candidate's category and the overlap is at least
+// consolidate.related; nil when the candidate restates an entry with
+// other identifier numbers only ("room 111" next to "room 110": another
+// thing, added).
+func (p *planner) relatedEntry(c *mdmem.Candidate, q *item) (*item, float64) {
+	if _, rel := p.skeletonRelation(q); rel == numbersAreNames {
+		return nil, 0
+	}
+	nb := p.neighbors(c, q, nil)
+	if len(nb) == 0 || nb[0].cat != q.cat {
+		return nil, 0
+	}
+	if ov := p.overlap(q, nb[0]); ov >= p.cfg.Consolidate.Related {
+		return nb[0], ov
+	}
+	return nil, 0
 }
 
 func (p *planner) directUpdate(c *mdmem.Candidate, q *item) *item {
@@ -857,30 +889,58 @@ func (p *planner) directUpdate(c *mdmem.Candidate, q *item) *item {
 	if p.in.LLMCands != nil || p.triage && p.llmMode {
 		return nil
 	}
-	it := p.idx.findSkeleton(q, p.liveOK)
-	if it == nil || it.words < 3 {
-		return nil
-	}
-	// The same skeleton: the same tokens but for the numbers, at the
-	// same places. Exactly one number may differ, and it must be the
-	// value the statement gives, not a number that names a thing.
-	a, b := strings.Fields(q.norm), strings.Fields(it.norm)
-	if len(a) != len(b) {
-		return nil
-	}
-	changed := -1
-	for i := range a {
-		if a[i] != b[i] {
-			if changed >= 0 {
-				return nil
-			}
-			changed = i
-		}
-	}
-	if changed < 0 || identifier(a, changed) || identifier(b, changed) {
+	it, rel := p.skeletonRelation(q)
+	if rel != numbersAreValues {
 		return nil
 	}
 	return it
+}
+
+// How a candidate relates to a live entry with the same skeleton (the
+// same tokens at the same places but for numbers).
+const (
+	noSkeleton         = iota
+	numbersAreValues   // every changed number is the statement's value: an update
+	numbersAreNames    // every changed number names a thing ("room 111"): another thing
+	numbersAreMixed    // some of each: undecidable by rule
+	skeletonTooShort   // under three words besides the numbers
+	skeletonOtherShape // the same skeleton, but not token for token
+)
+
+// skeletonRelation finds the latest live entry with q's skeleton and
+// says what the changed numbers are (see identifier).
+func (p *planner) skeletonRelation(q *item) (*item, int) {
+	it := p.idx.findSkeleton(q, p.liveOK)
+	if it == nil {
+		return nil, noSkeleton
+	}
+	if it.words < 3 {
+		return it, skeletonTooShort
+	}
+	a, b := strings.Fields(q.norm), strings.Fields(it.norm)
+	if len(a) != len(b) {
+		return it, skeletonOtherShape
+	}
+	values, names := 0, 0
+	for i := range a {
+		if a[i] == b[i] {
+			continue
+		}
+		if identifier(a, i) || identifier(b, i) {
+			names++
+		} else {
+			values++
+		}
+	}
+	switch {
+	case values == 0 && names == 0:
+		return it, skeletonOtherShape
+	case names == 0:
+		return it, numbersAreValues
+	case values == 0:
+		return it, numbersAreNames
+	}
+	return it, numbersAreMixed
 }
 
 // identifier reports whether the number toks[i] names a thing rather

@@ -180,7 +180,7 @@ func TestFinding4_NearDuplicateWordChange(t *testing.T) {
 		t.Fatalf("old entry changed: %+v", old)
 	}
 	es := byText(after, gateNew)
-	if len(es) != 1 || es[0].Place != mdmem.PlacePending || !strings.Contains(strings.Join(es[0].Notes, "|"), "conflicts with pref-001: may update it") {
+	if len(es) != 1 || es[0].Place != mdmem.PlacePending || !strings.Contains(strings.Join(es[0].Notes, "|"), "may update pref-001: near duplicate") {
 		t.Fatalf("new text not pending: %+v", es)
 	}
 	if _, ok := isConflictNote(es[0].Notes[1]); !ok {
@@ -269,6 +269,8 @@ func TestFinding5_IdentifierNumbersDoNotSupersede(t *testing.T) {
 		{"The retry limit is 3 attempts per call", "The retry limit is 5 attempts per call", true},
 		{"Alex has 27 days of annual leave", "Alex has 30 days of annual leave", true},
 		{"Standup starts at 9:30 every weekday", "Standup starts at 10:00 every weekday", true},
+		{"Lena is 8 years old and in Year 3", "Lena is 9 years old and in Year 4", true},
+		{"The review is at 9:30 in room 110 every Monday", "The review is at 10:00 in room 111 every Monday", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.new, func(t *testing.T) {
@@ -395,6 +397,43 @@ func TestFinding4_TokensKeepSymbols(t *testing.T) {
 	} {
 		if got := strings.Join(tokens(in), " "); got != want {
 			t.Errorf("tokens(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestRulesRelatedGoesPending: without an LLM, a candidate that retrieval
+// finds closely related to an entry of its category, which no rule
+// settles, waits in Pending confirmation as "may update <id>" (confirm
+// supersedes the entry); an unrelated one is added.
+func TestRulesRelatedGoesPending(t *testing.T) {
+	files := map[string]string{"MEMORY.md": memoryWith(
+		"- [pref-001] Alex works from the office on Mondays and Thursdays (user · 2025-06-01)",
+		"- [pref-002] Alex drinks oat milk flat whites with no sugar (user · 2025-06-01)",
+		"- [pref-003] The review is at 9:30 in room 110 every Monday (user · 2025-06-01)")}
+	m := loadMem(t, files)
+	upd := cand("Alex works from the office on Tuesdays and Wednesdays", "preference", testNow)
+	mixed := cand("The review is at 10:00 in room 111 every Monday", "preference", testNow)
+	other := cand("Alex prefers window seats on trains", "preference", testNow)
+	p := compute(t, m, upd, mixed, other)
+	after, _ := applyPlan(t, files, p)
+	for _, c := range []struct {
+		c    *mdmem.Candidate
+		note string
+	}{{upd, "may update pref-001: related"}, {mixed, "may update pref-003: related"}} {
+		es := byText(after, c.c.Content)
+		if len(es) != 1 || es[0].Place != mdmem.PlacePending || !strings.Contains(strings.Join(es[0].Notes, "|"), c.note) {
+			t.Fatalf("%q: not pending with %q: %s", c.c.Content, c.note, opKinds(p))
+		}
+		if id, ok := isConflictNote(es[0].Notes[1]); !ok || id != strings.Fields(c.note)[2][:8] {
+			t.Fatalf("note %q names %q for confirm", es[0].Notes[1], id)
+		}
+	}
+	if es := byText(after, other.Content); len(es) != 1 || es[0].Place != mdmem.PlaceCore {
+		t.Fatalf("unrelated candidate not added: %s", opKinds(p))
+	}
+	for _, id := range []string{"pref-001", "pref-002", "pref-003"} {
+		if e := after.Find(id); e == nil || e.Place != mdmem.PlaceCore {
+			t.Fatalf("%s moved: %s", id, opKinds(p))
 		}
 	}
 }

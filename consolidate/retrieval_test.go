@@ -1,0 +1,154 @@
+package consolidate
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/memctl/memctl/consolidate/fakellm"
+	"github.com/memctl/memctl/mdmem"
+)
+
+// importedMemory makes a memory from entries through memctl import (so
+// topics become topic files) and queues cands, as memctl add --json
+// would (fresh ids).
+func importedMemory(t *testing.T, entries, cands []*mdmem.Candidate) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, _, err := mdmem.Init(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Now = func() time.Time { return testNow }
+	norm := func(cs []*mdmem.Candidate) []*mdmem.Candidate {
+		var out []*mdmem.Candidate
+		for _, c := range cs {
+			cc := *c
+			cc.ID = ""
+			if err := cc.Normalize(testNow, 1<<20, nil); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, &cc)
+		}
+		return out
+	}
+	if _, err := s.Import(ctx, norm(entries)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mdmem.Enqueue(ctx, dir, norm(cands), testNow); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func topicCand(text, cat, topic string, created time.Time) *mdmem.Candidate {
+	c := cand(text, cat, created)
+	c.Topic = topic
+	return c
+}
+
+// retrievalMemory: preferences in three topic files, worded so that the
+// two updates below share no word with their targets.
+func retrievalMemory() []*mdmem.Candidate {
+	old := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	var es []*mdmem.Candidate
+	for _, x := range [][2]string{
+		{"travel", "On flights Alex wants an aisle seat near the front"},
+		{"travel", "Hotel rooms should be on a high floor away from lifts"},
+		{"travel", "Alex packs hand luggage only for trips under a week"},
+		{"home", "Alex's alarm is set for 6:15 on weekdays"},
+		{"home", "The thermostat stays at 19 degrees in winter"},
+		{"home", "Bins go out on Thursday evenings"},
+		{"food", "Alex drinks oat milk flat whites, no sugar"},
+		{"food", "Friday dinner is usually homemade pizza"},
+		{"food", "Alex avoids coriander in every dish"},
+		{"work", "Alex prefers written agendas before every meeting"},
+		{"work", "Focus time is blocked on Wednesday mornings"},
+		{"work", "Slides use the company template with dark backgrounds"},
+	} {
+		es = append(es, topicCand(x[1], "preference", x[0], old))
+	}
+	return es
+}
+
+// TestRewordedUpdateReachesTheModel: an update that shares no word with
+// its target reaches the LLM in the same request as the target: one by
+// stemming ("weekday" for "weekdays"), one by its topic alone.
+func TestRewordedUpdateReachesTheModel(t *testing.T) {
+	cases := []struct{ cand, topic, target string }{
+		{"Weekday wake-up is at quarter to six", "", "Alex's alarm is set for 6:15 on weekdays"},
+		{"Now books window places so the kids can look out", "travel", "On flights Alex wants an aisle seat near the front"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.cand, func(t *testing.T) {
+			a, b := map[string]bool{}, map[string]bool{}
+			for _, w := range tokens(tc.cand) {
+				a[w] = !fillerWords[w]
+			}
+			for _, w := range tokens(tc.target) {
+				b[w] = true
+			}
+			for w, content := range a {
+				if content && b[w] {
+					t.Fatalf("the pair shares the word %q: not a test of rewording", w)
+				}
+			}
+			dir := importedMemory(t, retrievalMemory(), []*mdmem.Candidate{topicCand(tc.cand, "preference", tc.topic, testNow)})
+			srv := fakellm.New([]fakellm.Step{{Auto: "add", Repeat: true}})
+			defer srv.Close()
+			run(t, dir, fakeOptions(srv))
+			var found bool
+			for _, r := range srv.Requests() {
+				var c, e bool
+				for _, it := range r.Items {
+					c = c || it.Kind == "candidate" && it.Text == tc.cand
+					e = e || it.Kind == "entry" && it.Text == tc.target
+				}
+				found = found || c && e
+			}
+			if !found {
+				t.Fatalf("the target was not in the candidate's request: %+v", srv.Requests())
+			}
+		})
+	}
+}
+
+// TestRequestsDeterministic: the same memory and queue, built twice (the
+// candidates get other random id suffixes), send byte-identical requests.
+func TestRequestsDeterministic(t *testing.T) {
+	var cands []*mdmem.Candidate
+	for i, x := range []string{
+		"Weekday wake-up is at quarter to six",
+		"Alex now books window seats for the kids",
+		"Alex has given up coffee and drinks tea",
+		"Focus time moved to Thursday mornings",
+		"Alex packs a carry-on only for trips under five days",
+		"Bins go out on Wednesday evenings now",
+		"Alex likes to sail on summer weekends",
+	} {
+		// Two dates for seven lines: the order within a date is the
+		// input order (queue file name).
+		cands = append(cands, cand(x, "preference", testNow.Add(-time.Duration(i%2)*time.Hour)))
+	}
+	var reqs [2][]fakellm.Request
+	for n := range reqs {
+		dir := importedMemory(t, retrievalMemory(), cands)
+		srv := fakellm.New([]fakellm.Step{{Auto: "add", Repeat: true}})
+		run(t, dir, fakeOptions(srv))
+		reqs[n] = srv.Requests()
+		srv.Close()
+	}
+	if len(reqs[0]) == 0 || len(reqs[0]) != len(reqs[1]) {
+		t.Fatalf("requests: %d and %d", len(reqs[0]), len(reqs[1]))
+	}
+	for i := range reqs[0] {
+		a, b := reqs[0][i], reqs[1][i]
+		if a.System != b.System || a.User != b.User {
+			t.Fatalf("request %d differs:\n%s\n---\n%s", i, a.User, b.User)
+		}
+	}
+	if n := len(reqs[0][0].Items); n < len(cands)+1 {
+		t.Fatalf("only %d items: %s", n, reqs[0][0].User)
+	}
+}
