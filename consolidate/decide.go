@@ -216,8 +216,18 @@ func (p *planner) tryDecide(d *Decision) error {
 	// A merge says the texts are one fact: the entry keeps its value, and
 	// no candidate's value is folded away (an update is a supersede, which
 	// archives the old value).
+	var wording string // merge/noop without text: the newer wording that survives, if any
 	if (d.Op == OpMerge || d.Op == OpNoop) && target != nil {
 		merged := target.entry.Content
+		if d.Text == "" {
+			var ces []*mdmem.Entry
+			for _, s := range cands {
+				ces = append(ces, s.ce)
+			}
+			if wording = newerWording(target.entry, ces, p.now); wording != "" {
+				merged = wording
+			}
+		}
 		if d.Text != "" {
 			merged = d.Text
 			if lost := inventedFacts(target.entry.Content, []string{d.Text}); len(lost) > 0 {
@@ -248,14 +258,8 @@ func (p *planner) tryDecide(d *Decision) error {
 		ed.changed = true
 		if d.Text != "" {
 			ed.e.Content = mdmem.OneLine(d.Text)
-		} else {
-			var ces []*mdmem.Entry
-			for _, s := range cands {
-				ces = append(ces, s.ce)
-			}
-			if t := newerWording(target.entry, ces, p.now); t != "" {
-				ed.e.Content = t
-			}
+		} else if wording != "" {
+			ed.e.Content = wording
 		}
 		var ids []string
 		for _, s := range cands {

@@ -395,6 +395,9 @@ func TestLabelledSet(t *testing.T) {
 	fmt.Fprintf(&b, "rules run: wall %v; summary: %s\n", rules.wall.Round(time.Millisecond), rules.rep.Summary)
 	t.Log(b.String())
 	if os.Getenv("MEMCTL_CONSOLIDATION_VERBOSE") != "" {
+		for _, h := range llm.rep.Plan.Held {
+			fmt.Printf("held %s: %s\n", h.Candidate, h.Reason)
+		}
 		for _, g := range ls.gold {
 			if g.Kind == "new" {
 				continue
