@@ -44,7 +44,7 @@ type Gold struct {
 type Item struct {
 	ID       int      `json:"id"`
 	Kind     string   `json:"kind"`
-	Category string   `json:"category"`
+	Category string   `json:"cat"`
 	Text     string   `json:"text"`
 	Scope    []string `json:"scope,omitempty"`
 }
