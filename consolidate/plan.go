@@ -838,7 +838,9 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 	mayWhy := ""
 	if upd != nil {
 		mayWhy = fmt.Sprintf("near duplicate, similarity %.2f, changes %s", updSim, changedWords(upd.key, q.key))
-	} else if !p.triage {
+	} else if !p.triage && p.in.LLMCands == nil {
+		// (With an LLM, a candidate reaches this point only when
+		// retrieval found nothing for it, or the model was not asked.)
 		if it, ov := p.relatedEntry(c, q); it != nil {
 			upd, mayWhy = it, fmt.Sprintf("related: states %.0f%% of the candidate's words, weighted by rarity", 100*ov)
 		}
