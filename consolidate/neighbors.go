@@ -14,7 +14,8 @@ import (
 // consolidate.neighbors of them: the rule's own find first (a near
 // duplicate that changes a word, upd; the same statement with other
 // numbers), then the inject ranking (BM25 over stemmed text, topic and
-// tags, with feedback) of the candidate's text and topic. Entries of the
+// tags, with feedback) of the candidate's text and topic, fused with the
+// ranking by embedding when Input.Vectors holds them. Entries of the
 // candidate's category come first; one of another category is shown
 // only when it outranks every entry of the category. No similarity
 // threshold gates it: a reworded update shares few words with its
@@ -47,19 +48,25 @@ func (p *planner) neighbors(c *mdmem.Candidate, q *item, upd *item) []*item {
 	if c.Topic != "" {
 		query += " " + c.Topic
 	}
+	// The ranking: inject's, fused with the embedding ranking when
+	// vectors are there (reciprocal rank fusion).
+	limit := 8*k + 16
+	var ranked []*item
+	for _, h := range inject.Search(p.corpus, query, nil, limit) {
+		if e := p.in.Mem.Find(h.ID); e != nil {
+			if it := p.itemOf[e]; it != nil && ok(it) {
+				ranked = append(ranked, it)
+			}
+		}
+	}
+	if dense := p.denseRanking(c, ok, limit); len(dense) > 0 {
+		ranked = fuse(ranked, dense)
+	}
 	var other *item
 	sameSeen := false
-	for _, h := range inject.Search(p.corpus, query, nil, 8*k+16) {
+	for _, it := range ranked {
 		if len(out) >= k {
 			break
-		}
-		e := p.in.Mem.Find(h.ID)
-		if e == nil {
-			continue
-		}
-		it := p.itemOf[e]
-		if it == nil || !ok(it) {
-			continue
 		}
 		if it.cat != q.cat {
 			if !sameSeen && other == nil {
@@ -119,4 +126,35 @@ func (p *planner) overlap(q, it *item) float64 {
 		return 0
 	}
 	return shared / all
+}
+
+// denseRanking returns the entries accepted by ok, most similar to the
+// candidate's vector first (cosine of unit vectors), at most limit; nil
+// without vectors.
+func (p *planner) denseRanking(c *mdmem.Candidate, ok func(*item) bool, limit int) []*item {
+	qv := p.in.Vectors[mdmem.OneLine(c.Content)]
+	if qv == nil {
+		return nil
+	}
+	type hit struct {
+		it *item
+		s  float64
+	}
+	var hits []hit
+	for _, it := range p.idx.items {
+		if it.entry == nil || !ok(it) {
+			continue
+		}
+		if v := p.in.Vectors[it.entry.Content]; v != nil {
+			if d := dot(qv, v); d > 0 {
+				hits = append(hits, hit{it, d})
+			}
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].s > hits[j].s })
+	var out []*item
+	for _, h := range hits[:min(limit, len(hits))] {
+		out = append(out, h.it)
+	}
+	return out
 }

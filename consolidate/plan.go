@@ -90,6 +90,10 @@ type Input struct {
 	Decisions []*Decision
 	LLMNotes  map[string]string // candidate id → why it has no decision
 
+	// Vectors are embeddings of entry and candidate texts (by text; see
+	// Embeddings); nil = words only.
+	Vectors map[string][]float32
+
 	// Usage is how much the agent used each entry (ReadUsage); it keeps
 	// used entries in the core when volume control demotes. nil = none.
 	// LoadUsage, when set and Usage is nil, supplies it the first time

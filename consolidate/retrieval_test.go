@@ -2,6 +2,7 @@ package consolidate
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -150,5 +151,74 @@ func TestRequestsDeterministic(t *testing.T) {
 	}
 	if n := len(reqs[0][0].Items); n < len(cands)+1 {
 		t.Fatalf("only %d items: %s", n, reqs[0][0].User)
+	}
+}
+
+type embedFunc func(ctx context.Context, texts []string) ([][]float32, error)
+
+func (f embedFunc) Embed(ctx context.Context, texts []string) ([][]float32, error) { return f(ctx, texts) }
+
+// TestEmbeddingsFindMeaning: with an embedding model, an update that
+// shares no word and no topic with its target reaches the model with it
+// (the fake embeds "whites" and "tea" as the concept "coffee"); without
+// one it does not. Vectors are cached by text: a second run embeds
+// nothing again. An embedding endpoint that fails costs only the dense
+// ranking.
+func TestEmbeddingsFindMeaning(t *testing.T) {
+	const text, target = "Has given up coffee altogether and sticks to tea", "Alex drinks oat milk flat whites, no sugar"
+	shown := func(srv *fakellm.Server) bool {
+		for _, r := range srv.Requests() {
+			var c, e bool
+			for _, it := range r.Items {
+				c = c || it.Kind == "candidate" && it.Text == text
+				e = e || it.Kind == "entry" && it.Text == target
+			}
+			if c && e {
+				return true
+			}
+		}
+		return false
+	}
+	for _, withEmb := range []bool{false, true} {
+		dir := importedMemory(t, retrievalMemory(), []*mdmem.Candidate{cand(text, "preference", testNow)})
+		srv := fakellm.New([]fakellm.Step{{Auto: "add", Repeat: true}})
+		srv.SetConcepts(map[string]string{"whites": "coffee", "tea": "coffee"})
+		o := fakeOptions(srv)
+		if withEmb {
+			o.Embedder, o.EmbeddingModel = NewOpenAIEmbedder(srv.URL+"/v1", "k", "fake-embed"), "fake-embed"
+		}
+		rep := run(t, dir, o)
+		if got := shown(srv); got != withEmb {
+			t.Fatalf("embeddings %v: target shown with the candidate: %v (report %+v)", withEmb, got, rep.Summary)
+		}
+		if !withEmb {
+			srv.Close()
+			continue
+		}
+		if rep.EmbeddingModel != "fake-embed" || rep.EmbeddingError != "" {
+			t.Fatalf("report: model %q, error %q", rep.EmbeddingModel, rep.EmbeddingError)
+		}
+		n := len(srv.Embedded())
+		if n != len(retrievalMemory())+1 {
+			t.Fatalf("%d texts embedded, want %d", n, len(retrievalMemory())+1)
+		}
+		// The cache holds every text: embedding them again calls nothing.
+		texts := []string{text, target}
+		if _, err := Embeddings(context.Background(), dir, "fake-embed", o.Embedder, texts); err != nil || len(srv.Embedded()) != n {
+			t.Fatalf("cached texts embedded again: %v, %d calls", err, len(srv.Embedded())-n)
+		}
+		srv.Close()
+		// A failing endpoint: words only, reported, the run goes on.
+		dir = importedMemory(t, retrievalMemory(), []*mdmem.Candidate{cand(text, "preference", testNow)})
+		srv = fakellm.New([]fakellm.Step{{Auto: "add", Repeat: true}})
+		o = fakeOptions(srv)
+		o.Embedder, o.EmbeddingModel = embedFunc(func(context.Context, []string) ([][]float32, error) {
+			return nil, fmt.Errorf("HTTP 503: down")
+		}), "down-embed"
+		rep = run(t, dir, o)
+		if rep.EmbeddingError == "" || rep.Commit == "" {
+			t.Fatalf("failing embeddings: error %q, commit %q", rep.EmbeddingError, rep.Commit)
+		}
+		srv.Close()
 	}
 }

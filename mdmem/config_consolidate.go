@@ -29,6 +29,10 @@ type LLMConfig struct {
 	// Deadline bounds all LLM calls of one consolidate run, retries
 	// included; candidates not decided by then stay queued. 0 = none.
 	Deadline Duration `toml:"deadline"`
+	// EmbeddingModel, when set, embeds entries and candidates through the
+	// same endpoint (/v1/embeddings) for consolidation's neighbours;
+	// MEMCTL_EMBEDDING_MODEL overrides it. "" = lexical retrieval only.
+	EmbeddingModel string `toml:"embedding_model"`
 }
 
 func defaultConsolidateConfig() ConsolidateConfig {

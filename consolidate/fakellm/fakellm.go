@@ -1,5 +1,5 @@
 // Package fakellm is a scripted OpenAI-compatible chat completions server
-// for tests (httptest). Each request plays the next step of the script:
+// for tests (httptest), with a deterministic /v1/embeddings. Each request plays the next step of the script:
 // a status code, a delay (to provoke timeouts), a fixed answer, a raw
 // (e.g. truncated) body, or an "auto" answer computed from the items in the
 // prompt: well-behaved (add, compress), an oracle that answers from gold
@@ -12,12 +12,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 )
 
 // Step is one scripted reply.
@@ -64,6 +66,10 @@ type Server struct {
 	steps    []Step
 	next     int
 	requests []Request
+	// embeddings (/v1/embeddings): the texts embedded, and the concept
+	// each word stands for (see SetConcepts).
+	embedded []string
+	concepts map[string]string
 }
 
 // New starts a server playing steps. With no step left it answers 500
@@ -162,7 +168,78 @@ func ParseItems(user string) []Item {
 	return out
 }
 
+// SetConcepts makes the embeddings treat each word of m as its concept
+// (m["whites"] = "coffee"): texts that share a concept but no word get
+// similar vectors, as a real embedding model gives synonyms.
+func (s *Server) SetConcepts(m map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.concepts = m
+}
+
+// Embedded returns the texts /v1/embeddings was asked for, in order.
+func (s *Server) Embedded() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.embedded...)
+}
+
+// EmbeddingDims is the length of the fake's vectors.
+const EmbeddingDims = 256
+
+// Vector is the fake embedding of text: a bag of its lower-case words
+// (each replaced by its concept), hashed into EmbeddingDims dimensions.
+// Deterministic.
+func Vector(text string, concepts map[string]string) []float32 {
+	v := make([]float32, EmbeddingDims)
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if c, ok := concepts[w]; ok {
+			w = c
+		}
+		h := fnv.New32a()
+		h.Write([]byte(w))
+		v[h.Sum32()%EmbeddingDims]++
+	}
+	return v
+}
+
+func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
+	var er struct {
+		Input any    `json:"input"`
+		Model string `json:"model"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&er); err != nil {
+		http.Error(w, `{"error":{"message":"bad json","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		return
+	}
+	var texts []string
+	switch in := er.Input.(type) {
+	case string:
+		texts = []string{in}
+	case []any:
+		for _, x := range in {
+			t, _ := x.(string)
+			texts = append(texts, t)
+		}
+	}
+	s.mu.Lock()
+	s.embedded = append(s.embedded, texts...)
+	concepts := s.concepts
+	s.mu.Unlock()
+	var data []any
+	for i, t := range texts {
+		data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": Vector(t, concepts)})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": er.Model,
+		"usage": map[string]any{"prompt_tokens": 0, "total_tokens": 0}})
+}
+
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/embeddings") {
+		s.handleEmbeddings(w, r)
+		return
+	}
 	if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
 		return
