@@ -156,7 +156,9 @@ func TestRequestsDeterministic(t *testing.T) {
 
 type embedFunc func(ctx context.Context, texts []string) ([][]float32, error)
 
-func (f embedFunc) Embed(ctx context.Context, texts []string) ([][]float32, error) { return f(ctx, texts) }
+func (f embedFunc) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return f(ctx, texts)
+}
 
 // TestEmbeddingsFindMeaning: with an embedding model, an update that
 // shares no word and no topic with its target reaches the model with it

@@ -41,13 +41,13 @@ type Options struct {
 	// (llm.embedding_model); EmbeddingModel names it (the cache key).
 	Embedder       Embedder
 	EmbeddingModel string
-	Getenv    func(string) string
-	Now       func() time.Time
-	Log       func(format string, args ...any) // diagnostics
-	Progress  func(done, total int)            // LLM batches
-	RetryBase time.Duration
-	Secrets   SecretDetector
-	Exit      func(code int) // failpoints; default os.Exit
+	Getenv         func(string) string
+	Now            func() time.Time
+	Log            func(format string, args ...any) // diagnostics
+	Progress       func(done, total int)            // LLM batches
+	RetryBase      time.Duration
+	Secrets        SecretDetector
+	Exit           func(code int) // failpoints; default os.Exit
 }
 
 // Summary counts what a run did.
@@ -77,16 +77,16 @@ type Report struct {
 	// LLMStatus says whether the model could be used: "" (not needed),
 	// "ok", "partial" (some batches without a usable answer) or
 	// "unavailable" (none answered usably); LLMError is the last reason.
-	LLMStatus  string   `json:"llm_status,omitempty"`
-	LLMError   string   `json:"llm_error,omitempty"`
+	LLMStatus string `json:"llm_status,omitempty"`
+	LLMError  string `json:"llm_error,omitempty"`
 	// EmbeddingModel is the model that embedded the texts for the
 	// neighbours ("" = words only); EmbeddingError why it could not
 	// (then the run used words only).
-	EmbeddingModel string `json:"embedding_model,omitempty"`
-	EmbeddingError string `json:"embedding_error,omitempty"`
-	Queued     int      `json:"queued"`
-	Reconciled []string `json:"reconciled,omitempty"` // consumed by an earlier run, dequeued now
-	Unreadable []string `json:"unreadable_queue_files,omitempty"`
+	EmbeddingModel string   `json:"embedding_model,omitempty"`
+	EmbeddingError string   `json:"embedding_error,omitempty"`
+	Queued         int      `json:"queued"`
+	Reconciled     []string `json:"reconciled,omitempty"` // consumed by an earlier run, dequeued now
+	Unreadable     []string `json:"unreadable_queue_files,omitempty"`
 	// Quarantined lists the candidates moved to .memctl/queue/held/ by
 	// this run; HeldFiles every candidate waiting there for a person
 	// (edit it and move it back to .memctl/queue/, or delete it).
