@@ -52,11 +52,24 @@ func (p *planner) neighbors(c *mdmem.Candidate, q *item, upd *item) []*item {
 	// vectors are there (reciprocal rank fusion).
 	limit := 8*k + 16
 	var ranked []*item
-	for _, h := range inject.Search(p.corpus, query, nil, limit) {
-		if e := p.in.Mem.Find(h.ID); e != nil {
-			if it := p.itemOf[e]; it != nil && ok(it) {
-				ranked = append(ranked, it)
+	for n := limit; ; n *= 4 {
+		// Search ranks archived entries and other scopes too: when they
+		// crowd out the live ones, look further down (twice at most).
+		ranked = ranked[:0]
+		hits := inject.Search(p.corpus, query, nil, n)
+		same := 0
+		for _, h := range hits {
+			if e := p.in.Mem.Find(h.ID); e != nil {
+				if it := p.itemOf[e]; it != nil && ok(it) {
+					ranked = append(ranked, it)
+					if it.cat == q.cat {
+						same++
+					}
+				}
 			}
+		}
+		if same >= min(k, p.liveOf(q)) || len(hits) < n || n >= 16*limit {
+			break
 		}
 	}
 	if dense := p.denseRanking(c, ok, limit); len(dense) > 0 {
@@ -157,4 +170,18 @@ func (p *planner) denseRanking(c *mdmem.Candidate, ok func(*item) bool, limit in
 		out = append(out, h.it)
 	}
 	return out
+}
+
+// liveOf is how many live entries share q's category and scope (counted
+// once per plan).
+func (p *planner) liveOf(q *item) int {
+	if p.liveCount == nil {
+		p.liveCount = map[string]int{}
+		for _, it := range p.idx.items {
+			if it.entry != nil && live(it.entry.Place) {
+				p.liveCount[it.cat+"\x00"+it.scope]++
+			}
+		}
+	}
+	return p.liveCount[q.cat+"\x00"+q.scope]
 }

@@ -239,6 +239,8 @@ type planner struct {
 	amb      map[string][]*item // candidate id → related items (triage)
 	itemOf   map[*mdmem.Entry]*item
 	corpus   *inject.Corpus // the memory for retrieval (triage), built on first use
+	// liveCount: live entries per category and scope (liveOf).
+	liveCount map[string]int
 
 	// batchArchived counts candidates of this run that go to the archive
 	// by rule (a planned addition superseded by a later candidate, a
