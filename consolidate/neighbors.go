@@ -115,9 +115,9 @@ func byCreated(cs []*mdmem.Candidate) []*mdmem.Candidate {
 	return out
 }
 
-// overlap is the share of q's information, weighted by rarity, that the
-// item it also states: Σ idf of the word unigrams both have / Σ idf of
-// q's unigrams.
+// overlap is the share of q's content words, weighted by rarity, that
+// it also states: Σ idf of the words both have / Σ idf of q's words
+// (idf over every item the plan knows).
 func (p *planner) overlap(q, it *item) float64 {
 	have := map[uint64]bool{}
 	for _, h := range it.sh {
