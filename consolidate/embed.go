@@ -54,10 +54,11 @@ func decodeVec(s string) []float32 {
 }
 
 // Embeddings returns a unit vector per text (keyed by the text), from
-// the cache where it holds one for model, else from emb in batches; the
-// cache is rewritten with exactly the vectors of texts (so it never
-// outgrows the memory). A cache that cannot be read is rebuilt.
-func Embeddings(ctx context.Context, dir, model string, emb Embedder, texts []string) (map[string][]float32, error) {
+// the cache where it holds one for model, else from emb in batches; when
+// save is set, the cache is rewritten with exactly the vectors of texts
+// (so it never outgrows the memory). A cache that cannot be read is
+// rebuilt.
+func Embeddings(ctx context.Context, dir, model string, emb Embedder, texts []string, save bool) (map[string][]float32, error) {
 	var cache embeddingFile
 	if b, err := mdmem.ReadCacheFile(dir, embeddingCache); err == nil && b != nil {
 		if json.Unmarshal(b, &cache) != nil || cache.Model != model {
@@ -91,6 +92,9 @@ func Embeddings(ctx context.Context, dir, model string, emb Embedder, texts []st
 		for j, v := range vs {
 			out[part[j]] = unit(v)
 		}
+	}
+	if !save || len(todo) == 0 && len(out) == len(cache.Vectors) {
+		return out, nil
 	}
 	next := embeddingFile{Model: model, Vectors: map[string]string{}}
 	for t, v := range out {

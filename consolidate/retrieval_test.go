@@ -206,7 +206,7 @@ func TestEmbeddingsFindMeaning(t *testing.T) {
 		}
 		// The cache holds every text: embedding them again calls nothing.
 		texts := []string{text, target}
-		if _, err := Embeddings(context.Background(), dir, "fake-embed", o.Embedder, texts); err != nil || len(srv.Embedded()) != n {
+		if _, err := Embeddings(context.Background(), dir, "fake-embed", o.Embedder, texts, true); err != nil || len(srv.Embedded()) != n {
 			t.Fatalf("cached texts embedded again: %v, %d calls", err, len(srv.Embedded())-n)
 		}
 		srv.Close()

@@ -398,7 +398,7 @@ func embed(ctx context.Context, s *mdmem.Store, in *Input, o *Options, rep *Repo
 	}
 	ectx, cancel := context.WithTimeout(ctx, t)
 	defer cancel()
-	v, err := Embeddings(ectx, s.Dir, model, emb, texts)
+	v, err := Embeddings(ectx, s.Dir, model, emb, texts, !o.DryRun)
 	rep.EmbeddingModel = model
 	if err != nil {
 		rep.EmbeddingError = err.Error()
