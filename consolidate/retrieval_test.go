@@ -3,6 +3,7 @@ package consolidate
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,5 +223,27 @@ func TestEmbeddingsFindMeaning(t *testing.T) {
 			t.Fatalf("failing embeddings: error %q, commit %q", rep.EmbeddingError, rep.Commit)
 		}
 		srv.Close()
+	}
+}
+
+// TestOneWordChangeEndToEnd: the one-word change through a whole LLM run:
+// it reaches the model with the entry it changes, and even a model that
+// answers "merge" (no text) leaves the newer value as the live text.
+func TestOneWordChangeEndToEnd(t *testing.T) {
+	gateNew := strings.Replace(gateOld, "main gate", "side gate", 1)
+	dir := newRepo(t, memoryWith("- [pref-001] "+gateOld+" (user · 2026-01-05)"), "")
+	enqueue(t, dir, cand(gateNew, "preference", testNow))
+	srv := fakellm.New([]fakellm.Step{{Ops: []byte(`[{"op": "merge", "target": 1, "sources": [2], "text": "", "category": "", "reason": "same"}]`)}})
+	defer srv.Close()
+	rep := run(t, dir, fakeOptions(srv))
+	if rq := srv.Requests(); len(rq) != 1 || len(rq[0].Items) != 2 || rq[0].Items[0].Text != gateOld || rq[0].Items[1].Text != gateNew {
+		t.Fatalf("requests: %+v", rq)
+	}
+	m, err := mdmem.Load(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := m.Find("pref-001"); e == nil || e.Content != gateNew || e.Place != mdmem.PlaceCore {
+		t.Fatalf("after %s: %+v", rep.Summary, e)
 	}
 }
