@@ -46,12 +46,17 @@ memctl used stay).
 
 With an LLM configured (llm.model, or MEMCTL_MODEL; OPENAI_BASE_URL and
 OPENAI_API_KEY for the endpoint), the candidates the rules cannot settle go
-to the model in batches; every operation it proposes is validated before
+to the model in batches, each with the stored entries retrieval finds for it
+(consolidate.neighbors; llm.embedding_model adds retrieval by meaning), so
+an update in other words supersedes the entry it makes stale; every
+operation it proposes is validated before
 anything is written, and invalid ones leave their candidates queued. After
 consolidate.max_attempts failed runs (3) a candidate leaves the queue: to
 Pending confirmation, or, if it holds a secret or is invalid, to
 .memctl/queue/held/ (never committed; listed on every run).
-Without one, or with --no-llm, only the deterministic rules run.
+Without one, or with --no-llm, only the deterministic rules run; a
+candidate closely related to an entry that no rule decides waits in Pending
+confirmation as "may update <id>" (see memctl pending).
 
 The commit lists the operations, the consumed candidates (Memctl-Consumed
 trailers) and the token usage. A crash at any point is repaired by the next

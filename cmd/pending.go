@@ -20,9 +20,11 @@ func newPendingCmd(f *Factory) *cobra.Command {
 		Use:   "pending",
 		Short: "List entries awaiting confirmation, with why",
 		Long: `Pending lists the entries of "## Pending confirmation": candidates that read
-like instructions, that contradict an entry (both named), or that restate an
-archived entry. Keep one with memctl confirm <id>, drop it to the archive
-with memctl reject <id>.
+like instructions, that may update or contradict an entry ("may update
+<id>", "conflicts with <id>"), or that restate an archived entry. The entry
+it names is printed under it ("this" and "now"), so the two texts can be
+compared. Keep one with memctl confirm <id> (which supersedes the entry it
+may update), drop it to the archive with memctl reject <id>.
 
 Pending confirmation is never injected and does not count against the core
 profile's limits; it holds at most consolidate.max_pending entries (default
@@ -65,6 +67,21 @@ func runPending(ctx context.Context, f *Factory, opts *pendingOptions) error {
 		fmt.Fprintf(f.IO.Out, "    why: %s\n", strings.Join(it.Why, "; "))
 		if len(it.See) > 0 {
 			fmt.Fprintf(f.IO.Out, "    see: %s\n", strings.Join(it.See, ", "))
+		}
+		// The two texts one under the other, so the change shows.
+		if len(it.Others) > 0 {
+			w := len(it.ID)
+			for _, o := range it.Others {
+				w = max(w, len(o.ID))
+			}
+			fmt.Fprintf(f.IO.Out, "    this  %-*s  %-10s  %s\n", w, it.ID, it.Created, it.Content)
+			for _, o := range it.Others {
+				where := string(o.Place)
+				if o.SupersededBy != "" {
+					where += ", superseded by " + o.SupersededBy
+				}
+				fmt.Fprintf(f.IO.Out, "    %-4s  %-*s  %-10s  %s  (%s)\n", "now", w, o.ID, o.Date, o.Content, where)
+			}
 		}
 	}
 	limit := s.Config.Consolidate.MaxPending

@@ -20,6 +20,19 @@ type PendingItem struct {
 	Source   string   `json:"source,omitempty"`
 	Created  string   `json:"created,omitempty"`
 	Line     int      `json:"line"`
+	// Others are the entries it names (See), as they are now, so a person
+	// can compare the two texts.
+	Others []PendingOther `json:"others,omitempty"`
+}
+
+// PendingOther is an entry a pending entry names: the one it may update,
+// contradicts or restates.
+type PendingOther struct {
+	ID           string      `json:"id"`
+	Content      string      `json:"content"`
+	Date         string      `json:"date,omitempty"`
+	Place        mdmem.Place `json:"place"`
+	SupersededBy string      `json:"superseded_by,omitempty"`
 }
 
 // Pending lists the entries of "## Pending confirmation".
@@ -40,6 +53,15 @@ func Pending(m *mdmem.Memory) []PendingItem {
 		}
 		if len(it.Why) == 0 {
 			it.Why = []string{"pending user confirmation"}
+		}
+		for _, id := range e.See {
+			if o := m.Find(id); o != nil && o != e {
+				po := PendingOther{ID: o.ID, Content: o.Content, Place: o.Place, SupersededBy: o.SupersededBy}
+				if d := o.Date(); !d.IsZero() {
+					po.Date = mdmem.FormatTime(d)
+				}
+				it.Others = append(it.Others, po)
+			}
 		}
 		out = append(out, it)
 	}
@@ -67,7 +89,11 @@ type Resolution struct {
 }
 
 func isConflictNote(n string) (string, bool) {
-	rest, ok := strings.CutPrefix(strings.ToLower(n), "conflicts with ")
+	l := strings.ToLower(n)
+	rest, ok := strings.CutPrefix(l, "conflicts with ")
+	if !ok {
+		rest, ok = strings.CutPrefix(l, "may update ")
+	}
 	if !ok {
 		return "", false
 	}

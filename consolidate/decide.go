@@ -216,8 +216,18 @@ func (p *planner) tryDecide(d *Decision) error {
 	// A merge says the texts are one fact: the entry keeps its value, and
 	// no candidate's value is folded away (an update is a supersede, which
 	// archives the old value).
+	var wording string // merge/noop without text: the newer wording that survives, if any
 	if (d.Op == OpMerge || d.Op == OpNoop) && target != nil {
 		merged := target.entry.Content
+		if d.Text == "" {
+			var ces []*mdmem.Entry
+			for _, s := range cands {
+				ces = append(ces, s.ce)
+			}
+			if wording = newerWording(target.entry, ces, p.now); wording != "" {
+				merged = wording
+			}
+		}
 		if d.Text != "" {
 			merged = d.Text
 			if lost := inventedFacts(target.entry.Content, []string{d.Text}); len(lost) > 0 {
@@ -248,6 +258,8 @@ func (p *planner) tryDecide(d *Decision) error {
 		ed.changed = true
 		if d.Text != "" {
 			ed.e.Content = mdmem.OneLine(d.Text)
+		} else if wording != "" {
+			ed.e.Content = wording
 		}
 		var ids []string
 		for _, s := range cands {
@@ -386,4 +398,37 @@ func (p *planner) archiveDecisions() {
 		}
 		p.ops = append(p.ops, Op{Kind: OpArchive, Entry: d.Target, Targets: []string{d.Target}, Reason: d.Reason, By: "llm"})
 	}
+}
+
+// newerWording is the text a merge of candidates into entry e keeps when
+// the model gave none: the newest candidate's wording when it is not
+// older than e and not the same text after normalisation, so a merge
+// never keeps an older wording over a newer one ("…at the main gate" is
+// not what survives "…at the side gate"). It returns "" (keep e's text)
+// when e's text is as new, or when the newer wording would drop a name
+// or number of e or of another candidate (then the merge is not a plain
+// restatement and e's text, which holds them all, stays).
+func newerWording(e *mdmem.Entry, cands []*mdmem.Entry, now time.Time) string {
+	var newest *mdmem.Entry
+	for _, c := range cands {
+		if newest == nil || !c.Date().Before(newest.Date()) {
+			newest = c
+		}
+	}
+	if newest == nil || newest.Date().Before(mdmem.TrustedDate(e.Date(), now)) {
+		return ""
+	}
+	if strings.Join(tokens(newest.Content), " ") == strings.Join(tokens(e.Content), " ") {
+		return ""
+	}
+	srcs := []string{e.Content}
+	for _, c := range cands {
+		srcs = append(srcs, c.Content)
+	}
+	for _, s := range srcs {
+		if len(inventedFacts(s, []string{newest.Content})) > 0 {
+			return ""
+		}
+	}
+	return newest.Content
 }

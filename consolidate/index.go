@@ -17,6 +17,7 @@ type item struct {
 	skel  string
 	words int
 	sh    []uint64
+	uni   []uint64 // the content words' unigram shingles (no fillers)
 	scope string
 	cat   string
 }
@@ -52,7 +53,7 @@ func scopeKey(s []string) string {
 
 func newItem(text string, cat string, scope []string) *item {
 	toks := tokens(text)
-	it := &item{norm: strings.Join(toks, " "), key: contentKey(toks), sh: shingles(toks), scope: scopeKey(scope), cat: cat}
+	it := &item{norm: strings.Join(toks, " "), key: contentKey(toks), sh: shingles(toks), uni: unigrams(toks), scope: scopeKey(scope), cat: cat}
 	it.skel, it.words = skeleton(toks)
 	return it
 }

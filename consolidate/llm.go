@@ -107,9 +107,8 @@ type LLMStage struct {
 type promptItem struct {
 	ID       int      `json:"id"`
 	Kind     string   `json:"kind"`
-	Category string   `json:"category"`
-	Date     string   `json:"date,omitempty"`
-	Source   string   `json:"source,omitempty"`
+	Category string   `json:"cat"`
+	Date     string   `json:"date,omitempty"` // the day only: the prompt's size matters more
 	Scope    []string `json:"scope,omitempty"`
 	Text     string   `json:"text"`
 }
@@ -151,9 +150,9 @@ func buildPrompt(memDir string, cl *Cluster, now time.Time) (Request, *batchMap,
 	for _, e := range cl.Entries {
 		n++
 		bm.entries[n] = e
-		it := promptItem{ID: n, Kind: "entry", Category: e.Category, Source: e.Source, Scope: e.Scope, Text: e.Content}
+		it := promptItem{ID: n, Kind: "entry", Category: e.Category, Scope: e.Scope, Text: e.Content}
 		if d := e.Date(); !d.IsZero() {
-			it.Date = mdmem.FormatTime(d)
+			it.Date = d.UTC().Format("2006-01-02")
 		}
 		b, _ := json.Marshal(it)
 		items = append(items, string(b))
@@ -161,9 +160,9 @@ func buildPrompt(memDir string, cl *Cluster, now time.Time) (Request, *batchMap,
 	for _, c := range cl.Cands {
 		n++
 		bm.cands[n] = c
-		it := promptItem{ID: n, Kind: "candidate", Category: c.Category, Source: c.Source, Scope: c.Scope, Text: mdmem.OneLine(c.Content)}
+		it := promptItem{ID: n, Kind: "candidate", Category: c.Category, Scope: c.Scope, Text: mdmem.OneLine(c.Content)}
 		if !c.CreatedAt.IsZero() {
-			it.Date = mdmem.FormatTime(c.CreatedAt)
+			it.Date = c.CreatedAt.UTC().Format("2006-01-02")
 		}
 		b, _ := json.Marshal(it)
 		items = append(items, string(b))

@@ -108,3 +108,47 @@ func isFormatError(err error) bool {
 	s := strings.ToLower(err.Error())
 	return strings.Contains(s, "response_format") || strings.Contains(s, "json_schema") || strings.Contains(s, "response format") || strings.Contains(s, "structured")
 }
+
+// Embedder turns texts into vectors (one per text, in order).
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// OpenAIEmbedder is an Embedder for any OpenAI-compatible /v1/embeddings
+// endpoint (OpenAI, Ollama, vLLM, llama.cpp server).
+type OpenAIEmbedder struct {
+	client *openai.Client
+	model  string
+}
+
+// NewOpenAIEmbedder returns an Embedder for baseURL and model.
+func NewOpenAIEmbedder(baseURL, apiKey, model string) *OpenAIEmbedder {
+	cfg := openai.DefaultConfig(apiKey)
+	if baseURL != "" {
+		cfg.BaseURL = strings.TrimRight(baseURL, "/")
+	}
+	cfg.HTTPClient = &http.Client{}
+	return &OpenAIEmbedder{client: openai.NewClientWithConfig(cfg), model: model}
+}
+
+// Embed implements Embedder.
+func (o *OpenAIEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	resp, err := o.client.CreateEmbeddings(ctx, openai.EmbeddingRequestStrings{Input: texts, Model: openai.EmbeddingModel(o.model)})
+	if err != nil {
+		st := statusOf(err)
+		return nil, &callError{err: err, status: st, retryable: st == http.StatusTooManyRequests || st >= 500 || st == 0 && !errors.Is(err, context.Canceled)}
+	}
+	out := make([][]float32, len(texts))
+	for _, d := range resp.Data {
+		if d.Index < 0 || d.Index >= len(texts) {
+			return nil, fmt.Errorf("embedding answer names input %d of %d", d.Index, len(texts))
+		}
+		out[d.Index] = d.Embedding
+	}
+	for i, v := range out {
+		if len(v) == 0 {
+			return nil, fmt.Errorf("embedding answer lacks input %d of %d", i, len(texts))
+		}
+	}
+	return out, nil
+}

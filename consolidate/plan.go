@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 )
 
@@ -88,6 +89,10 @@ type Input struct {
 	LLMCands  map[string]bool
 	Decisions []*Decision
 	LLMNotes  map[string]string // candidate id → why it has no decision
+
+	// Vectors are embeddings of entry and candidate texts (by text; see
+	// Embeddings); nil = words only.
+	Vectors map[string][]float32
 
 	// Usage is how much the agent used each entry (ReadUsage); it keeps
 	// used entries in the core when volume control demotes. nil = none.
@@ -232,6 +237,10 @@ type planner struct {
 	triage   bool               // collect ambiguous candidates instead of deciding
 	llmMode  bool               // triage for an LLM run: number changes are ambiguous
 	amb      map[string][]*item // candidate id → related items (triage)
+	itemOf   map[*mdmem.Entry]*item
+	corpus   *inject.Corpus // the memory for retrieval (triage), built on first use
+	// liveCount: live entries per category and scope (liveOf).
+	liveCount map[string]int
 
 	// batchArchived counts candidates of this run that go to the archive
 	// by rule (a planned addition superseded by a later candidate, a
@@ -282,7 +291,7 @@ func newPlanner(in *Input) *planner {
 	p := &planner{in: in, cfg: in.Config, now: in.Now.UTC(), alloc: mdmem.NewIDAllocator(st, in.Mem),
 		idx: newIndex(len(all) + len(in.Cands)), edits: map[*mdmem.Entry]*edit{}, addByID: map[string]*addition{},
 		consumed: map[string]bool{}, held: map[string]bool{}, cands: map[string]*mdmem.Candidate{},
-		rejected: map[*Decision]string{}, byCand: map[string]*Decision{}}
+		rejected: map[*Decision]string{}, byCand: map[string]*Decision{}, itemOf: map[*mdmem.Entry]*item{}}
 	p.today = time.Date(p.now.Year(), p.now.Month(), p.now.Day(), 0, 0, 0, 0, time.UTC)
 	p.archCap = ArchiveCap(in.Config, len(all))
 	p.batchCap = ArchiveCap(in.Config, len(in.Cands))
@@ -298,6 +307,7 @@ func newPlanner(in *Input) *planner {
 		it := newItem(e.Content, e.Category, e.Scope)
 		it.entry = e
 		p.idx.addItem(it)
+		p.itemOf[e] = it
 	}
 	for _, c := range in.Cands {
 		p.cands[c.ID] = c
@@ -757,7 +767,19 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 	})
 	for i, it := range its {
 		if it.key == q.key {
-			p.mergeInto(it, c, ce, OpMerge, fmt.Sprintf("near duplicate of %s (similarity %.2f, same content words)", it.current().ID, js[i]), false, "rule")
+			// The same content words: one fact. The newer wording
+			// survives (and, being the candidate's text, its date).
+			cur := it.current()
+			text := newerWording(cur, []*mdmem.Entry{ce}, p.now)
+			p.mergeInto(it, c, ce, OpMerge, fmt.Sprintf("near duplicate of %s (similarity %.2f, same content words)", cur.ID, js[i]), text != "", "rule")
+			if text != "" {
+				cur = it.current()
+				if ed := p.edits[it.entry]; it.add == nil && ed != nil {
+					cur = ed.e
+				}
+				cur.Content = text
+				p.ops[len(p.ops)-1].Text = text
+			}
 			return
 		}
 	}
@@ -792,10 +814,13 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 		p.ops = append(p.ops, Op{Kind: OpArchive, Entry: ce.ID, Targets: []string{old.ID}, Candidates: []string{c.ID}, Text: ce.Content, Reason: "older than " + old.ID + ", which states newer values", By: "rule"})
 		return
 	}
-	// 5. Ambiguous: the LLM decides.
+	// 5. The LLM decides, with the entries retrieval finds for it and
+	// the earlier candidates of this run it resembles.
 	if p.triage {
-		if its, _ := p.idx.best(q, p.cfg.Consolidate.Related, 4, p.liveOK); len(its) > 0 {
-			p.amb[c.ID] = its
+		its := p.neighbors(c, q, upd)
+		cs, _ := p.idx.best(q, p.cfg.Consolidate.Related, 4, func(it *item) bool { return it.cand != "" && p.liveOK(it) })
+		if len(its)+len(cs) > 0 {
+			p.amb[c.ID] = append(its, cs...)
 		}
 	}
 	if p.in.LLMCands[c.ID] {
@@ -811,18 +836,52 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 		p.decide(d, c)
 		return
 	}
+	// 6. Without a model: a candidate that changes a word of a near
+	// duplicate, or that retrieval finds closely related to an entry of
+	// its category, may be a new value of it. The rules cannot tell an
+	// update from a compatible fact, so a person decides; two
+	// contradicting live values are never kept silently.
+	mayWhy := ""
+	if upd != nil {
+		mayWhy = fmt.Sprintf("near duplicate, similarity %.2f, changes %s", updSim, changedWords(upd.key, q.key))
+	} else if !p.triage && p.in.LLMCands == nil {
+		// (With an LLM, a candidate reaches this point only when
+		// retrieval found nothing for it, or the model was not asked.)
+		if it, ov := p.relatedEntry(c, q); it != nil {
+			upd, mayWhy = it, fmt.Sprintf("related: states %.0f%% of the candidate's words, weighted by rarity", 100*ov)
+		}
+	}
 	if upd != nil {
 		old := upd.current()
 		age := "newer"
 		if ce.Date().Before(old.Date()) {
 			age = "older"
 		}
-		why := fmt.Sprintf("conflicts with %s: may update it: near duplicate, similarity %.2f, changes %s, the candidate is %s; confirm to supersede %s, or reject",
-			old.ID, updSim, changedWords(upd.key, q.key), age, old.ID)
-		p.pending(c, ce, OpConflict, why, []string{old.ID}, "rule")
+		mayWhy = fmt.Sprintf("may update %s: %s, the candidate is %s; confirm to supersede %s, or reject", old.ID, mayWhy, age, old.ID)
+		p.pending(c, ce, OpConflict, mayWhy, []string{old.ID}, "rule")
 		return
 	}
 	p.add(c, ce, "", "new", "rule")
+}
+
+// relatedEntry returns the entry retrieval ranks first for a candidate
+// the rules could not settle, with their weighted word overlap, when it
+// is of the candidate's category and the overlap is at least
+// consolidate.related; nil when the candidate restates an entry with
+// other identifier numbers only ("room 111" next to "room 110": another
+// thing, added).
+func (p *planner) relatedEntry(c *mdmem.Candidate, q *item) (*item, float64) {
+	if _, rel := p.skeletonRelation(q); rel == numbersAreNames {
+		return nil, 0
+	}
+	nb := p.neighbors(c, q, nil)
+	if len(nb) == 0 || nb[0].cat != q.cat {
+		return nil, 0
+	}
+	if ov := p.overlap(q, nb[0]); ov >= p.cfg.Consolidate.Related {
+		return nb[0], ov
+	}
+	return nil, 0
 }
 
 func (p *planner) directUpdate(c *mdmem.Candidate, q *item) *item {
@@ -838,30 +897,58 @@ func (p *planner) directUpdate(c *mdmem.Candidate, q *item) *item {
 	if p.in.LLMCands != nil || p.triage && p.llmMode {
 		return nil
 	}
-	it := p.idx.findSkeleton(q, p.liveOK)
-	if it == nil || it.words < 3 {
-		return nil
-	}
-	// The same skeleton: the same tokens but for the numbers, at the
-	// same places. Exactly one number may differ, and it must be the
-	// value the statement gives, not a number that names a thing.
-	a, b := strings.Fields(q.norm), strings.Fields(it.norm)
-	if len(a) != len(b) {
-		return nil
-	}
-	changed := -1
-	for i := range a {
-		if a[i] != b[i] {
-			if changed >= 0 {
-				return nil
-			}
-			changed = i
-		}
-	}
-	if changed < 0 || identifier(a, changed) || identifier(b, changed) {
+	it, rel := p.skeletonRelation(q)
+	if rel != numbersAreValues {
 		return nil
 	}
 	return it
+}
+
+// How a candidate relates to a live entry with the same skeleton (the
+// same tokens at the same places but for numbers).
+const (
+	noSkeleton         = iota
+	numbersAreValues   // every changed number is the statement's value: an update
+	numbersAreNames    // every changed number names a thing ("room 111"): another thing
+	numbersAreMixed    // some of each: undecidable by rule
+	skeletonTooShort   // under three words besides the numbers
+	skeletonOtherShape // the same skeleton, but not token for token
+)
+
+// skeletonRelation finds the latest live entry with q's skeleton and
+// says what the changed numbers are (see identifier).
+func (p *planner) skeletonRelation(q *item) (*item, int) {
+	it := p.idx.findSkeleton(q, p.liveOK)
+	if it == nil {
+		return nil, noSkeleton
+	}
+	if it.words < 3 {
+		return it, skeletonTooShort
+	}
+	a, b := strings.Fields(q.norm), strings.Fields(it.norm)
+	if len(a) != len(b) {
+		return it, skeletonOtherShape
+	}
+	values, names := 0, 0
+	for i := range a {
+		if a[i] == b[i] {
+			continue
+		}
+		if identifier(a, i) || identifier(b, i) {
+			names++
+		} else {
+			values++
+		}
+	}
+	switch {
+	case values == 0 && names == 0:
+		return it, skeletonOtherShape
+	case names == 0:
+		return it, numbersAreValues
+	case values == 0:
+		return it, numbersAreNames
+	}
+	return it, numbersAreMixed
 }
 
 // identifier reports whether the number toks[i] names a thing rather

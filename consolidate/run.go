@@ -37,14 +37,18 @@ type Options struct {
 	NoLLM  bool
 	// Completer overrides the configured endpoint (tests, embedding).
 	Completer Completer
-	Getenv    func(string) string
-	Now       func() time.Time
-	Log       func(format string, args ...any) // diagnostics a person should see
-	Trace     func(format string, args ...any) // the model's retries and failed batches (summed up in the report)
-	Progress  func(done, total int)            // LLM batches
-	RetryBase time.Duration
-	Secrets   SecretDetector
-	Exit      func(code int) // failpoints; default os.Exit
+	// Embedder overrides the configured embedding endpoint
+	// (llm.embedding_model); EmbeddingModel names it (the cache key).
+	Embedder       Embedder
+	EmbeddingModel string
+	Getenv         func(string) string
+	Now            func() time.Time
+	Log            func(format string, args ...any) // diagnostics a person should see
+	Trace          func(format string, args ...any) // the model's retries and failed batches (summed up in the report)
+	Progress       func(done, total int)            // LLM batches
+	RetryBase      time.Duration
+	Secrets        SecretDetector
+	Exit           func(code int) // failpoints; default os.Exit
 }
 
 // Summary counts what a run did.
@@ -74,11 +78,16 @@ type Report struct {
 	// LLMStatus says whether the model could be used: "" (not needed),
 	// "ok", "partial" (some batches without a usable answer) or
 	// "unavailable" (none answered usably); LLMError is the last reason.
-	LLMStatus  string   `json:"llm_status,omitempty"`
-	LLMError   string   `json:"llm_error,omitempty"`
-	Queued     int      `json:"queued"`
-	Reconciled []string `json:"reconciled,omitempty"` // consumed by an earlier run, dequeued now
-	Unreadable []string `json:"unreadable_queue_files,omitempty"`
+	LLMStatus string `json:"llm_status,omitempty"`
+	LLMError  string `json:"llm_error,omitempty"`
+	// EmbeddingModel is the model that embedded the texts for the
+	// neighbours ("" = words only); EmbeddingError why it could not
+	// (then the run used words only).
+	EmbeddingModel string   `json:"embedding_model,omitempty"`
+	EmbeddingError string   `json:"embedding_error,omitempty"`
+	Queued         int      `json:"queued"`
+	Reconciled     []string `json:"reconciled,omitempty"` // consumed by an earlier run, dequeued now
+	Unreadable     []string `json:"unreadable_queue_files,omitempty"`
 	// Quarantined lists the candidates moved to .memctl/queue/held/ by
 	// this run; HeldFiles every candidate waiting there for a person
 	// (edit it and move it back to .memctl/queue/, or delete it).
@@ -267,6 +276,7 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 	reload := false
 	if useLLM {
 		rep.Mode = "llm"
+		embed(ctx, s, in, &o, rep)
 		clusters := Triage(in)
 		if len(clusters) > 0 {
 			release()
@@ -354,6 +364,48 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 		}
 		return rep, nil
 	}
+}
+
+// embed fills in.Vectors when an embedding model is configured
+// (llm.embedding_model, MEMCTL_EMBEDDING_MODEL) or given: every live
+// entry and candidate, from the cache or the endpoint, within one
+// llm.timeout. A failure costs only the dense ranking: it is reported and
+// the run goes on with words only.
+func embed(ctx context.Context, s *mdmem.Store, in *Input, o *Options, rep *Report) {
+	emb, model := o.Embedder, o.EmbeddingModel
+	if emb == nil {
+		model = s.Config.LLM.EmbeddingModel
+		if v := o.Getenv("MEMCTL_EMBEDDING_MODEL"); v != "" {
+			model = v
+		}
+		base, key, _, _ := LLMEndpoint(s.Config, o.Getenv)
+		if model == "" {
+			return
+		}
+		emb = NewOpenAIEmbedder(base, key, model)
+	}
+	var texts []string
+	for _, e := range in.Mem.Entries() {
+		if e.ID != "" && live(e.Place) {
+			texts = append(texts, e.Content)
+		}
+	}
+	for _, c := range in.Cands {
+		texts = append(texts, mdmem.OneLine(c.Content))
+	}
+	t := s.Config.LLM.Timeout.Duration
+	if t <= 0 {
+		t = 2 * time.Minute
+	}
+	ectx, cancel := context.WithTimeout(ctx, t)
+	defer cancel()
+	v, err := Embeddings(ectx, s.Dir, model, emb, texts, !o.DryRun)
+	rep.EmbeddingModel = model
+	if err != nil {
+		rep.EmbeddingError = err.Error()
+		o.Log("%v; neighbours found by words only", err)
+	}
+	in.Vectors = v
 }
 
 func boolInt(b bool) int {

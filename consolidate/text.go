@@ -154,6 +154,25 @@ func shingles(toks []string) []uint64 {
 	return out
 }
 
+// unigrams returns the unigram shingles (as shingles hashes them) of the
+// content words of toks: no fillers, no lone symbols, each once.
+func unigrams(toks []string) []uint64 {
+	var out []uint64
+	seen := map[uint64]bool{}
+	for _, t := range toks {
+		if fillerWords[t] || strings.IndexFunc(t, isWordRune) < 0 {
+			continue
+		}
+		h := fnv.New64a()
+		h.Write([]byte(t))
+		if v := h.Sum64(); !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // facts returns the names, numbers and dates of a text that a rewrite must
 // not invent: every token with a digit, every capitalised word, and words
 // with inner capitals ("PostgreSQL", "iPhone"). A capitalised word that

@@ -1,8 +1,6 @@
 package consolidate
 
 import (
-	"sort"
-
 	"github.com/memctl/memctl/mdmem"
 )
 
@@ -14,9 +12,12 @@ type Cluster struct {
 }
 
 // Triage runs the rule stages and returns the candidates they cannot
-// settle: those similar to an entry or another candidate (Jaccard at or
-// above consolidate.related) without being exact, near or numeric
-// duplicates. Only these go to the LLM; everything else is decided by rule.
+// settle, each with the live entries retrieval finds for it
+// (consolidate.neighbors; see neighbors), grouped into clusters:
+// candidates that resemble each other, or whose best neighbour is the
+// same entry, are judged together. Candidates and clusters are ordered by
+// date, then queue file name, so the same queue gives the same requests.
+// A candidate retrieval finds nothing for is added by rule.
 func Triage(in *Input) []*Cluster {
 	tin := *in
 	tin.LLMCands, tin.Decisions = nil, nil
@@ -29,8 +30,9 @@ func Triage(in *Input) []*Cluster {
 			p.candidate(c)
 		}
 	}
+	order := byCreated(in.Cands)
 	pos := map[string]int{}
-	for i, c := range in.Cands {
+	for i, c := range order {
 		pos[c.ID] = i
 	}
 	parent := map[string]string{}
@@ -54,27 +56,31 @@ func Triage(in *Input) []*Cluster {
 			}
 		}
 	}
-	ids := make([]string, 0, len(p.amb))
-	for id := range p.amb {
-		ids = append(ids, id)
+	var members []string
+	for _, c := range order {
+		if p.amb[c.ID] != nil {
+			members = append(members, c.ID)
+		}
 	}
-	sort.Slice(ids, func(i, j int) bool { return pos[ids[i]] < pos[ids[j]] })
-	for _, id := range ids {
+	best := map[*mdmem.Entry]string{} // entry → the first candidate whose best neighbour it is
+	for _, id := range members {
 		find(id)
-		for _, it := range p.amb[id] {
-			if it.cand != "" && p.cands[it.cand] != nil {
+		for n, it := range p.amb[id] {
+			switch {
+			case it.cand != "" && p.amb[it.cand] != nil:
 				join(id, it.cand)
+			case n == 0 && it.entry != nil:
+				if o, ok := best[it.entry]; ok {
+					join(id, o)
+				} else {
+					best[it.entry] = id
+				}
 			}
 		}
 	}
 	groups := map[string]*Cluster{}
 	seenEntry := map[string]map[*mdmem.Entry]bool{}
 	var roots []string
-	members := make([]string, 0, len(parent))
-	for id := range parent {
-		members = append(members, id)
-	}
-	sort.Slice(members, func(i, j int) bool { return pos[members[i]] < pos[members[j]] })
 	for _, id := range members {
 		r := find(id)
 		g := groups[r]

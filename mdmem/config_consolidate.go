@@ -10,7 +10,8 @@ type ConsolidateConfig struct {
 	MaxArchiveShare float64 `toml:"max_archive_share"` // most a run may archive, as a share of entries
 	BatchSize       int     `toml:"batch_size"`        // candidates per LLM call
 	NearDuplicate   float64 `toml:"near_duplicate"`    // shingle Jaccard at or above which two entries are duplicates
-	Related         float64 `toml:"related"`           // shingle Jaccard at or above which a pair is ambiguous and goes to the LLM
+	Related         float64 `toml:"related"`           // shingle Jaccard at or above which a pair is related: without an LLM, the candidate waits in Pending confirmation
+	Neighbors       int     `toml:"neighbors"`         // live entries retrieved per candidate and shown to the LLM with it
 	CoreMaxTokens   int     `toml:"core_max_tokens"`   // token limit of the core profile (estimate: bytes/4); 0 = none
 	MaxRetries      int     `toml:"max_retries"`       // LLM retries on 429, 5xx, timeouts and unreadable answers
 	MaxAttempts     int     `toml:"max_attempts"`      // failed runs after which a candidate leaves the queue (Pending confirmation, or .memctl/queue/held/); 0 = never
@@ -28,10 +29,14 @@ type LLMConfig struct {
 	// Deadline bounds all LLM calls of one consolidate run, retries
 	// included; candidates not decided by then stay queued. 0 = none.
 	Deadline Duration `toml:"deadline"`
+	// EmbeddingModel, when set, embeds entries and candidates through the
+	// same endpoint (/v1/embeddings) for consolidation's neighbours;
+	// MEMCTL_EMBEDDING_MODEL overrides it. "" = lexical retrieval only.
+	EmbeddingModel string `toml:"embedding_model"`
 }
 
 func defaultConsolidateConfig() ConsolidateConfig {
-	return ConsolidateConfig{MaxArchiveShare: 0.2, BatchSize: 20, NearDuplicate: 0.8, Related: 0.4, CoreMaxTokens: 6400, MaxRetries: 3, MaxAttempts: 3, MaxPending: 50}
+	return ConsolidateConfig{MaxArchiveShare: 0.2, BatchSize: 20, NearDuplicate: 0.8, Related: 0.4, Neighbors: 4, CoreMaxTokens: 6400, MaxRetries: 3, MaxAttempts: 3, MaxPending: 50}
 }
 
 func defaultLLMConfig() LLMConfig {
@@ -40,8 +45,8 @@ func defaultLLMConfig() LLMConfig {
 
 func (c ConsolidateConfig) validate() error {
 	if c.MaxArchiveShare < 0 || c.MaxArchiveShare > 1 || c.BatchSize <= 0 || c.BatchSize > 200 || c.NearDuplicate <= 0 || c.NearDuplicate > 1 ||
-		c.Related <= 0 || c.Related > c.NearDuplicate || c.CoreMaxTokens < 0 || c.MaxRetries < 0 || c.MaxRetries > 10 || c.MaxAttempts < 0 || c.MaxAttempts > 100 || c.MaxPending < 1 || c.MaxPending > 10000 {
-		return fmt.Errorf("consolidate: max_archive_share in [0,1], batch_size in 1..200, near_duplicate in (0,1], related in (0,near_duplicate], core_max_tokens not negative, max_retries in 0..10, max_attempts in 0..100, max_pending in 1..10000")
+		c.Related <= 0 || c.Related > c.NearDuplicate || c.Neighbors < 1 || c.Neighbors > 20 || c.CoreMaxTokens < 0 || c.MaxRetries < 0 || c.MaxRetries > 10 || c.MaxAttempts < 0 || c.MaxAttempts > 100 || c.MaxPending < 1 || c.MaxPending > 10000 {
+		return fmt.Errorf("consolidate: max_archive_share in [0,1], batch_size in 1..200, near_duplicate in (0,1], related in (0,near_duplicate], neighbors in 1..20, core_max_tokens not negative, max_retries in 0..10, max_attempts in 0..100, max_pending in 1..10000")
 	}
 	return nil
 }

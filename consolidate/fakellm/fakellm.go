@@ -1,9 +1,10 @@
 // Package fakellm is a scripted OpenAI-compatible chat completions server
-// for tests (httptest). Each request plays the next step of the script:
+// for tests (httptest), with a deterministic /v1/embeddings. Each request plays the next step of the script:
 // a status code, a delay (to provoke timeouts), a fixed answer, a raw
 // (e.g. truncated) body, or an "auto" answer computed from the items in the
-// prompt: well-behaved (add, compress) or hostile (archive-all,
-// copy-secret, invent-id, invent-fact, garbage, truncated).
+// prompt: well-behaved (add, compress), an oracle that answers from gold
+// labels (oracle), or hostile (archive-all, copy-secret, invent-id,
+// invent-fact, garbage, truncated).
 package fakellm
 
 import (
@@ -11,12 +12,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 )
 
 // Step is one scripted reply.
@@ -28,13 +31,22 @@ type Step struct {
 	Raw     string          `json:"raw,omitempty"`     // whole HTTP body, verbatim (e.g. truncated JSON)
 	Auto    string          `json:"auto,omitempty"`    // computed answer; see Answer
 	Repeat  bool            `json:"repeat,omitempty"`  // play this step for every further request
+	// Gold labels the auto mode "oracle" answers from.
+	Gold []Gold `json:"gold,omitempty"`
+}
+
+// Gold is the true relation of one candidate to a stored text, by text.
+type Gold struct {
+	Candidate string `json:"candidate"` // the candidate's text
+	Kind      string `json:"kind"`      // update, duplicate, compatible or new
+	Target    string `json:"target"`    // the text of the entry it updates, duplicates or complements
 }
 
 // Item is one numbered item of a memctl prompt.
 type Item struct {
 	ID       int      `json:"id"`
 	Kind     string   `json:"kind"`
-	Category string   `json:"category"`
+	Category string   `json:"cat"`
 	Text     string   `json:"text"`
 	Scope    []string `json:"scope,omitempty"`
 }
@@ -55,6 +67,10 @@ type Server struct {
 	steps    []Step
 	next     int
 	requests []Request
+	// embeddings (/v1/embeddings): the texts embedded, and the concept
+	// each word stands for (see SetConcepts).
+	embedded []string
+	concepts map[string]string
 }
 
 // New starts a server playing steps. With no step left it answers 500
@@ -156,7 +172,78 @@ func ParseItems(user string) []Item {
 	return out
 }
 
+// SetConcepts makes the embeddings treat each word of m as its concept
+// (m["whites"] = "coffee"): texts that share a concept but no word get
+// similar vectors, as a real embedding model gives synonyms.
+func (s *Server) SetConcepts(m map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.concepts = m
+}
+
+// Embedded returns the texts /v1/embeddings was asked for, in order.
+func (s *Server) Embedded() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.embedded...)
+}
+
+// EmbeddingDims is the length of the fake's vectors.
+const EmbeddingDims = 256
+
+// Vector is the fake embedding of text: a bag of its lower-case words
+// (each replaced by its concept), hashed into EmbeddingDims dimensions.
+// Deterministic.
+func Vector(text string, concepts map[string]string) []float32 {
+	v := make([]float32, EmbeddingDims)
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if c, ok := concepts[w]; ok {
+			w = c
+		}
+		h := fnv.New32a()
+		h.Write([]byte(w))
+		v[h.Sum32()%EmbeddingDims]++
+	}
+	return v
+}
+
+func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
+	var er struct {
+		Input any    `json:"input"`
+		Model string `json:"model"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&er); err != nil {
+		http.Error(w, `{"error":{"message":"bad json","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		return
+	}
+	var texts []string
+	switch in := er.Input.(type) {
+	case string:
+		texts = []string{in}
+	case []any:
+		for _, x := range in {
+			t, _ := x.(string)
+			texts = append(texts, t)
+		}
+	}
+	s.mu.Lock()
+	s.embedded = append(s.embedded, texts...)
+	concepts := s.concepts
+	s.mu.Unlock()
+	var data []any
+	for i, t := range texts {
+		data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": Vector(t, concepts)})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": er.Model,
+		"usage": map[string]any{"prompt_tokens": 0, "total_tokens": 0}})
+}
+
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/embeddings") {
+		s.handleEmbeddings(w, r)
+		return
+	}
 	if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
 		return
@@ -220,6 +307,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		content = `{"operations": ` + string(st.Ops) + `}`
 	case st.Auto == "extract":
 		content = ExtractAnswer(req.SchemaName, req.User)
+	case st.Auto == "oracle":
+		content = Oracle(st.Gold, req.Items)
 	case st.Auto != "":
 		content = Answer(st.Auto, req.Items)
 	}
@@ -331,5 +420,41 @@ func Answer(mode string, items []Item) string {
 	if mode == "truncated" {
 		return string(b[:len(b)/2])
 	}
+	return string(b)
+}
+
+// Oracle answers what a perfect model would, from gold labels: for each
+// candidate of the prompt whose gold target is an entry of the same
+// prompt, supersede it (update) or merge into it (duplicate); every other
+// candidate (compatible, new, or its target not shown) is added. It
+// bounds what any model can do with the prompts memctl sends.
+func Oracle(gold []Gold, items []Item) string {
+	byCand := map[string]Gold{}
+	for _, g := range gold {
+		byCand[g.Candidate] = g
+	}
+	entry := map[string]int{}
+	for _, it := range items {
+		if it.Kind != "candidate" {
+			entry[it.Text] = it.ID
+		}
+	}
+	ops := []op{}
+	for _, it := range items {
+		if it.Kind != "candidate" {
+			continue
+		}
+		g, ok := byCand[it.Text]
+		t := entry[g.Target]
+		switch {
+		case ok && t != 0 && g.Kind == "update":
+			ops = append(ops, op{Op: "supersede", Target: t, Sources: []int{it.ID}, Reason: "gold: update"})
+		case ok && t != 0 && g.Kind == "duplicate":
+			ops = append(ops, op{Op: "merge", Target: t, Sources: []int{it.ID}, Reason: "gold: duplicate"})
+		default:
+			ops = append(ops, op{Op: "add", Sources: []int{it.ID}, Reason: "gold: new to this prompt"})
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"operations": ops})
 	return string(b)
 }
