@@ -37,6 +37,9 @@ type Candidate struct {
 	Topic      string    `json:"topic,omitempty"`
 	Tags       Strings   `json:"tags,omitempty"`
 	QueuedAt   time.Time `json:"queued_at,omitzero"`
+	// AllowForgotten is set by `add --allow-forgotten` only (input that
+	// gives it is refused): the candidate may repeat a forgotten entry.
+	AllowForgotten bool `json:"allow_forgotten,omitempty"`
 }
 
 // Strings is a list that also accepts a single JSON string.
@@ -393,8 +396,9 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // fields shadow the candidate's and refuse any value.
 type inputCandidate struct {
 	*Candidate
-	ID       ownID       `json:"id"`
-	QueuedAt ownQueuedAt `json:"queued_at"`
+	ID             ownID       `json:"id"`
+	QueuedAt       ownQueuedAt `json:"queued_at"`
+	AllowForgotten ownAllow    `json:"allow_forgotten"`
 }
 
 // ownID and ownQueuedAt are fields memctl sets when it queues a candidate;
@@ -402,6 +406,7 @@ type inputCandidate struct {
 type (
 	ownID       struct{}
 	ownQueuedAt struct{}
+	ownAllow    struct{}
 )
 
 // UnmarshalJSON refuses the field.
@@ -409,6 +414,11 @@ func (*ownID) UnmarshalJSON([]byte) error { return ownField("id") }
 
 // UnmarshalJSON refuses the field.
 func (*ownQueuedAt) UnmarshalJSON([]byte) error { return ownField("queued_at") }
+
+// UnmarshalJSON refuses the field (the override is a command-line flag).
+func (*ownAllow) UnmarshalJSON([]byte) error {
+	return errors.New(`field "allow_forgotten" is not taken from input; pass --allow-forgotten to the command`)
+}
 
 func ownField(name string) error {
 	return fmt.Errorf("field %q is memctl's own (set when a candidate is queued); remove it from the input", name)
