@@ -152,6 +152,10 @@ func runForget(ctx context.Context, f *Factory, ids []string, opts *forgetOption
 	var purge *mdmem.PurgeResult
 	if opts.Purge {
 		if purge, err = mdmem.PurgeHistory(ctx, s, res.IDs, res.Contents); err != nil {
+			if errors.Is(err, mdmem.ErrForeignRefs) {
+				return &HintError{Err: fmt.Errorf("forgot %s (commit %s), but %w", strings.Join(res.IDs, ", "), short(res.Commit), err),
+					Hint: "for a remote: force-push the branch after the purge, or delete the ref (git update-ref -d REF) if that copy is handled elsewhere; for the stash: git stash drop; then run memctl forget " + strings.Join(res.IDs, " ") + " --purge-history again"}
+			}
 			return fmt.Errorf("forgot %s (commit %s), but purging history failed: %w", strings.Join(res.IDs, ", "), short(res.Commit), err)
 		}
 	}

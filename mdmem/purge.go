@@ -190,6 +190,10 @@ func PurgeHistory(ctx context.Context, s *Store, ids, extra []string) (*PurgeRes
 	return &PurgeResult{RewriteResult: rr, Versions: len(needles), Objects: n, CannotReach: PurgeCannotReach}, nil
 }
 
+// ErrForeignRefs is returned (wrapped) by PurgeHistory when refs memctl
+// does not rewrite (remote-tracking branches, the stash) hold the text.
+var ErrForeignRefs = gitstore.ErrForeignRefs
+
 // ErrPurgeIncomplete is returned (wrapped) when objects still hold a
 // purged text after the purge.
 var ErrPurgeIncomplete = errors.New("purge incomplete")

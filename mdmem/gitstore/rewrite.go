@@ -369,7 +369,7 @@ func (r *Repo) RewriteHistory(ctx context.Context, rw Rewrite, who Signature, wh
 		}
 	}
 	if len(blocked) > 0 {
-		return nil, fmt.Errorf("gitstore: %s also hold the text and are not memctl's to rewrite (remote-tracking branches, the stash, notes, annotated tags): %w", strings.Join(blocked, ", "), ErrForeignRefs)
+		return nil, fmt.Errorf("%w: %s also hold the text and are not memctl's to rewrite (remote-tracking branches, the stash, notes, annotated tags); nothing was rewritten", ErrForeignRefs, strings.Join(blocked, ", "))
 	}
 	oldTree, err := o.commitTree(head)
 	if err != nil {
@@ -401,7 +401,7 @@ func (r *Repo) RewriteHistory(ctx context.Context, rw Rewrite, who Signature, wh
 
 // ErrForeignRefs is returned (wrapped) by RewriteHistory when refs it does
 // not rewrite hold changed history.
-var ErrForeignRefs = errors.New("other refs hold the history")
+var ErrForeignRefs = errors.New("refusing to rewrite history")
 
 // moveRef sets ref from old to nw with git's lock protocol.
 func (r *Repo) moveRef(ref string, old, nw plumbing.Hash, who Signature, when time.Time, msg string) error {
