@@ -35,7 +35,9 @@ type RewriteResult struct {
 	// kept: where the rewritten history starts to differ.
 	FirstChanged []string `json:"first_changed"`
 	// Unsigned counts rewritten commits whose signature was dropped (a
-	// signature covers the old bytes and cannot be kept).
+	// signature covers the old bytes and cannot be kept; with
+	// commit.gpgsign the rewritten commits are signed anew, as git rebase
+	// does).
 	Unsigned int `json:"signatures_dropped,omitempty"`
 }
 
@@ -105,6 +107,8 @@ type rewriter struct {
 	blobs   map[string]plumbing.Hash // path + "\x00" + old blob → new blob
 	commits map[plumbing.Hash]plumbing.Hash
 	res     *RewriteResult
+	ctx     context.Context
+	sign    func(ctx context.Context, payload []byte) (string, error) // commit.gpgsign
 }
 
 func (w *rewriter) tree(ctx context.Context, h plumbing.Hash, dir string) (plumbing.Hash, error) {
@@ -235,15 +239,22 @@ func (w *rewriter) commit(ctx context.Context, start plumbing.Hash) (plumbing.Ha
 			w.commits[h] = h
 			continue
 		}
-		n, err := w.o.write("commit", []byte(b.String()+"\n"+nm))
+		payload := []byte(b.String() + "\n" + nm)
+		if w.sign != nil {
+			sig, err := w.sign(w.ctx, payload)
+			if err != nil {
+				return h, err
+			}
+			payload = withSignature(payload, sig)
+		} else if signed {
+			w.res.Unsigned++
+		}
+		n, err := w.o.write("commit", payload)
 		if err != nil {
 			return h, err
 		}
 		w.commits[h] = n
 		w.res.Commits++
-		if signed {
-			w.res.Unsigned++
-		}
 		if parentsKept {
 			w.res.FirstChanged = append(w.res.FirstChanged, h.String())
 		}
@@ -300,11 +311,15 @@ func (r *Repo) RewriteHistory(ctx context.Context, rw Rewrite, who Signature, wh
 	if err != nil {
 		return nil, err
 	}
+	sign, err := r.signer()
+	if err != nil {
+		return nil, err
+	}
 	o := r.newObjStore()
 	defer o.close()
 	res := &RewriteResult{Refs: map[string]string{}}
 	w := &rewriter{o: o, rw: rw, trees: map[string]plumbing.Hash{}, blobs: map[string]plumbing.Hash{},
-		commits: map[plumbing.Hash]plumbing.Hash{}, res: res}
+		commits: map[plumbing.Hash]plumbing.Hash{}, res: res, ctx: ctx, sign: sign}
 	var move []refInfo
 	var others []string
 	for _, ri := range refs {
