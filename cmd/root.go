@@ -48,9 +48,9 @@ type Factory struct {
 	DirArg string // --dir
 	// NoVerify is --no-verify: memctl's commits skip the git hooks.
 	NoVerify bool
-	Getenv func(string) string
-	Now    func() time.Time
-	opened []*mdmem.Store // stores opened by the command, for reporting recoveries
+	Getenv   func(string) string
+	Now      func() time.Time
+	opened   []*mdmem.Store // stores opened by the command, for reporting recoveries
 }
 
 // MemoryDir resolves the memory directory: --dir, then MEMCTL_DIR, then the
