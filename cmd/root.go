@@ -46,11 +46,12 @@ type IOStreams struct {
 type Factory struct {
 	IO     *IOStreams
 	DirArg string // --dir
+	Getenv func(string) string
+	Now    func() time.Time
+	opened []*mdmem.Store // stores opened by the command, for reporting recoveries
+
 	// NoVerify is --no-verify: memctl's commits skip the git hooks.
 	NoVerify bool
-	Getenv   func(string) string
-	Now      func() time.Time
-	opened   []*mdmem.Store // stores opened by the command, for reporting recoveries
 }
 
 // MemoryDir resolves the memory directory: --dir, then MEMCTL_DIR, then the
