@@ -17,6 +17,8 @@ type searchOptions struct {
 	Limit int
 	Scope string
 	JSON  bool
+
+	ScopeSet bool // --scope was given (an empty one is an error)
 }
 
 func newSearchCmd(f *Factory) *cobra.Command {
@@ -37,11 +39,12 @@ search never writes to the memory (except the git-ignored index cache).`,
   memctl search --json "database upgrade" | jq -r '.[].id'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ScopeSet = cmd.Flags().Changed("scope")
 			return runSearch(cmd.Context(), f, strings.Join(args, " "), opts)
 		},
 	}
 	cmd.Flags().IntVarP(&opts.Limit, "limit", "n", 20, "most results to print; 0 = all")
-	cmd.Flags().StringVar(&opts.Scope, "scope", "", `only global entries and these scopes, comma-separated ("" or "all": every scope)`)
+	cmd.Flags().StringVar(&opts.Scope, "scope", "", `only global entries and these scopes, comma-separated ("all", or no --scope: every scope; "project:." the current git project; empty is an error)`)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
 }
@@ -55,7 +58,7 @@ func runSearch(ctx context.Context, f *Factory, query string, opts *searchOption
 		return err
 	}
 	var scopes []string
-	if strings.TrimSpace(opts.Scope) != "" {
+	if opts.ScopeSet {
 		if scopes, err = mdmem.SplitScopes(opts.Scope); err != nil {
 			return &FlagError{Err: fmt.Errorf("--scope %q: %w", opts.Scope, err)}
 		}

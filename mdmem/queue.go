@@ -128,6 +128,11 @@ func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
 		return err
 	}
 	c.Scope = scopes
+	for _, sc := range scopes {
+		if strings.EqualFold(sc, ScopeAll) {
+			return fmt.Errorf("%w %q: it is reserved (inject --scope all means every scope)", ErrBadScope, sc)
+		}
+	}
 	for what, vals := range map[string][]string{"scope": c.Scope, "refs": c.Refs, "tags": c.Tags} {
 		if err := small(what, vals); err != nil {
 			return err
