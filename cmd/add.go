@@ -23,6 +23,7 @@ type addOptions struct {
 	HasConf    bool
 	JSON       bool
 	Allow      bool
+	Expires    string
 }
 
 // maxJSONLine caps one line of `add --json` / `import` input.
@@ -77,6 +78,7 @@ lesson, note, todo (topic files). The candidate ids are printed, one a line.`,
 	fl.StringVar(&opts.Topic, "topic", "", "topic file to keep it in (topics/<topic>.md)")
 	fl.Float64Var(&opts.Confidence, "confidence", 0, "confidence in [0,1]")
 	fl.BoolVar(&opts.JSON, "json", false, "read JSON Lines candidates from stdin")
+	fl.StringVar(&opts.Expires, "expires", "", "when it stops being true: a date (2026-06-30) or a time from now (90d, 12w, 36h); consolidate then archives it")
 	fl.BoolVar(&opts.Allow, "allow-forgotten", false, "queue it even if it repeats an entry memctl forget deleted")
 	return cmd
 }
@@ -97,6 +99,13 @@ func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
 			Scope: opts.Scope, Refs: opts.Refs, Tags: opts.Tags, Topic: opts.Topic}
 		if opts.HasConf {
 			c.Confidence = &opts.Confidence
+		}
+		if opts.Expires != "" {
+			t, err := mdmem.ParseExpires(opts.Expires, now)
+			if err != nil {
+				return &FlagError{Err: fmt.Errorf("--expires %q: %w", opts.Expires, err)}
+			}
+			c.ExpiresAt = t
 		}
 		if err := c.Normalize(now, maxBytes, nil); err != nil {
 			return fmt.Errorf("candidate not queued: %w", err)

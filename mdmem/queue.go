@@ -37,6 +37,9 @@ type Candidate struct {
 	Topic      string    `json:"topic,omitempty"`
 	Tags       Strings   `json:"tags,omitempty"`
 	QueuedAt   time.Time `json:"queued_at,omitzero"`
+	// ExpiresAt is when the memory stops being true or useful (see
+	// docs/FORMAT.md, retention); zero = never.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
 	// AllowForgotten is set by `add --allow-forgotten` only (input that
 	// gives it is refused): the candidate may repeat a forgotten entry.
 	AllowForgotten bool `json:"allow_forgotten,omitempty"`
@@ -156,13 +159,16 @@ func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
 	if c.CreatedAt.IsZero() {
 		c.CreatedAt = now.UTC().Truncate(time.Second)
 	}
+	if !c.ExpiresAt.IsZero() && !c.ExpiresAt.After(now) {
+		return fmt.Errorf("expires_at %s is not in the future", FormatTime(c.ExpiresAt))
+	}
 	return nil
 }
 
 // Entry converts the candidate to an entry with the given id.
 func (c *Candidate) Entry(id string) *Entry {
 	e := &Entry{ID: id, Category: c.Category, Content: OneLine(c.Content), Source: c.Source,
-		Created: c.CreatedAt, Updated: c.UpdatedAt, Scope: c.Scope, Refs: c.Refs, Tags: c.Tags}
+		Created: c.CreatedAt, Updated: c.UpdatedAt, Expires: c.ExpiresAt, Scope: c.Scope, Refs: c.Refs, Tags: c.Tags}
 	if c.Confidence != nil {
 		e.Confidence, e.HasConf = *c.Confidence, true
 	}
