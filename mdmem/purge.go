@@ -74,7 +74,8 @@ func isTopicPath(rel string) bool {
 // messages) becomes "[forgotten]", commits before the first change keep
 // their hashes, and ids stay as they are. It then expires the reflogs,
 // deletes the unreachable objects (loose and packed) and checks that no
-// object of the repository still holds any of the texts. extra are texts
+// object of the repository (nor any other file of the git directory: the
+// last commit message file is removed) still holds any of the texts. extra are texts
 // known to the caller (a forget that just ran). It refuses on a dirty
 // worktree, and when refs it does not rewrite (remote-tracking branches,
 // the stash) hold the text. It takes the lock.
@@ -186,6 +187,14 @@ func PurgeHistory(ctx context.Context, s *Store, ids, extra []string) (*PurgeRes
 	if len(hits) > 0 {
 		return nil, fmt.Errorf("history rewritten, but %d of %d objects in %s still hold the text (%s): %w",
 			len(hits), n, path.Base(s.Repo.GitDir()), strings.Join(hits, ", "), ErrPurgeIncomplete)
+	}
+	files, err := s.Repo.FilesHolding(needles)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) > 0 {
+		return nil, fmt.Errorf("history rewritten and no object holds the text, but these files of %s still do: %s (edit or delete them): %w",
+			path.Base(s.Repo.GitDir()), strings.Join(files, ", "), ErrPurgeIncomplete)
 	}
 	return &PurgeResult{RewriteResult: rr, Versions: len(needles), Objects: n, CannotReach: PurgeCannotReach}, nil
 }

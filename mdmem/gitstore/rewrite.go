@@ -620,3 +620,49 @@ func (r *Repo) HistoryBlobs(ctx context.Context, match func(path string) bool, f
 	}
 	return nil
 }
+
+// FilesHolding returns the files of the git directory outside objects/
+// (messages, logs, state files) whose bytes hold one of needles, after
+// removing the message files git keeps from the last commit, merge or
+// squash (COMMIT_EDITMSG, MERGE_MSG, SQUASH_MSG), which hold nothing else.
+func (r *Repo) FilesHolding(needles [][]byte) ([]string, error) {
+	var hits []string
+	err := filepath.WalkDir(r.gitDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p == filepath.Join(r.gitDir, "objects") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		if fi, err := d.Info(); err != nil || fi.Size() > 64<<20 {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, n := range needles {
+			if len(n) == 0 || !bytes.Contains(b, n) {
+				continue
+			}
+			switch d.Name() {
+			case "COMMIT_EDITMSG", "MERGE_MSG", "SQUASH_MSG":
+				if err := os.Remove(p); err != nil {
+					return err
+				}
+			default:
+				rel, _ := filepath.Rel(r.gitDir, p)
+				hits = append(hits, filepath.ToSlash(rel))
+			}
+			break
+		}
+		return nil
+	})
+	return hits, err
+}
