@@ -48,6 +48,7 @@ var ErrTombstoneKey = errors.New("tombstone key missing")
 // ForgottenError says a text repeats a forgotten entry.
 type ForgottenError struct{ Tombstone Tombstone }
 
+// Error names the forgotten entry, never the text.
 func (e *ForgottenError) Error() string {
 	return fmt.Sprintf("this text was forgotten (%s, %s); memctl does not bring it back unless told to", e.Tombstone.ID, e.Tombstone.Date)
 }
