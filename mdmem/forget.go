@@ -245,7 +245,7 @@ func (s *Store) dropQueued(ctx context.Context, ts *Tombstones, contents []strin
 
 // scrubCaches drops the forgotten ids from the inject log and removes
 // every other cache file (derived, rebuilt on demand) whose bytes hold a
-// forgotten text. Transaction files and locks are left alone: the
+// forgotten text or id. Transaction files and locks are left alone: the
 // transaction that just committed has removed its own.
 func (s *Store) scrubCaches(ctx context.Context, ids, contents []string) ([]string, error) {
 	var done []string
@@ -280,7 +280,7 @@ func (s *Store) scrubCaches(ctx context.Context, ids, contents []string) ([]stri
 			}
 			continue
 		}
-		for _, c := range contents {
+		for _, c := range append(append([]string(nil), contents...), ids...) {
 			if c != "" && bytes.Contains(data, []byte(c)) {
 				if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return done, err
