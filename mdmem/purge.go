@@ -92,10 +92,14 @@ func PurgeHistory(ctx context.Context, s *Store, ids, extra []string) (*PurgeRes
 	if err != nil {
 		return nil, err
 	}
+	all, err := ts.All()
+	if err != nil {
+		return nil, err
+	}
 	want := map[string]bool{}
 	for _, id := range ids {
 		found := false
-		for _, t := range ts.List {
+		for _, t := range all {
 			found = found || t.ID == id
 		}
 		if !found {

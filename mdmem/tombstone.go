@@ -53,12 +53,14 @@ func (e *ForgottenError) Error() string {
 	return fmt.Sprintf("this text was forgotten (%s, %s); memctl does not bring it back unless told to", e.Tombstone.ID, e.Tombstone.Date)
 }
 
-// Tombstones is the loaded tombstone list with its key.
+// Tombstones is the tombstone list with its key. It is checked on every
+// add, so it is kept as read: Match looks for the text's hash in the raw
+// bytes, and a line is decoded only when it matches.
 type Tombstones struct {
-	List   []Tombstone
-	key    []byte
-	keyID  string
-	byHash map[string]Tombstone
+	data  []byte
+	key   []byte
+	keyID string
+	lines int
 }
 
 // NormalizeForget folds the variations that do not change what a text
@@ -110,14 +112,47 @@ func (s *Store) tombstoneKeyPath() string {
 // LoadTombstones reads the memory's tombstones. A memory without any needs
 // no key; one whose tombstones were made with a key this copy lacks is an
 // error wrapping ErrTombstoneKey (the check cannot be made, and is never
-// skipped silently).
+// skipped silently), and a line that is not a tombstone an error naming it.
 func (s *Store) LoadTombstones() (*Tombstones, error) {
-	t := &Tombstones{byHash: map[string]Tombstone{}}
 	data, err := os.ReadFile(s.abs(TombstonesPath))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
+	t := &Tombstones{data: data}
+	for rest := data; len(rest) > 0; {
+		l, r, _ := bytes.Cut(rest, []byte("\n"))
+		if len(bytes.TrimSpace(l)) > 0 {
+			t.lines++
+		}
+		rest = r
+	}
+	key, err := os.ReadFile(s.tombstoneKeyPath())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if len(key) > 0 {
+		t.key, t.keyID = key, keyID(key)
+	}
+	if t.lines == 0 || t.keyID != "" && bytes.Count(data, []byte(`"`+t.keyID+`"`)) == t.lines {
+		return t, nil // the usual case: every line names this key
+	}
+	all, err := t.All()
+	if err != nil {
+		return nil, err
+	}
+	for _, ts := range all {
+		if ts.Key != t.keyID {
+			return nil, fmt.Errorf("%w: %s holds tombstones made with key %s, and %s holds %s; copy the key file from the memory directory where they were made",
+				ErrTombstoneKey, TombstonesPath, ts.Key, s.tombstoneKeyPath(), orNone(t.keyID))
+		}
+	}
+	return t, nil
+}
+
+// All decodes every tombstone.
+func (t *Tombstones) All() ([]Tombstone, error) {
+	var out []Tombstone
+	sc := bufio.NewScanner(bytes.NewReader(t.data))
 	sc.Buffer(nil, 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
@@ -128,26 +163,12 @@ func (s *Store) LoadTombstones() (*Tombstones, error) {
 		if err := json.Unmarshal(line, &ts); err != nil || ts.ID == "" || ts.Hash == "" {
 			return nil, fmt.Errorf("%s line %d: not a tombstone (want {\"id\",\"date\",\"hash\",\"key\"})", TombstonesPath, n)
 		}
-		t.List = append(t.List, ts)
+		out = append(out, ts)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", TombstonesPath, err)
 	}
-	key, err := os.ReadFile(s.tombstoneKeyPath())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	if len(key) > 0 {
-		t.key, t.keyID = key, keyID(key)
-	}
-	for _, ts := range t.List {
-		if ts.Key != t.keyID {
-			return nil, fmt.Errorf("%w: %s holds tombstones made with key %s, and %s holds %s; copy the key file from the memory directory where they were made",
-				ErrTombstoneKey, TombstonesPath, ts.Key, s.tombstoneKeyPath(), orNone(t.keyID))
-		}
-		t.byHash[ts.Hash] = ts
-	}
-	return t, nil
+	return out, nil
 }
 
 func orNone(s string) string {
@@ -159,11 +180,20 @@ func orNone(s string) string {
 
 // Match returns the tombstone a text repeats, if any.
 func (t *Tombstones) Match(text string) (Tombstone, bool) {
-	if len(t.byHash) == 0 {
+	if t.lines == 0 || t.key == nil {
 		return Tombstone{}, false
 	}
-	ts, ok := t.byHash[t.hash(text)]
-	return ts, ok
+	h := t.hash(text)
+	if !bytes.Contains(t.data, []byte(h)) {
+		return Tombstone{}, false
+	}
+	all, _ := t.All()
+	for _, ts := range all {
+		if ts.Hash == h {
+			return ts, true
+		}
+	}
+	return Tombstone{}, false
 }
 
 // Check returns a *ForgottenError when the text repeats a forgotten entry.
