@@ -103,6 +103,13 @@ func Forget(ctx context.Context, s *Store, ids []string, reason string, opts For
 		gone = append(gone, all...)
 		res.IDs = append(res.IDs, id)
 	}
+	if nr := NormalizeForget(reason); nr != "" {
+		for _, e := range gone {
+			if nc := NormalizeForget(e.Content); nc != "" && strings.Contains(nr, nc) {
+				return nil, fmt.Errorf("the reason repeats the text of %s, and the reason goes into the commit message; give a reason without the content (nothing was forgotten)", e.ID)
+			}
+		}
+	}
 	ts, err := s.LoadTombstones()
 	if err != nil {
 		return nil, err
