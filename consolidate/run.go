@@ -411,6 +411,9 @@ func readTodo(ctx context.Context, s *mdmem.Store, rep *Report, o *Options) ([]*
 // memctl forget deleted (unless added with --allow-forgotten): forget's
 // tombstones keep consolidation from bringing the text back.
 func dropForgotten(ctx context.Context, s *mdmem.Store, todo []*mdmem.Candidate, o *Options) ([]*mdmem.Candidate, error) {
+	if len(todo) == 0 {
+		return todo, nil
+	}
 	errs, err := s.CheckForgotten(todo)
 	if err != nil {
 		return nil, err
