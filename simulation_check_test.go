@@ -362,6 +362,9 @@ func (s *sim) checkEntries(snap *simSnap) {
 		if live(e) {
 			count[norm(e.Content)]++
 		}
+		if t, ok := s.forgotten[norm(e.Content)]; ok {
+			s.violation("forgotten-back", "%s %q repeats the forgotten text %q", e.ID, e.Content, t)
+		}
 	}
 	for t, n := range count {
 		if intro := s.intro[t]; n > max(intro, 1) {

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -95,13 +96,14 @@ var simStepKinds = map[string]int{
 	"failpoint":       5,
 	"kill":            3,
 	"concurrent":      3,
+	"forget":          2,
 }
 
 // simBriefKinds is the default set of step kinds: all of them.
 var simBriefKinds = []string{
 	"add", "add-batch", "import", "consolidate", "consolidate-llm", "confirm", "reject",
 	"hand-add", "hand-change", "hand-delete", "editor-temp", "person-commit", "person-checkout",
-	"concurrent", "index-lock", "failpoint", "kill",
+	"concurrent", "index-lock", "failpoint", "kill", "forget",
 }
 
 // simBriefLLMModes are the fake LLM modes of the brief run: all of them
@@ -281,6 +283,7 @@ type sim struct {
 	head         string            // HEAD at the last check
 	lastState    map[string]int    // state.json last_id at the last check
 	consumedAt   map[string]string // candidate id → commit whose trailer consumed it
+	forgotten    map[string]string // normalised text → the text, forgotten by memctl forget
 
 	// The current step.
 	stepOK           bool            // a memctl write exited 0
@@ -303,7 +306,7 @@ func newSim(t *testing.T, bin string, seed uint64, kinds, modes []string, gated 
 		seenSubj: map[string]string{}, seenText: map[string]string{},
 		handIDs: map[string]bool{}, handDeleted: map[string]bool{}, handRemoved: map[string]bool{},
 		personFiles: map[string][]byte{}, strays: map[string]bool{}, personCommit: map[string]bool{},
-		consumedAt: map[string]string{}, reported: map[string]bool{},
+		consumedAt: map[string]string{}, reported: map[string]bool{}, forgotten: map[string]string{},
 	}
 	for _, k := range kinds {
 		s.weight = append(s.weight, simStepKinds[k])
@@ -704,8 +707,49 @@ func (s *sim) do(kind string) string {
 		return s.kill()
 	case "concurrent":
 		return s.concurrent()
+	case "forget":
+		return s.forget()
 	}
 	panic("unknown step kind " + kind)
+}
+
+// forget forgets a random entry, or (one time in three, once something is
+// forgotten) adds a forgotten text again, which must be refused.
+func (s *sim) forget() string {
+	if len(s.forgotten) > 0 && s.rng.IntN(3) == 0 {
+		texts := slices.Sorted(maps.Values(s.forgotten))
+		t := texts[s.rng.IntN(len(texts))]
+		r := s.memctl(nil, "add", t, "-c", categoryOf(subjectOf(t)), "-s", "sim")
+		if r.code == 0 || !strings.Contains(r.stderr, "was forgotten") {
+			s.violation("forget-readd", "adding the forgotten text %q again was not refused as forgotten: %s\n%s", t, r, r.stderr)
+		}
+		return "re-add forgotten: " + r.String()
+	}
+	var es []*mdmem.Entry
+	for _, e := range s.workEntries() {
+		if e.ID != "" {
+			es = append(es, e)
+		}
+	}
+	if len(es) == 0 {
+		return "forget: nothing to forget"
+	}
+	e := es[s.rng.IntN(len(es))]
+	r := s.memctl(nil, "forget", e.ID, "--reason", "sim")
+	s.noteWrite(r, false)
+	if r.code != 0 {
+		return r.String()
+	}
+	n := norm(e.Content)
+	s.handDeleted[e.ID], s.handRemoved[n], s.forgotten[n] = true, true, e.Content
+	s.contents = slices.DeleteFunc(s.contents, func(c string) bool { return norm(c) == n })
+	// forget removed the queued candidates holding the text
+	for cid, c := range s.queued {
+		if _, err := os.Stat(filepath.Join(s.dir, ".memctl", "queue", cid+".json")); err != nil && strings.Contains(norm(c.content), n) {
+			delete(s.queued, cid)
+		}
+	}
+	return fmt.Sprintf("%s %s %q", r, e.ID, e.Content)
 }
 
 func (s *sim) addBatch(n int) string {

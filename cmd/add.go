@@ -22,6 +22,8 @@ type addOptions struct {
 	Confidence float64
 	HasConf    bool
 	JSON       bool
+	Allow      bool
+	Expires    string
 }
 
 // maxJSONLine caps one line of `add --json` / `import` input.
@@ -45,7 +47,9 @@ than a day ahead nor before 1970. Lines that are not valid are reported
 with their line number; the valid ones are queued (see docs/FORMAT.md).
 
 --scope takes one or more scopes, comma-separated or repeated; an empty
---scope (an unset variable) is an error, never a global entry. add reads
+--scope (an unset variable) or a malformed one (white space, "project:") is
+an error, never a global entry; project:. is the git project of the current
+directory (project:<its top directory's name>). add reads
 only the [add] section of config.toml: a mistake elsewhere does not stop it.
 
 Categories: preference, constraint, decision (core profile), fact, incident,
@@ -74,6 +78,8 @@ lesson, note, todo (topic files). The candidate ids are printed, one a line.`,
 	fl.StringVar(&opts.Topic, "topic", "", "topic file to keep it in (topics/<topic>.md)")
 	fl.Float64Var(&opts.Confidence, "confidence", 0, "confidence in [0,1]")
 	fl.BoolVar(&opts.JSON, "json", false, "read JSON Lines candidates from stdin")
+	fl.StringVar(&opts.Expires, "expires", "", "when it stops being true: a date (2026-06-30) or a time from now (90d, 12w, 36h); consolidate then archives it")
+	fl.BoolVar(&opts.Allow, "allow-forgotten", false, "queue it even if it repeats an entry memctl forget deleted")
 	return cmd
 }
 
@@ -84,14 +90,28 @@ func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
 	}
 	now := f.Now()
 	maxBytes := s.Config.Add.MaxContentBytes
+	check, err := forgottenCheck(s, opts.Allow)
+	if err != nil {
+		return err
+	}
 	if !opts.JSON {
 		c := &mdmem.Candidate{Content: opts.Content, Category: opts.Category, Source: opts.Source,
 			Scope: opts.Scope, Refs: opts.Refs, Tags: opts.Tags, Topic: opts.Topic}
 		if opts.HasConf {
 			c.Confidence = &opts.Confidence
 		}
+		if opts.Expires != "" {
+			t, err := mdmem.ParseExpires(opts.Expires, now)
+			if err != nil {
+				return &FlagError{Err: fmt.Errorf("--expires %q: %w", opts.Expires, err)}
+			}
+			c.ExpiresAt = t
+		}
 		if err := c.Normalize(now, maxBytes, nil); err != nil {
 			return fmt.Errorf("candidate not queued: %w", err)
+		}
+		if err := check(c); err != nil {
+			return &HintError{Err: fmt.Errorf("candidate not queued: %w", err), Hint: "pass --allow-forgotten to add it again anyway"}
 		}
 		ids, err := mdmem.Enqueue(ctx, s.Dir, []*mdmem.Candidate{c}, now)
 		if err != nil {
@@ -100,7 +120,7 @@ func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
 		fmt.Fprintln(f.IO.Out, ids[0])
 		return nil
 	}
-	cands, bad, err := readCandidates(f, maxBytes)
+	cands, bad, err := readCandidates(f, maxBytes, check)
 	if err != nil {
 		return err
 	}
@@ -122,9 +142,9 @@ func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
 // readCandidates reads and normalises JSON Lines from stdin, reporting each
 // bad line on stderr. It returns the valid candidates and the number of bad
 // lines.
-func readCandidates(f *Factory, maxBytes int) ([]*mdmem.Candidate, int, error) {
+func readCandidates(f *Factory, maxBytes int, check func(*mdmem.Candidate) error) ([]*mdmem.Candidate, int, error) {
 	var cands []*mdmem.Candidate
-	bad, err := eachCandidate(f, maxBytes, func(c *mdmem.Candidate) error {
+	bad, err := eachCandidate(f, maxBytes, check, func(c *mdmem.Candidate) error {
 		cands = append(cands, c)
 		return nil
 	})
@@ -132,14 +152,17 @@ func readCandidates(f *Factory, maxBytes int) ([]*mdmem.Candidate, int, error) {
 }
 
 // eachCandidate reads and normalises JSON Lines from stdin one at a time,
-// reporting each bad line on stderr and passing each valid candidate to
-// fn. It returns the number of bad lines.
-func eachCandidate(f *Factory, maxBytes int, fn func(*mdmem.Candidate) error) (int, error) {
+// reporting each bad line (check refuses it, too) on stderr and passing
+// each valid candidate to fn. It returns the number of bad lines.
+func eachCandidate(f *Factory, maxBytes int, check, fn func(*mdmem.Candidate) error) (int, error) {
 	bad := 0
 	t := f.Now()
 	err := mdmem.DecodeJSONLines(f.IO.In, maxJSONLine, func(line int, c *mdmem.Candidate, err error) error {
 		if err == nil {
 			err = c.Normalize(t, maxBytes, nil)
+		}
+		if err == nil {
+			err = check(c)
 		}
 		if err != nil {
 			bad++
@@ -156,4 +179,24 @@ func pluralize(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// forgottenCheck returns the tombstone check of add and import: an error
+// for a candidate repeating a forgotten entry, unless allow (which marks
+// the candidate, so consolidation keeps it too).
+func forgottenCheck(s *mdmem.Store, allow bool) (func(*mdmem.Candidate) error, error) {
+	ts, err := s.LoadTombstones()
+	if err != nil {
+		return nil, &HintError{Err: err, Hint: "tombstones are checked before anything is added; copy the key, or ask the person who forgot the entries"}
+	}
+	return func(c *mdmem.Candidate) error {
+		if allow {
+			c.AllowForgotten = true
+			return nil
+		}
+		if err := ts.Check(c.Content); err != nil {
+			return fmt.Errorf("%w (--allow-forgotten)", err)
+		}
+		return nil
+	}, nil
 }

@@ -124,6 +124,11 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 			}
 		}
 	}
+	if !opts.DryRun {
+		if err := applyRetention(ctx, f, s); err != nil {
+			return err
+		}
+	}
 	rep, err := consolidate.Run(ctx, s, o)
 	if err != nil {
 		return err
@@ -231,4 +236,21 @@ func shortHash(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// applyRetention archives expired entries and forgets archived entries
+// past consolidate.archive_days before the run (its own commits).
+func applyRetention(ctx context.Context, f *Factory, s *mdmem.Store) error {
+	r, err := mdmem.ApplyRetention(ctx, s, f.Now())
+	if err != nil {
+		return fmt.Errorf("retention: %w", err)
+	}
+	printHandEdits(f, r.HandEdit)
+	if len(r.Archived) > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "consolidate: retention: archived %s (expired)\n", strings.Join(r.Archived, ", "))
+	}
+	if len(r.Deleted) > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "consolidate: retention: forgot %s (archived more than %d days ago; tombstones written)\n", strings.Join(r.Deleted, ", "), s.Config.Consolidate.ArchiveDays)
+	}
+	return nil
 }

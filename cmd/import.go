@@ -20,6 +20,7 @@ type importOptions struct {
 	SkipInvalid bool
 	JSON        bool
 	AllowDelete bool
+	Allow       bool
 }
 
 func newImportCmd(f *Factory) *cobra.Command {
@@ -59,6 +60,7 @@ commit; entries deleted by hand are restored into the archive unless
 	cmd.Flags().BoolVar(&opts.SkipInvalid, "skip-invalid", false, "import the valid lines even if some are invalid")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	cmd.Flags().BoolVar(&opts.AllowDelete, "allow-delete", false, allowDeleteUsage)
+	cmd.Flags().BoolVar(&opts.Allow, "allow-forgotten", false, "import entries even if they repeat an entry memctl forget deleted")
 	return cmd
 }
 
@@ -88,7 +90,11 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 	defer spool.Close()
 	w := bufio.NewWriterSize(spool, 256<<10)
 	enc := json.NewEncoder(w)
-	bad, err := eachCandidate(f, s.Config.Add.MaxContentBytes, func(c *mdmem.Candidate) error { return enc.Encode(c) })
+	check, err := forgottenCheck(s, opts.Allow)
+	if err != nil {
+		return err
+	}
+	bad, err := eachCandidate(f, s.Config.Add.MaxContentBytes, check, func(c *mdmem.Candidate) error { return enc.Encode(c) })
 	if err != nil {
 		return err
 	}

@@ -53,8 +53,9 @@ their age, which needs "now": --now, else the clock (so labels change daily).
 
 Scopes isolate: without --scope only global (unscoped) entries are
 eligible; --scope X adds entries scoped X; --scope "X, Y" (comma-separated,
-as in add) adds both; --scope all shows everything. An empty --scope (an
-unset variable) means global entries only.
+as in add) adds both; --scope all shows everything; --scope project:. is the
+git project of the current directory (project:<its top directory's name>).
+An empty --scope (an unset variable) or a malformed one is an error.
 --tag keeps only L2 entries carrying one of the tags.
 
 inject never takes the write lock and never writes to the memory, except
@@ -102,7 +103,7 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 		return err
 	}
 	io.Tags = opts.Tags
-	if strings.TrimSpace(opts.Scope) != "" { // "" (an unset variable): global entries only
+	if cmd.Flags().Changed("scope") { // "" (an unset variable) is an error, never "global only"
 		if io.Scopes, err = mdmem.SplitScopes(opts.Scope); err != nil {
 			return &FlagError{Err: fmt.Errorf("--scope %q: %w", opts.Scope, err)}
 		}

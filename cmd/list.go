@@ -15,7 +15,9 @@ type listOptions struct {
 	Place    string
 	Category string
 	Topic    string
+	Scope    string
 	JSON     bool
+	scopes   []string // parsed --scope; nil: every scope
 }
 
 func newListCmd(f *Factory) *cobra.Command {
@@ -29,13 +31,24 @@ narrow the list; --json prints one array of entries for scripts.`,
 		Example: `  memctl list
   memctl list --place core
   memctl list --category decision --json
-  memctl list --topic db-notes`,
+  memctl list --topic db-notes
+  memctl list --scope project:billing`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runList(cmd.Context(), f, opts) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("scope") {
+				scopes, err := mdmem.SplitScopes(opts.Scope)
+				if err != nil {
+					return &FlagError{Err: fmt.Errorf("--scope %q: %w", opts.Scope, err)}
+				}
+				opts.scopes = scopes
+			}
+			return runList(cmd.Context(), f, opts)
+		},
 	}
 	cmd.Flags().StringVar(&opts.Place, "place", "", "only entries in: core, pending, topic, archive, other")
 	cmd.Flags().StringVar(&opts.Category, "category", "", "only entries of this category")
 	cmd.Flags().StringVar(&opts.Topic, "topic", "", "only entries of this topic file")
+	cmd.Flags().StringVar(&opts.Scope, "scope", "", `only global entries and these scopes, comma-separated, as in inject ("project:." the current git project; empty is an error)`)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
 }
@@ -54,7 +67,8 @@ func runList(ctx context.Context, f *Factory, opts *listOptions) error {
 	for _, e := range mem.Entries() {
 		if opts.Place != "" && string(e.Place) != opts.Place ||
 			opts.Category != "" && e.Category != opts.Category ||
-			opts.Topic != "" && e.Topic != opts.Topic {
+			opts.Topic != "" && e.Topic != opts.Topic ||
+			opts.scopes != nil && !mdmem.InScope(e.Scope, opts.scopes) {
 			continue
 		}
 		sel = append(sel, e)

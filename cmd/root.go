@@ -49,6 +49,9 @@ type Factory struct {
 	Getenv func(string) string
 	Now    func() time.Time
 	opened []*mdmem.Store // stores opened by the command, for reporting recoveries
+
+	// NoVerify is --no-verify: memctl's commits skip the git hooks.
+	NoVerify bool
 }
 
 // MemoryDir resolves the memory directory: --dir, then MEMCTL_DIR, then the
@@ -104,6 +107,7 @@ func (f *Factory) Store(ctx context.Context, sections ...string) (*mdmem.Store, 
 		return nil, err
 	}
 	s.Now = f.Now
+	s.Repo.NoVerify, s.Repo.HookOutput = f.NoVerify, f.IO.ErrOut
 	f.opened = append(f.opened, s)
 	return s, nil
 }
@@ -196,6 +200,7 @@ stays queued); 130 interrupted.`,
 	}
 	root.SetVersionTemplate("memctl {{.Version}}\n")
 	root.PersistentFlags().StringVarP(&f.DirArg, "dir", "C", "", "memory directory (default: $MEMCTL_DIR, nearest .memctl/, XDG data home)")
+	root.PersistentFlags().BoolVar(&f.NoVerify, "no-verify", false, "memctl's commits skip the repository's pre-commit and commit-msg hooks (as git commit --no-verify)")
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)

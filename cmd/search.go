@@ -17,6 +17,8 @@ type searchOptions struct {
 	Scope  string
 	JSON   bool
 	Traces bool
+
+	ScopeSet bool // --scope was given (an empty one is an error)
 }
 
 func newSearchCmd(f *Factory) *cobra.Command {
@@ -41,11 +43,12 @@ Exit status: 1 when nothing matches (with --json too, after printing []).`,
 			if opts.Traces { // raw transcripts kept by extract --keep-trace
 				return runTraceSearch(cmd.Context(), f, strings.Join(args, " "), opts.Limit, opts.JSON)
 			}
+			opts.ScopeSet = cmd.Flags().Changed("scope")
 			return runSearch(cmd.Context(), f, strings.Join(args, " "), opts)
 		},
 	}
 	cmd.Flags().IntVarP(&opts.Limit, "limit", "n", 20, "most results to print; 0 = all")
-	cmd.Flags().StringVar(&opts.Scope, "scope", "", `only global entries and these scopes, comma-separated ("" or "all": every scope)`)
+	cmd.Flags().StringVar(&opts.Scope, "scope", "", `only global entries and these scopes, comma-separated ("all", or no --scope: every scope; "project:." the current git project; empty is an error)`)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&opts.Traces, "traces", false, "search the raw transcripts kept by extract --keep-trace instead of the entries")
 	return cmd
@@ -60,7 +63,7 @@ func runSearch(ctx context.Context, f *Factory, query string, opts *searchOption
 		return err
 	}
 	var scopes []string
-	if strings.TrimSpace(opts.Scope) != "" {
+	if opts.ScopeSet {
 		if scopes, err = mdmem.SplitScopes(opts.Scope); err != nil {
 			return &FlagError{Err: fmt.Errorf("--scope %q: %w", opts.Scope, err)}
 		}

@@ -3,8 +3,12 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"time"
 
 	"github.com/memctl/memctl/inject"
+	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
 )
 
@@ -31,7 +35,10 @@ func newStatsCmd(f *Factory) *cobra.Command {
            --stale-days); conflicting entries (pending, or with see links)
   usage    from the opt-in inject log (.memctl/cache/inject.log, enabled by
            inject.log = true or MEMCTL_INJECT_LOG=1): injects, tokens per
-           inject, and the hit rate (ids reported by ` + "`memctl used`" + ` / ids injected)`,
+           inject, and the hit rate (ids reported by ` + "`memctl used`" + ` / ids injected)
+  expiring what retention acts on within 30 days: entries past their
+           expires date (consolidate archives them) and archived entries
+           past consolidate.archive_days (consolidate forgets them)`,
 		Example: `  memctl stats
   memctl stats --json | jq .core
   memctl stats --budget 2000 --stale-days 30`,
@@ -66,11 +73,47 @@ func runStats(ctx context.Context, f *Factory, cmd *cobra.Command, opts *statsOp
 		return err
 	}
 	st := inject.ComputeStats(c, o, recs, bad, s.Config.Inject.Log || f.Getenv("MEMCTL_INJECT_LOG") == "1")
+	m, err := s.Load(ctx)
+	if err != nil {
+		return err
+	}
+	now := o.Now
+	if now.IsZero() {
+		now = f.Now()
+	}
+	soon := mdmem.RetentionDue(m, now, expiringWindow, s.Config.Consolidate.ArchiveDays)
 	if opts.JSON {
 		enc := json.NewEncoder(f.IO.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		if soon == nil {
+			soon = []mdmem.ExpiringSoon{}
+		}
+		return enc.Encode(struct {
+			*inject.Stats
+			ExpiringSoon []mdmem.ExpiringSoon `json:"expiring_soon"`
+		}{st, soon})
 	}
 	st.WriteText(f.IO.Out)
+	writeExpiring(f.IO.Out, soon, now)
 	return nil
+}
+
+// expiringWindow is how far ahead stats looks for retention.
+const expiringWindow = 30 * 24 * time.Hour
+
+// writeExpiring prints what retention will archive or delete within
+// expiringWindow (overdue first: consolidate acts on those next run).
+func writeExpiring(w io.Writer, soon []mdmem.ExpiringSoon, now time.Time) {
+	fmt.Fprintf(w, "expiring within 30 days: %d\n", len(soon))
+	for _, e := range soon {
+		when := "on " + mdmem.FormatTime(e.When)
+		if !e.When.After(now) {
+			when = "due now (next consolidate)"
+		}
+		verb := "archived (expires)"
+		if e.Action == "delete" {
+			verb = "deleted (archive retention)"
+		}
+		fmt.Fprintf(w, "  %s (%s): %s %s\n", e.ID, e.Place, verb, when)
+	}
 }

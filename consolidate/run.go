@@ -457,7 +457,37 @@ func readTodo(ctx context.Context, s *mdmem.Store, rep *Report, o *Options) ([]*
 		}
 		o.Log("dequeued %d candidates an earlier run had already applied", len(rep.Reconciled))
 	}
-	return todo, nil
+	return dropForgotten(ctx, s, todo, o)
+}
+
+// dropForgotten takes out of the queue the candidates that repeat an entry
+// memctl forget deleted (unless added with --allow-forgotten): forget's
+// tombstones keep consolidation from bringing the text back.
+func dropForgotten(ctx context.Context, s *mdmem.Store, todo []*mdmem.Candidate, o *Options) ([]*mdmem.Candidate, error) {
+	if len(todo) == 0 {
+		return todo, nil
+	}
+	errs, err := s.CheckForgotten(todo)
+	if err != nil {
+		return nil, err
+	}
+	kept := todo[:0:0]
+	var drop []string
+	for i, c := range todo {
+		var fe *mdmem.ForgottenError
+		if errors.As(errs[i], &fe) {
+			o.Log("candidate %s repeats %s, forgotten on %s: dropped (add it with --allow-forgotten to keep it)", c.ID, fe.Tombstone.ID, fe.Tombstone.Date)
+			drop = append(drop, c.ID)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	if len(drop) > 0 && !o.DryRun {
+		if err := mdmem.Dequeue(ctx, s.Dir, drop); err != nil {
+			return nil, err
+		}
+	}
+	return kept, nil
 }
 
 // ledgerConsumed returns which of cands the ledger records as consumed.

@@ -16,6 +16,7 @@ type ConsolidateConfig struct {
 	MaxRetries      int     `toml:"max_retries"`       // LLM retries on 429, 5xx, timeouts and unreadable answers
 	MaxAttempts     int     `toml:"max_attempts"`      // failed runs after which a candidate leaves the queue (Pending confirmation, or .memctl/queue/held/); 0 = never
 	MaxPending      int     `toml:"max_pending"`       // most entries in Pending confirmation; further candidates for it stay queued
+	ArchiveDays     int     `toml:"archive_days"`      // days an archived entry is kept before consolidate forgets it; 0 = forever
 }
 
 // LLMConfig names the OpenAI-compatible endpoint. OPENAI_BASE_URL,
@@ -45,8 +46,8 @@ func defaultLLMConfig() LLMConfig {
 
 func (c ConsolidateConfig) validate() error {
 	if c.MaxArchiveShare < 0 || c.MaxArchiveShare > 1 || c.BatchSize <= 0 || c.BatchSize > 200 || c.NearDuplicate <= 0 || c.NearDuplicate > 1 ||
-		c.Related <= 0 || c.Related > c.NearDuplicate || c.Neighbors < 1 || c.Neighbors > 20 || c.CoreMaxTokens < 0 || c.MaxRetries < 0 || c.MaxRetries > 10 || c.MaxAttempts < 0 || c.MaxAttempts > 100 || c.MaxPending < 1 || c.MaxPending > 10000 {
-		return fmt.Errorf("consolidate: max_archive_share in [0,1], batch_size in 1..200, near_duplicate in (0,1], related in (0,near_duplicate], neighbors in 1..20, core_max_tokens not negative, max_retries in 0..10, max_attempts in 0..100, max_pending in 1..10000")
+		c.Related <= 0 || c.Related > c.NearDuplicate || c.Neighbors < 1 || c.Neighbors > 20 || c.CoreMaxTokens < 0 || c.MaxRetries < 0 || c.MaxRetries > 10 || c.MaxAttempts < 0 || c.MaxAttempts > 100 || c.MaxPending < 1 || c.MaxPending > 10000 || c.ArchiveDays < 0 {
+		return fmt.Errorf("consolidate: max_archive_share in [0,1], batch_size in 1..200, near_duplicate in (0,1], related in (0,near_duplicate], neighbors in 1..20, core_max_tokens not negative, max_retries in 0..10, max_attempts in 0..100, max_pending in 1..10000, archive_days not negative")
 	}
 	return nil
 }

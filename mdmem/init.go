@@ -39,6 +39,16 @@ func Init(ctx context.Context, dir string) (*Store, *InitResult, error) {
 	if fi, err := os.Lstat(abs); err == nil && !fi.IsDir() {
 		return nil, nil, fmt.Errorf("%s exists and is not a directory", abs)
 	}
+	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
+		// A new memory is its owner's alone: the directory is 0700, so no
+		// other user can read any file in it, whatever the file's mode.
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			return nil, nil, err
+		}
+		if err := os.Mkdir(abs, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, nil, err
+		}
+	}
 	if err := os.MkdirAll(filepath.Join(abs, MarkerDir), 0o755); err != nil {
 		return nil, nil, err
 	}

@@ -37,6 +37,12 @@ type Candidate struct {
 	Topic      string    `json:"topic,omitempty"`
 	Tags       Strings   `json:"tags,omitempty"`
 	QueuedAt   time.Time `json:"queued_at,omitzero"`
+	// ExpiresAt is when the memory stops being true or useful (see
+	// docs/FORMAT.md, retention); zero = never.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	// AllowForgotten is set by `add --allow-forgotten` only (input that
+	// gives it is refused): the candidate may repeat a forgotten entry.
+	AllowForgotten bool `json:"allow_forgotten,omitempty"`
 }
 
 // Strings is a list that also accepts a single JSON string.
@@ -125,6 +131,11 @@ func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
 		return err
 	}
 	c.Scope = scopes
+	for _, sc := range scopes {
+		if strings.EqualFold(sc, ScopeAll) {
+			return fmt.Errorf("%w %q: it is reserved (inject --scope all means every scope)", ErrBadScope, sc)
+		}
+	}
 	for what, vals := range map[string][]string{"scope": c.Scope, "refs": c.Refs, "tags": c.Tags} {
 		if err := small(what, vals); err != nil {
 			return err
@@ -148,13 +159,16 @@ func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
 	if c.CreatedAt.IsZero() {
 		c.CreatedAt = now.UTC().Truncate(time.Second)
 	}
+	if !c.ExpiresAt.IsZero() && !c.ExpiresAt.After(now) {
+		return fmt.Errorf("expires_at %s is not in the future", FormatTime(c.ExpiresAt))
+	}
 	return nil
 }
 
 // Entry converts the candidate to an entry with the given id.
 func (c *Candidate) Entry(id string) *Entry {
 	e := &Entry{ID: id, Category: c.Category, Content: OneLine(c.Content), Source: c.Source,
-		Created: c.CreatedAt, Updated: c.UpdatedAt, Scope: c.Scope, Refs: c.Refs, Tags: c.Tags}
+		Created: c.CreatedAt, Updated: c.UpdatedAt, Expires: c.ExpiresAt, Scope: c.Scope, Refs: c.Refs, Tags: c.Tags}
 	if c.Confidence != nil {
 		e.Confidence, e.HasConf = *c.Confidence, true
 	}
@@ -393,8 +407,9 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // fields shadow the candidate's and refuse any value.
 type inputCandidate struct {
 	*Candidate
-	ID       ownID       `json:"id"`
-	QueuedAt ownQueuedAt `json:"queued_at"`
+	ID             ownID       `json:"id"`
+	QueuedAt       ownQueuedAt `json:"queued_at"`
+	AllowForgotten ownAllow    `json:"allow_forgotten"`
 }
 
 // ownID and ownQueuedAt are fields memctl sets when it queues a candidate;
@@ -402,6 +417,7 @@ type inputCandidate struct {
 type (
 	ownID       struct{}
 	ownQueuedAt struct{}
+	ownAllow    struct{}
 )
 
 // UnmarshalJSON refuses the field.
@@ -409,6 +425,11 @@ func (*ownID) UnmarshalJSON([]byte) error { return ownField("id") }
 
 // UnmarshalJSON refuses the field.
 func (*ownQueuedAt) UnmarshalJSON([]byte) error { return ownField("queued_at") }
+
+// UnmarshalJSON refuses the field (the override is a command-line flag).
+func (*ownAllow) UnmarshalJSON([]byte) error {
+	return errors.New(`field "allow_forgotten" is not taken from input; pass --allow-forgotten to the command`)
+}
 
 func ownField(name string) error {
 	return fmt.Errorf("field %q is memctl's own (set when a candidate is queued); remove it from the input", name)

@@ -2,7 +2,11 @@ package mdmem
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"unicode"
 )
 
 // ErrEmptyScope is returned for a scope that is empty or only white space:
@@ -10,9 +14,26 @@ import (
 // turn a project's entry into a global one.
 var ErrEmptyScope = errors.New(`empty scope (an unset variable in --scope "$X"?): give a scope such as project:order-service, or leave the scope out for a global entry`)
 
-// SplitScopes reads scopes as every command takes them: each value may
-// hold several comma-separated scopes, white space around each is dropped,
-// and an empty one is an error.
+// ErrBadScope is returned (wrapped) for a scope memctl cannot store or
+// match reliably.
+var ErrBadScope = errors.New("malformed scope")
+
+// ScopeAll is the scope list value that makes every scope eligible in
+// inject and search; no entry can carry it.
+const ScopeAll = "all"
+
+// ProjectHere is the scope "project:." that stands for the git project
+// holding the current directory: project:<name of its top directory>.
+const ProjectHere = "project:."
+
+// maxScopeBytes caps one scope.
+const maxScopeBytes = 128
+
+// SplitScopes reads scopes as every command takes them (add, import,
+// inject, search, list): each value may hold several comma-separated
+// scopes, white space around each is dropped, an empty one is an error
+// (ErrEmptyScope), and so is a malformed one (ErrBadScope, see
+// ValidScope). ProjectHere is replaced by the current git project's scope.
 func SplitScopes(vals ...string) ([]string, error) {
 	var out []string
 	for _, v := range vals {
@@ -20,8 +41,80 @@ func SplitScopes(vals ...string) ([]string, error) {
 			if s = strings.TrimSpace(s); s == "" {
 				return nil, ErrEmptyScope
 			}
+			if s == ProjectHere {
+				p, err := CurrentProjectScope()
+				if err != nil {
+					return nil, err
+				}
+				s = p
+			}
+			if err := ValidScope(s); err != nil {
+				return nil, err
+			}
 			out = append(out, s)
 		}
 	}
 	return out, nil
+}
+
+// ValidScope checks one scope: "kind:name" (project:billing, user:ana) or
+// a bare label (code-generation), at most 128 bytes, printable, without
+// white space or the characters of the entry grammar (`,` `·` `(` `)` `[`
+// `]`), and neither side of a colon empty.
+func ValidScope(s string) error {
+	bad := func(why string) error { return fmt.Errorf("%w %q: %s", ErrBadScope, s, why) }
+	if len(s) > maxScopeBytes {
+		return bad(fmt.Sprintf("longer than %d bytes", maxScopeBytes))
+	}
+	for _, r := range s {
+		if unicode.IsSpace(r) || !unicode.IsPrint(r) || strings.ContainsRune(",·()[]", r) {
+			return bad(fmt.Sprintf("contains %q (scopes look like project:order-service)", r))
+		}
+	}
+	if kind, name, ok := strings.Cut(s, ":"); ok && (kind == "" || name == "") {
+		return bad("kind or name empty (scopes look like project:order-service)")
+	}
+	return nil
+}
+
+// CurrentProjectScope derives "project:<name>" from the git repository
+// holding the current directory: the name of its top directory, as a
+// slug.
+func CurrentProjectScope() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			name := Slugify(filepath.Base(d))
+			if name == "" {
+				return "", fmt.Errorf("%w: cannot derive a project scope from %s", ErrBadScope, d)
+			}
+			return "project:" + name, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("%w: %s stands for the git project of the current directory, and %s is not inside one", ErrBadScope, ProjectHere, wd)
+		}
+	}
+}
+
+// InScope is the isolation rule: an entry without scope (global) is in
+// every scope; a scoped entry only when one of scopes names one of its
+// scopes (case-insensitively), or scopes holds ScopeAll.
+func InScope(entryScopes, scopes []string) bool {
+	if len(entryScopes) == 0 {
+		return true
+	}
+	for _, s := range scopes {
+		if s == ScopeAll {
+			return true
+		}
+		for _, e := range entryScopes {
+			if strings.EqualFold(e, s) {
+				return true
+			}
+		}
+	}
+	return false
 }

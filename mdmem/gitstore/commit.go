@@ -332,11 +332,18 @@ func (r *Repo) commitLocked(ctx context.Context, req CommitRequest, treePaths []
 	if born && newTree == oldTree {
 		return "", nil
 	}
+	sign, err := r.signer()
+	if err != nil {
+		return "", err
+	}
 	when := req.When
 	if when.IsZero() {
 		when = time.Now()
 	}
-	msg := strings.TrimRight(req.Message, " \t\r\n") + "\n"
+	msg, err := r.runCommitHooks(ctx, o, oldTree, files, strings.TrimRight(req.Message, " \t\r\n")+"\n")
+	if err != nil {
+		return "", err
+	}
 	var cb strings.Builder
 	fmt.Fprintf(&cb, "tree %s\n", newTree)
 	if born {
@@ -344,7 +351,15 @@ func (r *Repo) commitLocked(ctx context.Context, req CommitRequest, treePaths []
 	}
 	sig := formatSig(req.Author, when)
 	fmt.Fprintf(&cb, "author %s\ncommitter %s\n\n%s", sig, sig, msg)
-	newHash, err := o.write("commit", []byte(cb.String()))
+	payload := []byte(cb.String())
+	if sign != nil {
+		s, err := sign(ctx, payload)
+		if err != nil {
+			return "", err
+		}
+		payload = withSignature(payload, s)
+	}
+	newHash, err := o.write("commit", payload)
 	if err != nil {
 		return "", err
 	}

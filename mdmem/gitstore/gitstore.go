@@ -12,14 +12,20 @@
 // way `git commit --only -- <paths>` does, and leaves every other index entry
 // (for example a person's staged work) untouched.
 //
+// Commits run the repository's pre-commit and commit-msg hooks as git does
+// (Repo.NoVerify skips them) and are signed when commit.gpgsign asks for it
+// (gpg or ssh-keygen, as git runs them), or refused when they cannot be.
+//
 // Writers must be serialised with Repo.Lock. A *Repo must not be used from
-// several goroutines at once. The git CLI is never executed by this package.
+// several goroutines at once. The git CLI is executed by this package only
+// to purge history (PurgeUnreachable, Dirty); commits never need it.
 package gitstore
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +62,12 @@ type Repo struct {
 	cfg      *gitConfig
 	repaired []string
 	held     atomic.Pointer[flock.Flock] // non-nil while this Repo holds memctl.lock
+
+	// NoVerify skips the pre-commit and commit-msg hooks (git commit
+	// --no-verify).
+	NoVerify bool
+	// HookOutput receives the hooks' output (nil: standard error).
+	HookOutput io.Writer
 }
 
 // Root returns the worktree root directory.

@@ -1,0 +1,203 @@
+package cmd
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/memctl/memctl/mdmem"
+	"github.com/spf13/cobra"
+)
+
+type forgetOptions struct {
+	Reason string
+	Match  string
+	Yes    bool
+	JSON   bool
+	Purge  bool
+}
+
+func init() { register(newForgetCmd) }
+
+func newForgetCmd(f *Factory) *cobra.Command {
+	opts := &forgetOptions{}
+	cmd := &cobra.Command{
+		Use:   "forget <id>... | --match TEXT",
+		Short: "Delete entries for good, leaving a tombstone so they do not come back",
+		Long: `Forget deletes entries from MEMORY.md (core profile, pending confirmation,
+archive) and topic files in one commit whose message names the ids and the
+reason, never the content. It leaves a tombstone per entry in
+.memctl/tombstones.jsonl: the id and a keyed hash of the normalised text
+(the key stays in the git directory and is never committed), never the
+text. add, import and consolidate refuse or drop a text that repeats a
+forgotten one unless given --allow-forgotten. Queued candidates holding the
+text, the ids in the inject log and cache files holding the text are
+removed too. Every other byte of the memory stays as it was; ids are never
+reused.
+
+--match TEXT lists the entries whose text contains TEXT (case, width and
+white space do not matter) and asks before forgetting them; --yes skips
+the question, --json prints the matches (and, with --yes, the result).
+
+The text stays in earlier commits of git history. --purge-history rewrites
+the history of the branch so that no commit holds it (see README, "Forget
+for real").`,
+		Example: `  memctl forget pref-001 --reason "wrong"
+  memctl forget --match "bank card"
+  memctl forget --match "bank card" --yes --reason "PII"
+  memctl forget pref-001 --purge-history`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (len(args) > 0) == (opts.Match != "") {
+				if opts.Match == "" && cmd.Flags().Changed("match") {
+					return FlagErrorf("--match is empty: give the text to look for")
+				}
+				return FlagErrorf("give entry ids, or --match TEXT (not both)")
+			}
+			for _, id := range args {
+				if !mdmem.IsValidID(id) {
+					return FlagErrorf("invalid entry id %q (want e.g. dec-014)", id)
+				}
+			}
+			return runForget(cmd.Context(), f, args, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Reason, "reason", "m", "", "why (one line, at most 1000 bytes; goes into the commit message: do not repeat the content)")
+	fl.StringVar(&opts.Match, "match", "", "forget the entries whose text contains this text (asks first)")
+	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask before forgetting --match results")
+	fl.BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	fl.BoolVar(&opts.Purge, "purge-history", false, "also rewrite git history so no commit holds the text (refuses on a dirty worktree)")
+	return cmd
+}
+
+func runForget(ctx context.Context, f *Factory, ids []string, opts *forgetOptions) error {
+	s, err := f.Store(ctx, "git")
+	if err != nil {
+		return err
+	}
+	if opts.Match != "" {
+		m, err := s.Load(ctx)
+		if err != nil {
+			return err
+		}
+		found := mdmem.MatchEntries(m, opts.Match)
+		if len(found) == 0 {
+			return &HintError{Err: fmt.Errorf("no entry contains %q; nothing was forgotten", opts.Match),
+				Hint: "memctl search TEXT finds entries by words"}
+		}
+		if opts.JSON && !opts.Yes {
+			type match struct {
+				ID      string `json:"id"`
+				File    string `json:"file"`
+				Line    int    `json:"line"`
+				Place   string `json:"place"`
+				Content string `json:"content"`
+			}
+			out := make([]match, 0, len(found))
+			for _, e := range found {
+				out = append(out, match{e.ID, e.File, e.Line, string(e.Place), e.Content})
+			}
+			return writeJSON(f.IO.Out, struct {
+				Matches []match `json:"matches"`
+				Note    string  `json:"note"`
+			}{out, "nothing forgotten: pass --yes to forget these"})
+		}
+		w := f.IO.ErrOut
+		fmt.Fprintf(w, "%d %s %s %q:\n", len(found), pluralize(len(found), "entry", "entries"), pluralize(len(found), "contains", "contain"), opts.Match)
+		for _, e := range found {
+			fmt.Fprintf(w, "  %-10s %s:%d  %s\n", e.ID, e.File, e.Line, e.Content)
+			ids = append(ids, e.ID)
+		}
+		if !opts.Yes {
+			fmt.Fprintf(w, "Forget %s? [y/N] ", pluralize(len(found), "it", "them"))
+			line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
+			fmt.Fprintln(w)
+			if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+				return &HintError{Err: errors.New("not confirmed; nothing was forgotten"), Hint: "answer y, or pass --yes"}
+			}
+		}
+	}
+	if opts.Purge {
+		if err := mdmem.CheckPurgeable(ctx, s); err != nil {
+			return &HintError{Err: err, Hint: "nothing was forgotten; --purge-history rewrites commits and needs a clean worktree"}
+		}
+	}
+	res, err := mdmem.Forget(ctx, s, ids, opts.Reason, mdmem.ForgetOptions{})
+	if opts.Purge && errors.Is(err, mdmem.ErrNoEntry) {
+		// Forgotten earlier, without --purge-history: purge only.
+		purge, perr := mdmem.PurgeHistory(ctx, s, ids, nil)
+		if perr != nil {
+			return fmt.Errorf("%w (and purging history as a forgotten id: %v)", err, perr)
+		}
+		if opts.JSON {
+			return writeJSON(f.IO.Out, struct {
+				Purge *mdmem.PurgeResult `json:"purge"`
+			}{purge})
+		}
+		printPurge(f, purge)
+		return nil
+	}
+	if res != nil {
+		printHandEdits(f, res.HandEdit)
+	}
+	if err != nil {
+		if errors.Is(err, mdmem.ErrTombstoneKey) {
+			return &HintError{Err: err, Hint: "the key is " + mdmem.TombstoneKeyName + " in the git directory of the memory the tombstones come from"}
+		}
+		return err
+	}
+	var purge *mdmem.PurgeResult
+	if opts.Purge {
+		if purge, err = mdmem.PurgeHistory(ctx, s, res.IDs, res.Contents); err != nil {
+			if errors.Is(err, mdmem.ErrForeignRefs) {
+				return &HintError{Err: fmt.Errorf("forgot %s (commit %s), but %w", strings.Join(res.IDs, ", "), short(res.Commit), err),
+					Hint: "for a remote: force-push the branch after the purge, or delete the ref (git update-ref -d REF) if that copy is handled elsewhere; for the stash: git stash drop; then run memctl forget " + strings.Join(res.IDs, " ") + " --purge-history again"}
+			}
+			return fmt.Errorf("forgot %s (commit %s), but purging history failed: %w", strings.Join(res.IDs, ", "), short(res.Commit), err)
+		}
+	}
+	if opts.JSON {
+		return writeJSON(f.IO.Out, struct {
+			*mdmem.ForgetResult
+			Purge *mdmem.PurgeResult `json:"purge,omitempty"`
+		}{res, purge})
+	}
+	fmt.Fprintf(f.IO.Out, "forgot %s (commit %s)\n", strings.Join(res.IDs, ", "), short(res.Commit))
+	if len(res.Queue) > 0 {
+		fmt.Fprintf(f.IO.Out, "removed %d queued %s holding the text\n", len(res.Queue), pluralize(len(res.Queue), "candidate", "candidates"))
+	}
+	if len(res.Caches) > 0 {
+		fmt.Fprintf(f.IO.Out, "cleaned %s\n", strings.Join(res.Caches, ", "))
+	}
+	if purge != nil {
+		printPurge(f, purge)
+	} else {
+		fmt.Fprintln(f.IO.Out, "earlier commits still hold the text: run again with --purge-history to rewrite them (see README)")
+	}
+	return nil
+}
+
+func printPurge(f *Factory, p *mdmem.PurgeResult) {
+	w := f.IO.Out
+	fmt.Fprintf(w, "history purged: %d %s rewritten, %d %s of the text removed; reflogs expired, unreachable objects deleted\n",
+		p.Commits, pluralize(p.Commits, "commit", "commits"), p.Versions, pluralize(p.Versions, "version", "versions"))
+	refs := make([]string, 0, len(p.Refs))
+	for ref := range p.Refs {
+		refs = append(refs, ref)
+	}
+	sort.Strings(refs)
+	for _, ref := range refs {
+		fmt.Fprintf(w, "  %s → %s\n", ref, short(p.Refs[ref]))
+	}
+	if p.Unsigned > 0 {
+		fmt.Fprintf(w, "  %d rewritten %s lost %s signature (it covered the old bytes)\n", p.Unsigned, pluralize(p.Unsigned, "commit", "commits"), pluralize(p.Unsigned, "its", "their"))
+	}
+	fmt.Fprintf(w, "verified: none of the %d objects in .git holds the text\n", p.Objects)
+	fmt.Fprintln(w, "not reached (do these yourself):")
+	for _, c := range p.CannotReach {
+		fmt.Fprintf(w, "  - %s\n", c)
+	}
+}

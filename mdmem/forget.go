@@ -1,0 +1,348 @@
+package mdmem
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// MaxForgetReasonBytes caps the reason of a forget: it goes into the commit
+// message.
+const MaxForgetReasonBytes = 1000
+
+// ErrNoEntry is returned (wrapped) by Forget for an id no memory file holds.
+var ErrNoEntry = errors.New("no such entry")
+
+// ForgetOptions tunes Forget.
+type ForgetOptions struct {
+	// Now dates the tombstones (default: the store's clock).
+	Now time.Time
+	// Op is the Memctl-Op trailer (default "forget"; retention passes
+	// "expire").
+	Op string
+}
+
+// ForgetResult is what Forget did.
+type ForgetResult struct {
+	IDs    []string `json:"ids"`
+	Files  []string `json:"files"`            // memory files changed (committed)
+	Queue  []string `json:"queue,omitempty"`  // queued candidates removed (queue and held)
+	Caches []string `json:"caches,omitempty"` // derived cache files removed or rewritten
+	Commit string   `json:"commit,omitempty"`
+	// HandEdit is what committing the person's uncommitted edits first did.
+	HandEdit *HandEdit `json:"hand_edit,omitempty"`
+	// Contents are the forgotten texts, for --purge-history; never
+	// printed, never serialised.
+	Contents []string `json:"-"`
+}
+
+// Forget deletes entries for good: from MEMORY.md (core, pending,
+// archive) and topic files, in one commit whose message names the ids and
+// the reason but never the content; it writes a tombstone per entry (see
+// TombstonesPath) so add, import and consolidation do not bring the text
+// back, keeps the ids from being reused, and then removes the queued
+// candidates holding the text, the ids from the inject log and the
+// derived caches holding the text. Every other byte of the memory stays as
+// it was. An unknown id is an error wrapping ErrNoEntry and nothing is
+// written. It takes the lock (the caller must not hold it).
+func Forget(ctx context.Context, s *Store, ids []string, reason string, opts ForgetOptions) (*ForgetResult, error) {
+	if len(ids) == 0 {
+		return nil, errors.New("forget: no entry id given")
+	}
+	for _, id := range ids {
+		if !IsValidID(id) {
+			return nil, fmt.Errorf("invalid entry id %q (want e.g. dec-014)", id)
+		}
+	}
+	if err := ValidText("reason", reason, MaxForgetReasonBytes); err != nil {
+		return nil, fmt.Errorf("%w; give a short reason, one line", err)
+	}
+	if opts.Now.IsZero() {
+		opts.Now = s.now()
+	}
+	if opts.Op == "" {
+		opts.Op = "forget"
+	}
+	unlock, err := s.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	res := &ForgetResult{}
+	he, err := s.CommitHandEdits(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !he.Empty() {
+		res.HandEdit = he
+	}
+	m, err := s.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var gone []*Entry
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		all := m.FindAll(id)
+		if len(all) == 0 {
+			return nil, fmt.Errorf("%w: %s (nothing was forgotten; `memctl list --all` shows the ids)", ErrNoEntry, id)
+		}
+		gone = append(gone, all...)
+		res.IDs = append(res.IDs, id)
+	}
+	if nr := NormalizeForget(reason); nr != "" {
+		for _, e := range gone {
+			if nc := NormalizeForget(e.Content); nc != "" && strings.Contains(nr, nc) {
+				return nil, fmt.Errorf("the reason repeats the text of %s, and the reason goes into the commit message; give a reason without the content (nothing was forgotten)", e.ID)
+			}
+		}
+	}
+	ts, err := s.LoadTombstones()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.ensureKey(ctx, ts); err != nil {
+		return nil, err
+	}
+	ed := m.Edit()
+	ed.SetMaxBytes(s.Config.Files.MaxBytes)
+	for _, e := range gone {
+		ed.Remove(e)
+		res.Contents = append(res.Contents, e.Content)
+	}
+	files, err := ed.Changed()
+	if err != nil {
+		return nil, err
+	}
+	tsBase, err := readFileIfExists(s.abs(TombstonesPath))
+	if err != nil {
+		return nil, err
+	}
+	files[TombstonesPath] = ts.add(tsBase, gone, opts.Now.UTC().Format("2006-01-02"))
+	// ids are never reused: the high-water marks cover the forgotten ids.
+	st, err := s.ReadState()
+	if err != nil {
+		return nil, err
+	}
+	bumped := false
+	for _, id := range res.IDs {
+		if p, n, ok := splitID(id); ok && n > st.LastID[p] {
+			st.LastID[p], bumped = n, true
+		}
+	}
+	if bumped {
+		data, _ := json.MarshalIndent(st, "", "  ")
+		files[StatePath] = append(data, '\n')
+	}
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Abort()
+	for _, p := range sortedKeys(files) {
+		if err := tx.PutOnDisk(ctx, p, files[p]); err != nil {
+			return nil, err
+		}
+		if p != TombstonesPath && p != StatePath {
+			res.Files = append(res.Files, p)
+		}
+	}
+	subject := opts.Op + " " + strings.Join(res.IDs, ", ")
+	body := ""
+	if r := OneLine(reason); r != "" {
+		body = "Reason: " + r
+	}
+	res.Commit, err = tx.Commit(ctx, CommitMessage{Subject: subject, Body: body, Op: opts.Op, Entries: res.IDs})
+	if err != nil {
+		return nil, err
+	}
+	// Working data outside git, after the commit: a crash before this
+	// point leaves candidates that consolidation drops by their tombstone.
+	if res.Queue, err = s.dropQueued(ctx, ts, res.Contents); err != nil {
+		return res, fmt.Errorf("forgot %s (commit %.12s), but cleaning the queue failed: %w", subject, res.Commit, err)
+	}
+	if res.Caches, err = s.scrubCaches(ctx, res.IDs, res.Contents); err != nil {
+		return res, fmt.Errorf("forgot %s (commit %.12s), but cleaning the caches failed: %w", subject, res.Commit, err)
+	}
+	return res, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// holdsText reports whether text repeats one of the forgotten contents:
+// the same tombstone hash, or a normalised form containing one of them.
+func holdsText(ts *Tombstones, text string, contents []string) bool {
+	n := NormalizeForget(text)
+	for _, c := range contents {
+		if nc := NormalizeForget(c); nc != "" && strings.Contains(n, nc) {
+			return true
+		}
+	}
+	_, ok := ts.Match(text)
+	return ok
+}
+
+// dropQueued removes queue files (queued and held) whose candidate holds a
+// forgotten text. A file that cannot be decoded is searched as bytes.
+func (s *Store) dropQueued(ctx context.Context, ts *Tombstones, contents []string) ([]string, error) {
+	var removed []string
+	for _, rel := range []string{QueueDir, HeldQueueDir} {
+		d := s.abs(rel)
+		ents, err := os.ReadDir(d)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return removed, err
+		}
+		changed := false
+		for _, e := range ents {
+			if err := ctx.Err(); err != nil {
+				return removed, err
+			}
+			if !e.Type().IsRegular() {
+				continue
+			}
+			p := filepath.Join(d, e.Name())
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return removed, err
+			}
+			text := string(data)
+			if c, err := DecodeQueueFile(data); err == nil {
+				text = c.Content
+			}
+			if !holdsText(ts, text, contents) {
+				continue
+			}
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return removed, err
+			}
+			removed = append(removed, rel+"/"+e.Name())
+			changed = true
+		}
+		if changed {
+			if err := SyncDir(d); err != nil {
+				return removed, err
+			}
+		}
+	}
+	return removed, nil
+}
+
+// scrubCaches drops the forgotten ids from the inject log and removes
+// every other cache file (derived, rebuilt on demand) whose bytes hold a
+// forgotten text or id. Transaction files and locks are left alone: the
+// transaction that just committed has removed its own.
+func (s *Store) scrubCaches(ctx context.Context, ids, contents []string) ([]string, error) {
+	var done []string
+	d := s.abs(CacheDir)
+	ents, err := os.ReadDir(d)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	drop := map[string]bool{}
+	for _, id := range ids {
+		drop[id] = true
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !e.Type().IsRegular() || strings.HasSuffix(name, ".lock") {
+			continue
+		}
+		p := filepath.Join(d, name)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return done, err
+		}
+		if strings.HasPrefix(name, "inject.log") {
+			if out, changed := dropLogIDs(data, drop); changed {
+				if err := WriteFileAtomic(ctx, p, out, 0o644); err != nil {
+					return done, err
+				}
+				done = append(done, CacheDir+"/"+name)
+			}
+			continue
+		}
+		for _, c := range append(append([]string(nil), contents...), ids...) {
+			if c != "" && bytes.Contains(data, []byte(c)) {
+				if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return done, err
+				}
+				done = append(done, CacheDir+"/"+name)
+				break
+			}
+		}
+	}
+	return done, nil
+}
+
+// dropLogIDs removes ids from the "ids" lists of inject log lines (JSON
+// objects); other lines are kept as they are.
+func dropLogIDs(data []byte, drop map[string]bool) ([]byte, bool) {
+	var out bytes.Buffer
+	changed := false
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var rec map[string]json.RawMessage
+		var idl []string
+		if json.Unmarshal(line, &rec) == nil && rec["ids"] != nil && json.Unmarshal(rec["ids"], &idl) == nil {
+			kept := idl[:0:0]
+			for _, id := range idl {
+				if !drop[id] {
+					kept = append(kept, id)
+				}
+			}
+			if len(kept) != len(idl) {
+				rec["ids"], _ = json.Marshal(kept)
+				line, _ = json.Marshal(rec)
+				changed = true
+			}
+		}
+		out.Write(line)
+		out.WriteByte('\n')
+	}
+	return out.Bytes(), changed
+}
+
+// MatchEntries returns the entries whose content holds pattern (compared
+// after NormalizeForget: case, width and white space do not matter), in
+// file order.
+func MatchEntries(m *Memory, pattern string) []*Entry {
+	p := NormalizeForget(pattern)
+	if p == "" {
+		return nil
+	}
+	var out []*Entry
+	for _, e := range m.Entries() {
+		if e.ID != "" && strings.Contains(NormalizeForget(e.Content), p) {
+			out = append(out, e)
+		}
+	}
+	return out
+}

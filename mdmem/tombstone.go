@@ -1,0 +1,254 @@
+package mdmem
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+)
+
+// Tombstones: `memctl forget` leaves one line per forgotten entry in
+// TombstonesPath (committed): the id, the day, and an HMAC-SHA256 of the
+// entry's normalised content under a key kept in the git directory
+// (TombstoneKeyName: never committed, never pushed). The content itself is
+// never stored. Whoever holds only the git history cannot test guesses
+// ("was the card number 4111…?") against a tombstone; memctl, holding the
+// key, refuses to bring the text back through add, import or consolidation
+// unless told to (--allow-forgotten).
+const (
+	// TombstonesPath is the memory-relative path of the tombstone list.
+	TombstonesPath = ".memctl/tombstones.jsonl"
+	// TombstoneKeyName is the key's file name inside the git directory.
+	TombstoneKeyName = "memctl-tombstone.key"
+)
+
+// Tombstone records one forgotten entry.
+type Tombstone struct {
+	ID   string `json:"id"`
+	Date string `json:"date"`
+	Hash string `json:"hash"` // hex HMAC-SHA256(key, NormalizeForget(content))
+	Key  string `json:"key"`  // the key's id (KeyID), so a wrong key is noticed
+}
+
+// ErrTombstoneKey is returned (wrapped) when the memory has tombstones made
+// with a key this copy does not hold: they cannot be checked.
+var ErrTombstoneKey = errors.New("tombstone key missing")
+
+// ForgottenError says a text repeats a forgotten entry.
+type ForgottenError struct{ Tombstone Tombstone }
+
+// Error names the forgotten entry, never the text.
+func (e *ForgottenError) Error() string {
+	return fmt.Sprintf("this text was forgotten (%s, %s); memctl does not bring it back unless told to", e.Tombstone.ID, e.Tombstone.Date)
+}
+
+// Tombstones is the tombstone list with its key. It is checked on every
+// add, so it is kept as read: Match looks for the text's hash in the raw
+// bytes, and a line is decoded only when it matches.
+type Tombstones struct {
+	data  []byte
+	key   []byte
+	keyID string
+	lines int
+}
+
+// NormalizeForget folds the variations that do not change what a text
+// says, before it is hashed for a tombstone: format characters (zero-width,
+// bidi controls) are dropped, full-width ASCII is folded to ASCII, letters
+// are lower-cased, runs of white space become one space, and trailing
+// sentence punctuation is trimmed.
+func NormalizeForget(s string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		switch {
+		case unicode.Is(unicode.Cf, r):
+			continue
+		case r >= 0xFF01 && r <= 0xFF5E:
+			r -= 0xFEE0
+		case r == 0x3000:
+			r = ' '
+		}
+		if unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return strings.TrimRight(b.String(), ".!;:, ")
+}
+
+func keyID(key []byte) string {
+	h := sha256.Sum256(append([]byte("memctl-tombstone-key-id:"), key...))
+	return hex.EncodeToString(h[:6])
+}
+
+// hash returns the tombstone hash of a text under the key.
+func (t *Tombstones) hash(text string) string {
+	m := hmac.New(sha256.New, t.key)
+	m.Write([]byte(NormalizeForget(text)))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func (s *Store) tombstoneKeyPath() string {
+	return filepath.Join(s.Repo.GitDir(), TombstoneKeyName)
+}
+
+// LoadTombstones reads the memory's tombstones. A memory without any needs
+// no key; one whose tombstones were made with a key this copy lacks is an
+// error wrapping ErrTombstoneKey (the check cannot be made, and is never
+// skipped silently), and a line that is not a tombstone an error naming it.
+func (s *Store) LoadTombstones() (*Tombstones, error) {
+	data, err := os.ReadFile(s.abs(TombstonesPath))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	t := &Tombstones{data: data}
+	for rest := data; len(rest) > 0; {
+		l, r, _ := bytes.Cut(rest, []byte("\n"))
+		if len(bytes.TrimSpace(l)) > 0 {
+			t.lines++
+		}
+		rest = r
+	}
+	key, err := os.ReadFile(s.tombstoneKeyPath())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if len(key) > 0 {
+		t.key, t.keyID = key, keyID(key)
+	}
+	if t.lines == 0 || t.keyID != "" && bytes.Count(data, []byte(`"`+t.keyID+`"`)) == t.lines {
+		return t, nil // the usual case: every line names this key
+	}
+	all, err := t.All()
+	if err != nil {
+		return nil, err
+	}
+	for _, ts := range all {
+		if ts.Key != t.keyID {
+			return nil, fmt.Errorf("%w: %s holds tombstones made with key %s, and %s holds %s; copy the key file from the memory directory where they were made",
+				ErrTombstoneKey, TombstonesPath, ts.Key, s.tombstoneKeyPath(), orNone(t.keyID))
+		}
+	}
+	return t, nil
+}
+
+// All decodes every tombstone.
+func (t *Tombstones) All() ([]Tombstone, error) {
+	var out []Tombstone
+	sc := bufio.NewScanner(bytes.NewReader(t.data))
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var ts Tombstone
+		if err := json.Unmarshal(line, &ts); err != nil || ts.ID == "" || ts.Hash == "" {
+			return nil, fmt.Errorf("%s line %d: not a tombstone (want {\"id\",\"date\",\"hash\",\"key\"})", TombstonesPath, n)
+		}
+		out = append(out, ts)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", TombstonesPath, err)
+	}
+	return out, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return "key " + s
+}
+
+// Match returns the tombstone a text repeats, if any.
+func (t *Tombstones) Match(text string) (Tombstone, bool) {
+	if t.lines == 0 || t.key == nil {
+		return Tombstone{}, false
+	}
+	h := t.hash(text)
+	if !bytes.Contains(t.data, []byte(h)) {
+		return Tombstone{}, false
+	}
+	all, _ := t.All()
+	for _, ts := range all {
+		if ts.Hash == h {
+			return ts, true
+		}
+	}
+	return Tombstone{}, false
+}
+
+// Check returns a *ForgottenError when the text repeats a forgotten entry.
+func (t *Tombstones) Check(text string) error {
+	if ts, ok := t.Match(text); ok {
+		return &ForgottenError{Tombstone: ts}
+	}
+	return nil
+}
+
+// CheckForgotten loads the tombstones and checks candidates against them,
+// skipping those marked AllowForgotten. It returns one error per
+// candidate (nil when it may go on) or an error when the tombstones
+// cannot be read.
+func (s *Store) CheckForgotten(cands []*Candidate) ([]error, error) {
+	t, err := s.LoadTombstones()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]error, len(cands))
+	for i, c := range cands {
+		if !c.AllowForgotten {
+			out[i] = t.Check(c.Content)
+		}
+	}
+	return out, nil
+}
+
+// ensureKey returns the tombstone key, creating it (32 random bytes, mode
+// 0600) on the first forget.
+func (s *Store) ensureKey(ctx context.Context, t *Tombstones) error {
+	if t.key != nil {
+		return nil
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return err
+	}
+	if err := WriteFileAtomic(ctx, s.tombstoneKeyPath(), key, 0o600); err != nil {
+		return fmt.Errorf("write the tombstone key: %w", err)
+	}
+	t.key, t.keyID = key, keyID(key)
+	return nil
+}
+
+// add returns the tombstone list with lines for the given entries
+// appended to base.
+func (t *Tombstones) add(base []byte, ents []*Entry, date string) []byte {
+	out := bytes.Clone(base)
+	if len(out) > 0 && out[len(out)-1] != '\n' {
+		out = append(out, '\n')
+	}
+	for _, e := range ents {
+		line, _ := json.Marshal(Tombstone{ID: e.ID, Date: date, Hash: t.hash(e.Content), Key: t.keyID})
+		out = append(append(out, line...), '\n')
+	}
+	return out
+}

@@ -1,0 +1,103 @@
+package mdmem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tombstoneStore returns a new memory with n tombstones of "fact n" texts.
+func tombstoneStore(t testing.TB, n int) *Store {
+	t.Helper()
+	s, _, err := Init(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := s.LoadTombstones()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ensureKey(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	ents := make([]*Entry, n)
+	for i := range ents {
+		ents[i] = &Entry{ID: FormatID("fact", i+1), Content: fmt.Sprintf("Forgotten fact number %d", i)}
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir, TombstonesPath), ts.add(nil, ents, "2026-12-02"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestTombstones(t *testing.T) {
+	s := tombstoneStore(t, 3)
+	ts, err := s.LoadTombstones()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		text string
+		id   string
+	}{
+		{"Forgotten fact number 1", "fact-002"},
+		{"  forgotten FACT number\u200b 1.", "fact-002"},
+		{"Forgotten fact number 11", ""},
+		{"Forgotten fact number", ""},
+	} {
+		err := ts.Check(tc.text)
+		var fe *ForgottenError
+		if got := errors.As(err, &fe); got != (tc.id != "") || got && fe.Tombstone.ID != tc.id {
+			t.Errorf("Check(%q) = %v, want forgotten %q", tc.text, err, tc.id)
+		}
+	}
+	data, _ := os.ReadFile(filepath.Join(s.Dir, TombstonesPath))
+	if string(data) == "" || strings.Contains(string(data), "Forgotten") || strings.Contains(string(data), "number") {
+		t.Errorf("tombstones hold the text or nothing:\n%s", data)
+	}
+	// another key: the tombstones cannot be checked, and say so
+	if err := os.WriteFile(s.tombstoneKeyPath(), []byte("another key of 32 bytes, really!"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LoadTombstones(); !errors.Is(err, ErrTombstoneKey) {
+		t.Errorf("LoadTombstones with another key: %v, want ErrTombstoneKey", err)
+	}
+	if err := os.Remove(s.tombstoneKeyPath()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LoadTombstones(); !errors.Is(err, ErrTombstoneKey) {
+		t.Errorf("LoadTombstones without the key: %v, want ErrTombstoneKey", err)
+	}
+}
+
+// BenchmarkAddCheck measures what the tombstone check adds to add's own
+// work on a candidate (Normalize), with 1000 tombstones.
+func BenchmarkAddCheck(b *testing.B) {
+	s := tombstoneStore(b, 1000)
+	now := time.Now()
+	b.Run("normalize", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			c := &Candidate{Content: "Order cache is Redis plus a local cache", Category: "decision"}
+			if err := c.Normalize(now, 4096, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("normalize+tombstones", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			c := &Candidate{Content: "Order cache is Redis plus a local cache", Category: "decision"}
+			if err := c.Normalize(now, 4096, nil); err != nil {
+				b.Fatal(err)
+			}
+			errs, err := s.CheckForgotten([]*Candidate{c})
+			if err != nil || errs[0] != nil {
+				b.Fatal(err, errs)
+			}
+		}
+	})
+}
