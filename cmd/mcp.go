@@ -308,8 +308,20 @@ func newMCPServer(f *Factory, opts *mcpOptions) *mcp.Server {
 			if !opts.AllowForget {
 				return nil, nil, errors.New("forgetting is turned off for agents: a person can run `memctl forget " + in.ID + "`, or start the server with memctl mcp --allow-forget")
 			}
-			// memctl forget (issue 8) is not in this build yet.
-			return nil, nil, errors.New("memory_forget is not available yet in this memctl: ask a person to remove the entry by hand (edit MEMORY.md) until memctl forget lands")
+			s, err := mcpStore(ctx, f, "add")
+			if err != nil {
+				return nil, nil, err
+			}
+			reason := in.Reason
+			if strings.TrimSpace(reason) == "" {
+				reason = "forgotten by an agent through MCP"
+			}
+			res, err := mdmem.Forget(ctx, s, []string{strings.TrimSpace(in.ID)}, reason, mdmem.ForgetOptions{})
+			if err != nil {
+				return nil, nil, err
+			}
+			r, err := jsonResult(map[string]any{"forgotten": res.IDs, "commit": res.Commit})
+			return r, nil, err
 		})
 	return srv
 }

@@ -3,6 +3,8 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -114,9 +116,17 @@ func TestMCPTools(t *testing.T) {
 }
 
 func TestMCPForgetAllowed(t *testing.T) {
-	cs, _ := mcpSession(t, &mcpOptions{AllowForget: true})
-	got, isErr := callText(t, cs, "memory_forget", map[string]any{"id": "pref-001"})
-	if !isErr || !strings.Contains(got, "not available yet") {
-		t.Errorf("forget: error %v, %q", isErr, got)
+	cs, dir := mcpSession(t, &mcpOptions{AllowForget: true})
+	got, isErr := callText(t, cs, "memory_forget", map[string]any{"id": "pref-001", "reason": "wrong"})
+	if isErr || !strings.Contains(got, `"pref-001"`) {
+		t.Fatalf("forget: error %v, %q", isErr, got)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, mdmem.MainFile))
+	if err != nil || strings.Contains(string(b), "Python 3.11") || strings.Contains(string(b), "pref-001") {
+		t.Errorf("MEMORY.md after memory_forget (%v):\n%s", err, b)
+	}
+	got, isErr = callText(t, cs, "memory_forget", map[string]any{"id": "pref-001"})
+	if !isErr {
+		t.Errorf("forgetting an unknown id succeeded: %q", got)
 	}
 }
