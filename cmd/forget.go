@@ -169,6 +169,9 @@ func runForget(ctx context.Context, f *Factory, ids []string, opts *forgetOption
 	if len(res.Queue) > 0 {
 		fmt.Fprintf(f.IO.Out, "removed %d queued %s holding the text\n", len(res.Queue), pluralize(len(res.Queue), "candidate", "candidates"))
 	}
+	if len(res.Traces) > 0 {
+		fmt.Fprintf(f.IO.Out, "replaced the text with [forgotten] in %s\n", strings.Join(res.Traces, ", "))
+	}
 	if len(res.Caches) > 0 {
 		fmt.Fprintf(f.IO.Out, "cleaned %s\n", strings.Join(res.Caches, ", "))
 	}

@@ -37,6 +37,7 @@ type ForgetResult struct {
 	Files  []string `json:"files"`            // memory files changed (committed)
 	Queue  []string `json:"queue,omitempty"`  // queued candidates removed (queue and held)
 	Caches []string `json:"caches,omitempty"` // derived cache files removed or rewritten
+	Traces []string `json:"traces,omitempty"` // kept transcripts where the text was replaced by [forgotten]
 	Commit string   `json:"commit,omitempty"`
 	// HandEdit is what committing the person's uncommitted edits first did.
 	HandEdit *HandEdit `json:"hand_edit,omitempty"`
@@ -174,6 +175,9 @@ func Forget(ctx context.Context, s *Store, ids []string, reason string, opts For
 	if res.Queue, err = s.dropQueued(ctx, ts, res.Contents); err != nil {
 		return res, fmt.Errorf("forgot %s (commit %.12s), but cleaning the queue failed: %w", subject, res.Commit, err)
 	}
+	if res.Traces, err = s.scrubTraces(ctx, res.Contents); err != nil {
+		return res, fmt.Errorf("forgot %s (commit %.12s), but cleaning the kept transcripts failed: %w", subject, res.Commit, err)
+	}
 	if res.Caches, err = s.scrubCaches(ctx, res.IDs, res.Contents); err != nil {
 		return res, fmt.Errorf("forgot %s (commit %.12s), but cleaning the caches failed: %w", subject, res.Commit, err)
 	}
@@ -248,6 +252,57 @@ func (s *Store) dropQueued(ctx context.Context, ts *Tombstones, contents []strin
 		}
 	}
 	return removed, nil
+}
+
+// TraceDir is the memory-relative directory where extract --keep-trace
+// keeps raw transcripts (never committed).
+const TraceDir = MarkerDir + "/traces"
+
+// forgottenMark replaces a forgotten text inside a kept transcript.
+const forgottenMark = "[forgotten]"
+
+// scrubTraces replaces every occurrence of a forgotten text in the kept
+// transcripts with forgottenMark (an atomic rewrite per file). Only the
+// exact text is found: a transcript that said the same in other words
+// keeps its words (docs/FORMAT.md, "Forget").
+func (s *Store) scrubTraces(ctx context.Context, contents []string) ([]string, error) {
+	d := s.abs(TraceDir)
+	ents, err := os.ReadDir(d)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var done []string
+	for _, e := range ents {
+		if !e.Type().IsRegular() || e.Name() == ".gitignore" {
+			continue
+		}
+		p := filepath.Join(d, e.Name())
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return done, err
+		}
+		out := data
+		for _, c := range contents {
+			if c != "" {
+				out = bytes.ReplaceAll(out, []byte(c), []byte(forgottenMark))
+			}
+		}
+		if bytes.Equal(out, data) {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return done, err
+		}
+		if err := WriteFileAtomic(ctx, p, out, fi.Mode().Perm()); err != nil {
+			return done, err
+		}
+		done = append(done, TraceDir+"/"+e.Name())
+	}
+	return done, nil
 }
 
 // scrubCaches drops the forgotten ids from the inject log and removes

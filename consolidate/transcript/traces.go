@@ -21,7 +21,7 @@ import (
 // TraceDir is the memory-relative directory of kept raw transcripts (L3:
 // never injected, searched on demand). It holds its own .gitignore, so the
 // traces stay out of git in memories made before it existed.
-const TraceDir = mdmem.MarkerDir + "/traces"
+const TraceDir = mdmem.TraceDir
 
 // traceName is the file name a transcript is kept under:
 // <format>-<session><ext>.
