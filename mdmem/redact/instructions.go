@@ -58,9 +58,9 @@ func instrRegexps() []*regexp.Regexp {
 
 // Instructions returns why text reads like an instruction addressed to a
 // model rather than a fact about the user or project, one reason per
-// family it matches ("overrides earlier instructions (ignore previous
-// instructions)", "holds hidden Unicode (U+200B)"); nil for ordinary
-// text. It reads the normalised text, so zero-width characters or
+// family it matches ("overrides earlier instructions", "holds hidden
+// Unicode (U+200B)"), never quoting the text (a reason is stored in the
+// entry's notes, and must not repeat the payload); nil for ordinary text. It reads the normalised text, so zero-width characters or
 // full-width letters do not hide a payload; their presence is itself a
 // reason.
 func Instructions(text string) []string {
@@ -91,12 +91,8 @@ func Instructions(text string) []string {
 		if !hit {
 			continue
 		}
-		if loc := res[i].FindStringIndex(n); loc != nil {
-			m := strings.Join(strings.Fields(n[loc[0]:loc[1]]), " ")
-			if len(m) > 60 {
-				m = m[:57] + "…"
-			}
-			out = append(out, p.why+" ("+m+")")
+		if res[i].MatchString(n) {
+			out = append(out, p.why)
 		}
 	}
 	return out
