@@ -63,7 +63,7 @@ var cardContext = []string{"card", "visa", "mastercard", "amex", "credit", "debi
 
 var rules = []*rule{
 	{kind: "private-key", keywords: []string{"private key"},
-		pattern: `-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|\z)`},
+		pattern: `-----BEGIN[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----|\z)`},
 	{kind: "private-key", keywords: []string{"putty-user-key-file"}, pattern: `PuTTY-User-Key-File-\d+:(?s:.*?)(?:Private-MAC: *[0-9a-fA-F]+|\z)`},
 	{kind: "private-key", keywords: []string{"age-secret-key-1"}, pattern: `AGE-SECRET-KEY-1[0-9A-Z]{58}`, join: true},
 	{kind: "aws-access-key", keywords: []string{"akia", "asia", "abia", "acca", "a3t"}, join: true,
@@ -141,13 +141,13 @@ var rules = []*rule{
 		pattern: `\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://([^\s:/?#@"'<>]*):([^\s/?#@"'<>]+)@[A-Za-z0-9.\-\[]`,
 		ok:      func(m []string, _ string, _, _ int) bool { return !placeholder(m[2]) }},
 	{kind: "password", keywords: []string{"pass", "pwd"}, group: 3,
-		pattern: `(?i)(?:^|[^a-z0-9])(?:[a-z0-9_.\-]*?)(password|passwd|passphrase|passcode|pwd)["']?\s*(:=|=>|=|:)\s*("[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s,;"'` + "`" + `]{1,200})`,
+		pattern: `(?i)(?:^|[^a-z0-9])(?:[a-z0-9_.\-]*?)(password|passwd|passphrase|passcode|pwd)["']?\s*(:=|=>|=|:)\s*("[^"\n]+"|'[^'\n]+'|[^\s,;"'` + "`" + `]+)`,
 		ok: func(m []string, _ string, _, _ int) bool {
 			q := len(m[3]) > 0 && (m[3][0] == '"' || m[3][0] == '\'')
 			return humanSecret(m[3], q || m[2] != ":")
 		}},
 	{kind: "password", keywords: []string{"pass", "pin"}, group: 3,
-		pattern: `(?i)\b(password|passphrase|passcode|pin)\b((?:\s+(?:for|of|to|on|at)\s+[^\s.,;:]+){0,2})\s+(?:is|was|reads|=|:)\s+("[^"\n]{1,200}"|'[^'\n]{1,200}'|“[^”\n]{1,200}”|[^\s]+)`,
+		pattern: `(?i)\b(password|passphrase|passcode|pin)\b((?:\s+(?:for|of|to|on|at)\s+[^\s.,;:]+){0,2})\s+(?:is|was|reads|=|:)\s+("[^"\n]+"|'[^'\n]+'|“[^”\n]+”|[^\s]+)`,
 		ok: func(m []string, _ string, _, _ int) bool {
 			if strings.EqualFold(m[1], "pin") {
 				v := trimValue(m[3])
@@ -157,7 +157,7 @@ var rules = []*rule{
 			return humanSecret(m[3], q)
 		}},
 	{kind: "secret-assignment", keywords: []string{"secret", "token", "key", "credential", "auth"}, group: 2,
-		pattern: `(?i)(?:^|[^a-z0-9])[a-z0-9_.\-]*?(secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key|client[_\-]?secret|auth[_\-]?token|credentials?)["']?\s*(?::=|=>|=|:)\s*("[^"\n]{1,300}"|'[^'\n]{1,300}'|[^\s,;"'` + "`" + `]{1,300})`,
+		pattern: `(?i)(?:^|[^a-z0-9])[a-z0-9_.\-]*?(secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key|client[_\-]?secret|auth[_\-]?token|credentials?)["']?\s*(?::=|=>|=|:)\s*("[^"\n]+"|'[^'\n]+'|[^\s,;"'` + "`" + `]+)`,
 		ok:      func(m []string, _ string, _, _ int) bool { return machineSecret(m[2], 12, 3.0) }},
 	{kind: "basic-auth", keywords: []string{"basic"}, group: 1, join: true,
 		pattern: `(?i)\bbasic\s+([A-Za-z0-9+/]{6,}={0,2})`,
@@ -222,7 +222,7 @@ var rules = []*rule{
 	{kind: "national-id", keywords: []string{"national insurance", "nino", "ni number"}, group: 1,
 		pattern: `(?i)(?:^|[^A-Za-z0-9])([A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D])(?:[^A-Za-z0-9]|$)`},
 	{kind: "email", keywords: []string{"@"}, pii: true, group: 1,
-		pattern: `(?:^|[^A-Za-z0-9._%+\-])([A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,24})(?:[^A-Za-z0-9:/]|$)`,
+		pattern: `(?:^|[^A-Za-z0-9._%+\-])([A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,24})(?:[^A-Za-z0-9:/]|$)`,
 		ok: func(m []string, _ string, _, _ int) bool {
 			tld := strings.ToLower(m[1][strings.LastIndexByte(m[1], '.')+1:])
 			switch tld {
