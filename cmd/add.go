@@ -102,6 +102,9 @@ func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
 		if strings.Contains(c.Content, "[REDACTED:") && !strings.Contains(opts.Content, "[REDACTED:") {
 			fmt.Fprintln(f.IO.ErrOut, "memctl: note: secrets were replaced by [REDACTED:<kind>] before queueing (add.secrets = \"refuse\" refuses them instead)")
 		}
+		if why := mdmem.InstructionNote(c.Content); why != "" {
+			fmt.Fprintf(f.IO.ErrOut, "memctl: note: it %s; it will wait in Pending confirmation for a person\n", why)
+		}
 		ids, err := mdmem.Enqueue(ctx, s.Dir, []*mdmem.Candidate{c}, now)
 		if err != nil {
 			return err

@@ -51,8 +51,8 @@ func mixed(s string) bool {
 
 // placeholder reports whether v is a placeholder or a variable rather
 // than a value: "<your-key>", "${TOKEN}", "$PASS", "xxxx", "****",
-// "…EXAMPLE", "[REDACTED:…]", "os.getenv(…)", a run of one character or
-// an ascending run.
+// "…EXAMPLE", "[REDACTED:…]", "os.getenv(…)", a run of one character, or
+// an ascending run that is most of it.
 func placeholder(v string) bool {
 	l := strings.ToLower(strings.Trim(v, `"'`+"`"))
 	if l == "" {
@@ -80,7 +80,9 @@ func placeholder(v string) bool {
 		}
 		if l[i] == l[i-1]+1 {
 			asc++
-			if asc >= 8 {
+			// "abcdefghijklmnop…": an ascending run that is most of
+			// the value; a run inside a longer key is not enough.
+			if asc >= 8 && 10*asc >= 6*len(l) {
 				return true
 			}
 		} else {

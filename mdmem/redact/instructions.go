@@ -42,19 +42,14 @@ var patterns = []pattern{
 	{"plants a trigger", []string{"whenever", "every time", "each time", "if ever"}, `\b(?:whenever|every time|each time|if ever)\s+(?:the\s+)?(?:user|anyone|someone|you)\s+(?:asks?|mentions?|says?|types?|sees?|reads?)\b[^.]*\b(?:respond|reply|say|tell|recommend|output|mention)\b`},
 }
 
-var (
-	instrOnce sync.Once
-	instrRes  []*regexp.Regexp
-)
-
-func instrRegexps() []*regexp.Regexp {
-	instrOnce.Do(func() {
-		for _, p := range patterns {
-			instrRes = append(instrRes, regexp.MustCompile(p.re))
-		}
-	})
-	return instrRes
-}
+// instrRegexps compiles the patterns' expressions, each on first use.
+var instrRegexps = func() []func() *regexp.Regexp {
+	out := make([]func() *regexp.Regexp, len(patterns))
+	for i, p := range patterns {
+		out[i] = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(p.re) })
+	}
+	return out
+}()
 
 // Instructions returns why text reads like an instruction addressed to a
 // model rather than a fact about the user or project, one reason per
@@ -79,7 +74,6 @@ func Instructions(text string) []string {
 	if !strings.Contains(norm, "\n") {
 		n = strings.Join(strings.Fields(norm), " ") // role markers and fences need their lines
 	}
-	res := instrRegexps()
 	for i, p := range patterns {
 		hit := false
 		for _, k := range p.keywords {
@@ -91,7 +85,7 @@ func Instructions(text string) []string {
 		if !hit {
 			continue
 		}
-		if res[i].MatchString(n) {
+		if instrRegexps[i]().MatchString(n) {
 			out = append(out, p.why)
 		}
 	}

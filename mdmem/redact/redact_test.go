@@ -173,6 +173,27 @@ func TestEvasions(t *testing.T) {
 	}
 }
 
+// TestLookAlikeBoundaries: what separates a key from a look-alike.
+func TestLookAlikeBoundaries(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{"key sk-fakellmLEAKED0123456789abcdef", true}, // consolidate/fakellm's leaked key
+		{"key sk-proj-R8kQ2vXm9LpT4sWz7NcB1yHd6JfG3aE5", true},
+		{"key sk-abcdefghijklmnopqrstuvwxyzAB12", false}, // the alphabet
+		{"key sk-component-library-v2", false},
+		{"AKIAQYLPMN5HFIQR7XYZ", true},
+		{"AKIAXXXXXXXXXXXXXXXX", false},
+		{"the aws key id is AKIAQYLPMNBHFIQRWXYZ", true}, // letters only, with context
+		{"AKIAQYLPMNBHFIQRWXYZ", false},                  // letters only, no context
+	} {
+		if got := len(Scan(tc.text)) > 0; got != tc.want {
+			t.Errorf("Scan(%q) found %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}
+
 func TestRedactOffsetsAndIdempotence(t *testing.T) {
 	text := "use key AKIAQYLPMN5HFIQR7XYZ and sk_live_4eC39HqLyjWDarjtT1zdp7dc today"
 	out, f := Redact(text)
