@@ -73,17 +73,34 @@ func (m *Memory) lintGovernance() []Problem {
 	for _, d := range m.Docs() {
 		src := string(d.Src)
 		line, at := 1, 0
-		for _, f := range redact.Scan(src) {
-			line += strings.Count(src[at:f.Start], "\n")
-			at = f.Start
-			where := ""
-			for _, e := range d.Entries {
-				if f.Start >= e.Start && f.Start < e.End && e.ID != "" {
-					where = " in entry " + e.ID
-				}
-			}
+		report := func(off int, f redact.Finding, where string) {
+			line += strings.Count(src[at:off+f.Start], "\n")
+			at = off + f.Start
 			ps = append(ps, Problem{File: d.Path, Line: line, Message: fmt.Sprintf(
 				"secret (%s)%s: remove it from the file, and from git history if it was committed", f.Kind, where)})
+		}
+		// Scan entry by entry, and the text between entries, rather than
+		// the whole file: each piece wakes only the detectors whose
+		// keywords it holds.
+		prev := 0
+		for _, e := range d.Entries {
+			if e.Start < prev {
+				continue // nested in the previous entry's bytes
+			}
+			for _, f := range redact.Scan(src[prev:e.Start]) {
+				report(prev, f, "")
+			}
+			where := ""
+			if e.ID != "" {
+				where = " in entry " + e.ID
+			}
+			for _, f := range redact.Scan(src[e.Start:e.End]) {
+				report(e.Start, f, where)
+			}
+			prev = e.End
+		}
+		for _, f := range redact.Scan(src[prev:]) {
+			report(prev, f, "")
 		}
 		for _, e := range d.Entries {
 			if e.Place != PlaceCore && e.Place != PlaceTopic {

@@ -210,6 +210,19 @@ var ibanLengths = map[string]int{
 	"SA": 24, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "TN": 24, "TR": 26, "UA": 29, "VG": 24, "XK": 20,
 }
 
+// ibanHint reports whether s holds two letters and two digits after a
+// non-alphanumeric byte (or at its start): where an IBAN begins.
+func ibanHint(s string) bool {
+	letter := func(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+	digit := func(c byte) bool { return c >= '0' && c <= '9' }
+	for i := 0; i+3 < len(s); i++ {
+		if letter(s[i]) && letter(s[i+1]) && digit(s[i+2]) && digit(s[i+3]) && (i == 0 || !letter(s[i-1]) && !digit(s[i-1])) {
+			return true
+		}
+	}
+	return false
+}
+
 // ibanValid checks an IBAN without spaces: known country, its length,
 // and the ISO 7064 mod-97 check.
 func ibanValid(s string) bool {

@@ -74,15 +74,10 @@ func Instructions(text string) []string {
 	if !strings.Contains(norm, "\n") {
 		n = strings.Join(strings.Fields(norm), " ") // role markers and fences need their lines
 	}
+	var bg bigrams
+	bg.fill(n)
 	for i, p := range patterns {
-		hit := false
-		for _, k := range p.keywords {
-			if strings.Contains(n, k) {
-				hit = true
-				break
-			}
-		}
-		if !hit {
+		if !bg.contains(n, p.keywords) {
 			continue
 		}
 		if instrRegexps[i]().MatchString(n) {

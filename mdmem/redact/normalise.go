@@ -55,15 +55,19 @@ func isTokenByte(b byte) bool {
 // stands between two token bytes is removed too, so a key wrapped over two
 // lines reads as one.
 func normalise(text string, join bool) *normText {
-	plain := true
-	for i := 0; i < len(text); i++ {
-		if text[i] >= utf8.RuneSelf || join && text[i] == '\n' {
+	ascii, plain := true, true
+	for i := 0; i < len(text) && plain; i++ {
+		switch c := text[i]; {
+		case c >= utf8.RuneSelf:
+			ascii = false
+			r, _ := utf8.DecodeRuneInString(text[i:])
+			plain = !Hidden(r)
+		case join && c == '\n':
 			plain = false
-			break
 		}
 	}
-	if plain {
-		return &normText{s: text, size: len(text)}
+	if plain && (ascii || norm.NFKC.IsNormalString(text)) {
+		return &normText{s: text, size: len(text)} // already in normal form
 	}
 	var b strings.Builder
 	b.Grow(len(text))

@@ -69,14 +69,65 @@ func lowerASCII(s string) string {
 	return s
 }
 
-func countDigits(s string) int {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] >= '0' && s[i] <= '9' {
-			n++
+// bigrams is the set of byte pairs of a text: a keyword whose first or
+// last pair is missing cannot occur in it, which rules most keywords out
+// without a substring search.
+type bigrams [1024]uint64
+
+func (b *bigrams) fill(s string) {
+	for i := 0; i+1 < len(s); i++ {
+		k := uint16(s[i])<<8 | uint16(s[i+1])
+		b[k>>6] |= 1 << (k & 63)
+	}
+}
+
+func (b *bigrams) pair(s string) bool {
+	k := uint16(s[0])<<8 | uint16(s[1])
+	return b[k>>6]&(1<<(k&63)) != 0
+}
+
+// contains reports whether lower (whose pairs b holds) contains any of
+// the keywords.
+func (b *bigrams) contains(lower string, keywords []string) bool {
+	for _, k := range keywords {
+		if len(k) >= 2 && (!b.pair(k) || !b.pair(k[len(k)-2:])) {
+			continue
+		}
+		if strings.Contains(lower, k) {
+			return true
 		}
 	}
-	return n
+	return false
+}
+
+// digitRun returns the largest number of digits in one group run of s:
+// digits separated by at most one space, '-' or '.', or by a line break
+// and the indentation after it ("4539 1488\n  0343 6467" is 16). A date
+// and a time ("2026-01-05T10:00") are two runs.
+func digitRun(s string) int {
+	best, cur := 0, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			cur++
+			best = max(best, cur)
+			continue
+		case (c == ' ' || c == '-' || c == '.') && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9':
+			continue
+		case c == '\n':
+			j := i + 1
+			for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+				j++
+			}
+			if j < len(s) && s[j] >= '0' && s[j] <= '9' {
+				i = j - 1
+				continue
+			}
+		}
+		cur = 0
+	}
+	return best
 }
 
 // Scan returns the findings in text, sorted by position; overlapping
@@ -88,7 +139,7 @@ func (sc Scanner) Scan(text string) []Finding {
 	var found []Finding
 	plain := normalise(text, false)
 	found = sc.scanOne(plain, false, found)
-	if strings.Contains(text, "\n") {
+	if strings.Contains(strings.TrimRight(text, "\n"), "\n") {
 		found = sc.scanOne(normalise(text, true), true, found)
 	}
 	return merge(found)
@@ -97,28 +148,30 @@ func (sc Scanner) Scan(text string) []Finding {
 func (sc Scanner) scanOne(n *normText, joined bool, found []Finding) []Finding {
 	lower := lowerASCII(n.s)
 	digits := -1
+	var bg bigrams
+	filled := false
 	for _, r := range rules {
 		if r.pii && !sc.PII || joined && !r.join {
 			continue
 		}
 		if r.keywords != nil {
-			hit := false
-			for _, k := range r.keywords {
-				if strings.Contains(lower, k) {
-					hit = true
-					break
-				}
+			if !filled {
+				bg.fill(lower)
+				filled = true
 			}
-			if !hit {
+			if !bg.contains(lower, r.keywords) {
 				continue
 			}
 		} else {
 			if digits < 0 {
-				digits = countDigits(n.s)
+				digits = digitRun(n.s)
 			}
 			if digits < r.minDigits {
 				continue
 			}
+		}
+		if r.hint != nil && !r.hint(n.s) {
+			continue
 		}
 		re := r.regexp()
 		for _, loc := range re.FindAllStringSubmatchIndex(n.s, -1) {

@@ -303,3 +303,9 @@ func BenchmarkInstructionsBenign(b *testing.B) {
 		Instructions(text)
 	}
 }
+func BenchmarkScanEntryLine(b *testing.B) {
+	s := "- [fact-0123] Bench entry 123: the report API p99 was 45 ms after change 123 (tool · 2026-01-05T10:00:00Z · refs D3:5)\n"
+	for b.Loop() {
+		Scan(s)
+	}
+}

@@ -11,14 +11,18 @@ import (
 // that keeps look-alikes out.
 type rule struct {
 	kind     string
-	keywords []string // lower case; nil: run on every text with minDigits digits
-	// minDigits is the number of digits a text needs before a rule
-	// without keywords runs.
+	keywords []string // lower case; nil: run on texts with a long enough run of digits
+	// minDigits is the number of digits a rule without keywords needs in
+	// one group run: digits separated by at most one space, '-' or line
+	// break (see digitRun).
 	minDigits int
 	pattern   string
 	group     int  // the submatch that is the secret; 0 for the whole match
 	join      bool // also run over the text with wrapped lines joined
 	pii       bool // email or phone: only when the PII policy asks
+	// hint, when set, is a cheap test the text must pass before the
+	// expression runs.
+	hint func(s string) bool
 	// ok vets a match: m holds the submatches, lower the lower-cased
 	// text, at the match's [start, end) in it.
 	ok func(m []string, lower string, start, end int) bool
@@ -194,7 +198,7 @@ var rules = []*rule{
 			}
 			return true
 		}},
-	{kind: "iban", minDigits: 8, group: 1,
+	{kind: "iban", minDigits: 8, group: 1, hint: ibanHint,
 		pattern: `(?i)(?:^|[^A-Za-z0-9])([A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?)(?:[^A-Za-z0-9]|$)`,
 		ok: func(m []string, _ string, _, _ int) bool {
 			return ibanValid(strings.ReplaceAll(m[1], " ", ""))
@@ -231,7 +235,7 @@ var rules = []*rule{
 			}
 			return true
 		}},
-	{kind: "phone", minDigits: 8, pii: true, group: 1,
+	{kind: "phone", minDigits: 3, pii: true, group: 1,
 		pattern: `(?:^|[^0-9A-Za-z+])(\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)[ .\-]?)?\d{1,4}(?:[ .\-]?\d{2,4}){1,4})(?:[^0-9]|$)`,
 		ok: func(m []string, _ string, _, _ int) bool {
 			n := 0
