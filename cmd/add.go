@@ -53,7 +53,13 @@ directory (project:<its top directory's name>). add reads
 only the [add] section of config.toml: a mistake elsewhere does not stop it.
 
 Categories: preference, constraint, decision (core profile), fact, incident,
-lesson, note, todo (topic files). The candidate ids are printed, one a line.`,
+lesson, note, todo (topic files). The candidate ids are printed, one a line.
+
+The source defaults to "agent": pass --source user_explicit only for what
+the person stated. Secrets (API keys, tokens, private keys, passwords,
+card and id numbers) are replaced by [REDACTED:<kind>] before the queue
+file is written, or the candidate is refused with add.secrets = "refuse"
+(docs/GOVERNANCE.md); queue files are private to the user (0600).`,
 		Example: `  memctl add "Example code uses Python 3.11" --category preference --source user_explicit
   memctl add "Order cache is Redis plus a local cache" -c decision --scope project:order-service --ref session:2026-01-08
   echo '{"content":"Order cache is Redis plus a local cache","category":"decision"}' | memctl add --json`,
@@ -71,7 +77,7 @@ lesson, note, todo (topic files). The candidate ids are printed, one a line.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Category, "category", "c", "note", "category: "+strings.Join(mdmem.CategoryNames(), ", "))
-	fl.StringVarP(&opts.Source, "source", "s", "user_explicit", "where it came from: user_explicit, inference, session_summary, tool, …")
+	fl.StringVarP(&opts.Source, "source", "s", mdmem.DefaultSource, "where it came from: agent (default), user_explicit (only when the person said it), inference, session_summary, tool, …")
 	fl.StringArrayVar(&opts.Scope, "scope", nil, "scope, e.g. project:order-service (repeatable or comma-separated; none = global; empty is an error)")
 	fl.StringSliceVar(&opts.Refs, "ref", nil, "reference: session id, dialog turn, file, URL (repeatable)")
 	fl.StringSliceVar(&opts.Tags, "tag", nil, "label for retrieval (repeatable)")
@@ -107,11 +113,17 @@ func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
 			}
 			c.ExpiresAt = t
 		}
-		if err := c.Normalize(now, maxBytes, nil); err != nil {
+		if err := c.Normalize(now, maxBytes, s.Config.Add.Redactor()); err != nil {
 			return fmt.Errorf("candidate not queued: %w", err)
 		}
 		if err := check(c); err != nil {
 			return &HintError{Err: fmt.Errorf("candidate not queued: %w", err), Hint: "pass --allow-forgotten to add it again anyway"}
+		}
+		if strings.Contains(c.Content, "[REDACTED:") && !strings.Contains(opts.Content, "[REDACTED:") {
+			fmt.Fprintln(f.IO.ErrOut, "memctl: note: secrets were replaced by [REDACTED:<kind>] before queueing (add.secrets = \"refuse\" refuses them instead)")
+		}
+		if why := mdmem.InstructionNote(c.Content); why != "" {
+			fmt.Fprintf(f.IO.ErrOut, "memctl: note: it %s; it will wait in Pending confirmation for a person\n", why)
 		}
 		ids, err := mdmem.Enqueue(ctx, s.Dir, []*mdmem.Candidate{c}, now)
 		if err != nil {
@@ -120,7 +132,7 @@ func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
 		fmt.Fprintln(f.IO.Out, ids[0])
 		return nil
 	}
-	cands, bad, err := readCandidates(f, maxBytes, check)
+	cands, bad, err := readCandidates(f, maxBytes, s.Config.Add.Redactor(), check)
 	if err != nil {
 		return err
 	}
@@ -142,9 +154,9 @@ func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
 // readCandidates reads and normalises JSON Lines from stdin, reporting each
 // bad line on stderr. It returns the valid candidates and the number of bad
 // lines.
-func readCandidates(f *Factory, maxBytes int, check func(*mdmem.Candidate) error) ([]*mdmem.Candidate, int, error) {
+func readCandidates(f *Factory, maxBytes int, r mdmem.Redactor, check func(*mdmem.Candidate) error) ([]*mdmem.Candidate, int, error) {
 	var cands []*mdmem.Candidate
-	bad, err := eachCandidate(f, maxBytes, check, func(c *mdmem.Candidate) error {
+	bad, err := eachCandidate(f, maxBytes, r, check, func(c *mdmem.Candidate) error {
 		cands = append(cands, c)
 		return nil
 	})
@@ -152,14 +164,15 @@ func readCandidates(f *Factory, maxBytes int, check func(*mdmem.Candidate) error
 }
 
 // eachCandidate reads and normalises JSON Lines from stdin one at a time,
-// reporting each bad line (check refuses it, too) on stderr and passing
-// each valid candidate to fn. It returns the number of bad lines.
-func eachCandidate(f *Factory, maxBytes int, check, fn func(*mdmem.Candidate) error) (int, error) {
+// running every text field through r (the secrets policy), reporting each
+// bad line (check refuses it, too) on stderr and passing each valid
+// candidate to fn. It returns the number of bad lines.
+func eachCandidate(f *Factory, maxBytes int, r mdmem.Redactor, check, fn func(*mdmem.Candidate) error) (int, error) {
 	bad := 0
 	t := f.Now()
 	err := mdmem.DecodeJSONLines(f.IO.In, maxJSONLine, func(line int, c *mdmem.Candidate, err error) error {
 		if err == nil {
-			err = c.Normalize(t, maxBytes, nil)
+			err = c.Normalize(t, maxBytes, r)
 		}
 		if err == nil {
 			err = check(c)

@@ -11,9 +11,10 @@ import (
 )
 
 type confirmOptions struct {
-	Text      string
-	KeepOther bool
-	JSON      bool
+	Text             string
+	KeepOther        bool
+	AllowInstruction bool
+	JSON             bool
 }
 
 func init() { register(newConfirmCmd) }
@@ -26,7 +27,12 @@ func newConfirmCmd(f *Factory) *cobra.Command {
 		Long: `Confirm keeps an entry of "## Pending confirmation" as stated (or as --text
 says) and moves it to its section: a core subsection, or a topic file for
 other categories. An entry it was in conflict with moves to the archive,
-superseded by it, unless --keep-other. One commit.`,
+superseded by it, unless --keep-other. One commit.
+
+--text is checked like a candidate: secrets are redacted (or the text
+refused, by add.secrets), and a text that reads like an instruction to the
+model ("ignore previous instructions", chat-template tokens, hidden
+Unicode, …) is refused unless --allow-instruction.`,
 		Example: `  memctl confirm dec-015
   memctl confirm todo-002 --text "The production database runs MySQL 8.0"`,
 		Args: cobra.ExactArgs(1),
@@ -39,6 +45,7 @@ superseded by it, unless --keep-other. One commit.`,
 	}
 	cmd.Flags().StringVar(&opts.Text, "text", "", "store this text instead of the pending wording")
 	cmd.Flags().BoolVar(&opts.KeepOther, "keep-other", false, "keep the entry it conflicted with instead of archiving it")
+	cmd.Flags().BoolVar(&opts.AllowInstruction, "allow-instruction", false, "store a --text that reads like an instruction to the model")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
 }
@@ -47,6 +54,10 @@ func runConfirm(ctx context.Context, f *Factory, id string, opts *confirmOptions
 	s, err := f.Store(ctx, "add")
 	if err != nil {
 		return err
+	}
+	if why := mdmem.InstructionNote(opts.Text); why != "" && !opts.AllowInstruction {
+		return &HintError{Err: fmt.Errorf("--text %s; nothing confirmed", why),
+			Hint: "reword it as a fact, confirm the pending wording without --text, or pass --allow-instruction"}
 	}
 	r, err := consolidate.Confirm(ctx, s, id, opts.Text, opts.KeepOther, f.Now())
 	if err != nil {

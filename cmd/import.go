@@ -43,6 +43,11 @@ is imported, unless --skip-invalid is given. The input is validated first,
 then streamed into the memory under the lock (it is never held in memory
 whole).
 
+The source of a line without one is "agent". Secrets are redacted (or
+the line refused) as by add; entries that read like instructions to a
+model, and agents' preferences and constraints (consolidate.hold_agent_core),
+go to Pending confirmation instead of their section.
+
 Uncommitted hand edits of memory files are committed first, as their own
 commit; entries deleted by hand are restored into the archive unless
 --allow-delete (see consolidate).`,
@@ -94,7 +99,7 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 	if err != nil {
 		return err
 	}
-	bad, err := eachCandidate(f, s.Config.Add.MaxContentBytes, check, func(c *mdmem.Candidate) error { return enc.Encode(c) })
+	bad, err := eachCandidate(f, s.Config.Add.MaxContentBytes, s.Config.Add.Redactor(), check, func(c *mdmem.Candidate) error { return enc.Encode(c) })
 	if err != nil {
 		return err
 	}

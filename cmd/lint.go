@@ -20,7 +20,10 @@ func newLintCmd(f *Factory) *cobra.Command {
 		Long: `Lint checks MEMORY.md and the topic files against the format
 (docs/FORMAT.md), and .memctl/config.toml (every section: other commands
 stop only for the sections they use), and prints each problem as
-file:line: message. It changes
+file:line: message. It also reports what a hand edit may have brought in:
+secrets anywhere in a memory file (by kind and line, never quoted), and
+entries of the core profile or a topic that read like instructions to the
+model (entries a person confirmed aside; docs/GOVERNANCE.md). It changes
 nothing. Exit status 1 when there is any problem, 0 when there is none.`,
 		Example: `  memctl lint
   memctl lint --json`,

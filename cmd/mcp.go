@@ -274,8 +274,15 @@ func newMCPServer(f *Factory, opts *mcpOptions) *mcp.Server {
 			}
 			c := &mdmem.Candidate{Content: in.Content, Category: in.Category, Source: "agent", Scope: in.Scope, Refs: in.Refs, Topic: in.Topic, Confidence: in.Confidence}
 			now := f.Now()
-			// the same checks (and redaction) as memctl add
-			if err := c.Normalize(now, s.Config.Add.MaxContentBytes, nil); err != nil {
+			// the same checks (redaction, tombstones) as memctl add
+			if err := c.Normalize(now, s.Config.Add.MaxContentBytes, s.Config.Add.Redactor()); err != nil {
+				return nil, nil, fmt.Errorf("candidate not queued: %w", err)
+			}
+			check, err := forgottenCheck(s, false)
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := check(c); err != nil {
 				return nil, nil, fmt.Errorf("candidate not queued: %w", err)
 			}
 			ids, err := mdmem.Enqueue(ctx, s.Dir, []*mdmem.Candidate{c}, now)

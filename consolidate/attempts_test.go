@@ -127,7 +127,7 @@ func TestCandidatesLeaveQueueAfterMaxAttempts(t *testing.T) {
 // the memory) and reported there on every later run.
 func TestSecretCandidateQuarantined(t *testing.T) {
 	dir := newRepo(t, baseMemory, "[consolidate]\nmax_attempts = 2\n")
-	secret := cand("The deploy key is sk-abcdefghijklmnopqrstuvwx1234", "fact", testNow)
+	secret := cand("The deploy key is sk-proj-R8kQ2vXm9LpT4sWz7NcB1yHd6JfG3aE5", "fact", testNow)
 	bad := cand("Valid text", "no-such-category", testNow)
 	enqueue(t, dir, secret, bad)
 	orig, _ := os.ReadFile(filepath.Join(dir, mdmem.QueueDir, secret.ID+".json"))

@@ -154,7 +154,7 @@ func clearPending(e *mdmem.Entry) *mdmem.Entry {
 	for _, n := range e.Notes {
 		l := strings.ToLower(n)
 		if l == pendingNote || strings.HasPrefix(l, "conflicts with") || strings.HasPrefix(l, "reads like") ||
-			strings.HasPrefix(l, "restates archived") || strings.HasPrefix(l, "contains invisible") ||
+			strings.HasPrefix(l, "restates archived") || strings.HasPrefix(l, "contains invisible") || strings.HasPrefix(l, "agent-sourced") ||
 			strings.HasPrefix(l, strings.ToLower(noDecisionNote)) {
 			continue
 		}
@@ -164,7 +164,8 @@ func clearPending(e *mdmem.Entry) *mdmem.Entry {
 }
 
 // Confirm keeps a pending entry as stated (or with text instead) and moves
-// it to its section. Entries it was in conflict with move to the archive,
+// it to its section. Secrets in text are redacted, or the text refused,
+// by the secrets policy (add.secrets). Entries it was in conflict with move to the archive,
 // superseded by it, unless keepOther.
 func Confirm(ctx context.Context, s *mdmem.Store, id, text string, keepOther bool, now time.Time) (*Resolution, error) {
 	return resolve(ctx, s, id, func(m *mdmem.Memory, e *mdmem.Entry, ed *mdmem.Editor, r *Resolution) (string, error) {
@@ -174,7 +175,11 @@ func Confirm(ctx context.Context, s *mdmem.Store, id, text string, keepOther boo
 			if err := mdmem.ValidText("text", text, s.Config.Add.MaxContentBytes); err != nil {
 				return "", err
 			}
-			ne.Content = mdmem.OneLine(text)
+			red, err := s.Config.Add.Redactor().Redact("text", text)
+			if err != nil {
+				return "", err
+			}
+			ne.Content = mdmem.OneLine(red)
 		}
 		ne.Updated = now.UTC().Truncate(24 * time.Hour)
 		ne.Notes = append(ne.Notes, "confirmed by user")

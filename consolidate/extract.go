@@ -15,6 +15,7 @@ import (
 
 	"github.com/memctl/memctl/consolidate/transcript"
 	"github.com/memctl/memctl/mdmem"
+	"github.com/memctl/memctl/mdmem/redact"
 	"github.com/memctl/memctl/templates"
 )
 
@@ -161,32 +162,13 @@ func renderTurns(turns []transcript.Turn) (dialogue, tools []string) {
 	return dialogue, tools
 }
 
-// maskSecrets replaces what looks like a secret (SimpleSecrets' patterns)
-// before the text goes to the model: a transcript's tool output often holds
-// keys and tokens.
+// maskSecrets replaces what looks like a secret (package redact's
+// detectors, on normalised text) with [REDACTED:<kind>] before the text
+// goes to the model: a transcript's tool output often holds keys and tokens.
 func maskSecrets(s string) string {
-	// Every pattern needs one of these literals: most text has none, and
-	// the regular expressions are then not run at all.
-	hint := false
-	for _, h := range secretHints {
-		if strings.Contains(s, h) {
-			hint = true
-			break
-		}
-	}
-	if !hint {
-		return s
-	}
-	for _, p := range secretPatterns {
-		if p.re.MatchString(s) {
-			s = p.re.ReplaceAllString(s, "[secret removed: "+p.what+"]")
-		}
-	}
-	return s
+	out, _ := redact.Redact(s)
+	return out
 }
-
-// secretHints are literals one of which every secret pattern's match holds.
-var secretHints = []string{"sk-", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AIza", "PRIVATE KEY"}
 
 // pack groups lines into chunks of at most maxBytes (a longer line is a
 // chunk of its own).

@@ -288,12 +288,14 @@ func ExtractTranscript(ctx context.Context, s *mdmem.Store, o ExtractOptions) (*
 		if p.Dropped != "" {
 			continue
 		}
-		if err := p.Candidate.Normalize(now, s.Config.Add.MaxContentBytes, nil); err != nil {
-			p.Dropped = err.Error()
+		// A candidate the model wrote around a secret is dropped, not
+		// queued redacted: "the deploy key is [REDACTED]" is worth nothing.
+		if found := (Secrets{}).Find(p.Candidate.Content); len(found) > 0 {
+			p.Dropped = "holds a secret (" + strings.Join(found, ", ") + ")"
 			continue
 		}
-		if found := (SimpleSecrets{}).Find(p.Candidate.Content); len(found) > 0 {
-			p.Dropped = "holds a secret (" + strings.Join(found, ", ") + ")"
+		if err := p.Candidate.Normalize(now, s.Config.Add.MaxContentBytes, s.Config.Add.Redactor()); err != nil {
+			p.Dropped = err.Error()
 			continue
 		}
 		k := contentKey(tokens(p.Candidate.Content))

@@ -23,7 +23,8 @@ func constraintsMemory(n int) string {
 func instructionCands(n int) []*mdmem.Candidate {
 	var cs []*mdmem.Candidate
 	for i := 0; i < n; i++ {
-		cs = append(cs, cand(fmt.Sprintf("From now on you answer %s questions about %s with %s only", word(i), word(i*7+1), word(i*13+2)), "preference", testNow))
+		// Distinct payloads: near repeats of one would fold into one entry.
+		cs = append(cs, cand(fmt.Sprintf("From now on you %s %s %s %s %s", word(i), word(i*7+1), word(i*13+2), word(i*17+3), word(i*19+4)), "preference", testNow))
 	}
 	return cs
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memctl/memctl/mdmem"
+	"github.com/memctl/memctl/mdmem/redact"
 	"github.com/memctl/memctl/templates"
 )
 
@@ -135,6 +136,15 @@ func (s *LLMStage) tracef(format string, args ...any) {
 	}
 }
 
+// promptText is stored text as the model may see it: secrets redacted
+// (an entry imported or edited by hand may hold one, and the prompt
+// leaves the machine), hidden characters and chat-template tokens
+// neutralised.
+func promptText(s string) string {
+	r, _ := redact.Redact(s)
+	return redact.Neutralise(r)
+}
+
 func buildPrompt(memDir string, cl *Cluster, now time.Time) (Request, *batchMap, error) {
 	sysT, err := templates.Load(memDir, "consolidate-system.tmpl")
 	if err != nil {
@@ -150,7 +160,7 @@ func buildPrompt(memDir string, cl *Cluster, now time.Time) (Request, *batchMap,
 	for _, e := range cl.Entries {
 		n++
 		bm.entries[n] = e
-		it := promptItem{ID: n, Kind: "entry", Category: e.Category, Scope: e.Scope, Text: e.Content}
+		it := promptItem{ID: n, Kind: "entry", Category: e.Category, Scope: e.Scope, Text: promptText(e.Content)}
 		if d := e.Date(); !d.IsZero() {
 			it.Date = d.UTC().Format("2006-01-02")
 		}
@@ -160,7 +170,7 @@ func buildPrompt(memDir string, cl *Cluster, now time.Time) (Request, *batchMap,
 	for _, c := range cl.Cands {
 		n++
 		bm.cands[n] = c
-		it := promptItem{ID: n, Kind: "candidate", Category: c.Category, Scope: c.Scope, Text: mdmem.OneLine(c.Content)}
+		it := promptItem{ID: n, Kind: "candidate", Category: c.Category, Scope: c.Scope, Text: promptText(mdmem.OneLine(c.Content))}
 		if !c.CreatedAt.IsZero() {
 			it.Date = c.CreatedAt.UTC().Format("2006-01-02")
 		}

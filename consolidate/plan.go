@@ -285,7 +285,7 @@ func newPlanner(in *Input) *planner {
 		st = cp
 	}
 	if in.Secrets == nil {
-		in.Secrets = SimpleSecrets{}
+		in.Secrets = Secrets{}
 	}
 	all := in.Mem.Entries()
 	p := &planner{in: in, cfg: in.Config, now: in.Now.UTC(), alloc: mdmem.NewIDAllocator(st, in.Mem),
@@ -787,8 +787,28 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 		upd, updSim = its[0], js[0]
 	}
 	// 3. Instruction-like text is never promoted: it waits for a person.
+	// A near repeat of one already waiting (similarity at least related,
+	// the same scope) folds into it: variants of one payload are one
+	// question, not one each.
 	if instr {
+		if its, js := p.idx.best(q, p.cfg.Consolidate.Related, 1, func(it *item) bool {
+			ok, _ := instructionLike(it.current().Content)
+			return p.place(it) == mdmem.PlacePending && it.scope == q.scope && ok
+		}); len(its) > 0 {
+			p.mergeInto(its[0], c, ce, OpMerge, fmt.Sprintf("near repeat of instruction-like %s (similarity %.2f)", its[0].current().ID, js[0]), false, "rule")
+			return
+		}
 		p.pending(c, ce, OpPending, why, nil, "rule")
+		return
+	}
+	// An agent's preference or constraint waits for a person
+	// (consolidate.hold_agent_core).
+	if mdmem.HoldsAgentCore(ce.Category, ce.Source, p.cfg.Consolidate.HoldAgentCore) {
+		var see []string
+		if upd != nil {
+			see = []string{upd.current().ID}
+		}
+		p.pending(c, ce, OpPending, mdmem.AgentCoreNote, see, "rule")
 		return
 	}
 	// 4. A direct update: the candidate names a live entry of its category

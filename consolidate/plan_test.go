@@ -129,7 +129,7 @@ func TestSelfReinforcingInstructionNeverMultiplies(t *testing.T) {
 
 func TestSecretCandidateHeld(t *testing.T) {
 	m := loadMem(t, map[string]string{"MEMORY.md": baseMemory})
-	p := compute(t, m, cand("The deploy key is sk-abcdefghijklmnopqrstuvwx1234", "fact", testNow))
+	p := compute(t, m, cand("The deploy key is sk-proj-R8kQ2vXm9LpT4sWz7NcB1yHd6JfG3aE5", "fact", testNow))
 	if len(p.Files) != 0 || len(p.Held) != 1 || len(p.Consumed) != 0 {
 		t.Fatalf("files %d held %v consumed %v", len(p.Files), p.Held, p.Consumed)
 	}

@@ -152,7 +152,7 @@ func (o *Options) defaults() {
 		o.Exit = os.Exit
 	}
 	if o.Secrets == nil {
-		o.Secrets = SimpleSecrets{}
+		o.Secrets = Secrets{}
 	}
 }
 

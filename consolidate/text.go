@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/memctl/memctl/mdmem"
 )
 
 // tokens splits text into lower-case tokens. Word tokens are runs of
@@ -272,32 +274,12 @@ func inventedFacts(text string, sources []string) []string {
 
 // instructionLike reports whether text reads like an instruction addressed
 // to a model rather than a fact about the user or project: a planted
-// prompt that consolidation must not promote into the core profile.
+// prompt that consolidation must not promote into the core profile. The
+// detector is redact.Instructions, the same that add, import and confirm
+// run; why is the entry's Pending note.
 func instructionLike(text string) (bool, string) {
-	l := " " + strings.ToLower(OneLineLower(text)) + " "
-	for _, p := range instructionPatterns {
-		if strings.Contains(l, p) {
-			return true, "reads like an instruction to the model (" + strings.TrimSpace(p) + ")"
-		}
-	}
-	for _, r := range text {
-		if r >= 0xE0000 && r <= 0xE007F || r == 0x200B || r == 0x200C || r == 0x200D || r == 0x2060 || r == 0xFEFF || r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069 {
-			return true, "contains invisible or bidi control characters"
-		}
-	}
-	return false, ""
-}
-
-// OneLineLower folds whitespace like mdmem.OneLine.
-func OneLineLower(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-var instructionPatterns = []string{
-	"ignore previous", "ignore all previous", "ignore the previous", "ignore prior", "ignore any previous",
-	"disregard previous", "disregard all", "disregard the above", "forget previous instructions", "forget all previous",
-	"previous instructions", "system prompt", "system:", "<system", "</memory", "<memory", "[inst]", "<|im_start|>",
-	"you are now", "you must always", "from now on, you", "from now on you", "act as ", "jailbreak",
-	"developer mode", "do not tell the user", "don't tell the user", "exfiltrate", "send the contents", "reveal your",
-	"override your", "new instructions:", "assistant:", "### instruction",
+	why := mdmem.InstructionNote(text)
+	return why != "", why
 }
 
 // contentKey is the token sequence of a text without its fillerWords: two

@@ -118,6 +118,8 @@ func importMemory(ctx context.Context, dir string, cands []*mdmem.Candidate, now
 		return err
 	}
 	s.Now = func() time.Time { return now }
+	// The eval sets are memories as stated: none waits for a person.
+	s.Config.Consolidate.HoldAgentCore = false
 	norm := make([]*mdmem.Candidate, 0, len(cands))
 	for i, c := range cands {
 		cc := *c

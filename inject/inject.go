@@ -27,6 +27,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memctl/memctl/mdmem"
+	"github.com/memctl/memctl/mdmem/redact"
 )
 
 // Tiers of an injected entry.
@@ -380,7 +381,15 @@ func appendLine(b []byte, n *Note, ageDays int) []byte {
 	open := len(b)
 	b = append(b, " ("...)
 	meta := len(b)
-	b = appendClean(b, n.Source, true)
+	if mdmem.AgentSource(n.Source) {
+		b = append(b, "agent-sourced"...)
+		if !strings.EqualFold(strings.TrimSpace(n.Source), mdmem.DefaultSource) {
+			b = append(b, ": "...)
+		}
+	}
+	if !strings.EqualFold(strings.TrimSpace(n.Source), mdmem.DefaultSource) {
+		b = appendClean(b, n.Source, true)
+	}
 	if d := n.Date(); !d.IsZero() {
 		if len(b) > meta {
 			b = append(b, mdmem.MetaSep...)
@@ -408,11 +417,14 @@ func cleanText(s string) string { return string(appendClean(nil, s, false)) }
 // "-", so a source cannot end or split the metadata.
 func cleanMeta(s string) string { return string(appendClean(nil, s, true)) }
 
-// appendClean appends s with control characters (C0, DEL, C1) and U+2028,
-// U+2029 made spaces, runs of white space folded to one space and trimmed
-// at both ends, and invalid UTF-8 made U+FFFD (strings.Fields and
-// strings.Map semantics); meta also replaces "(", ")" and "·".
+// appendClean appends s neutralised (redact.Neutralise: no hidden or bidi
+// characters, no chat-template tokens), with control characters (C0, DEL,
+// C1) and U+2028, U+2029 made spaces, runs of white space folded to one
+// space and trimmed at both ends, and invalid UTF-8 made U+FFFD
+// (strings.Fields and strings.Map semantics); meta also replaces "(", ")"
+// and "·".
 func appendClean(b []byte, s string, meta bool) []byte {
+	s = redact.Neutralise(s)
 	space := false
 	start := len(b)
 	for _, r := range s {

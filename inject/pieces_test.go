@@ -4,6 +4,8 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+
+	"github.com/memctl/memctl/mdmem/redact"
 )
 
 // TestPieceCountExact: counting a text as the sum of its memoised chunks
@@ -38,11 +40,14 @@ func TestPieceCountExact(t *testing.T) {
 	}
 }
 
-// TestAppendClean: appendClean gives what strings.Map, strings.Fields and
-// the metadata replacer gave (the rendering before it), byte for byte.
+// TestAppendClean: appendClean gives what redact.Neutralise, strings.Map,
+// strings.Fields and the metadata replacer give, byte for byte.
 func TestAppendClean(t *testing.T) {
 	refText := func(s string) string {
 		return strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+			if redact.Hidden(r) {
+				return -1
+			}
 			if r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029 || (r >= 0x80 && r < 0xa0) {
 				return ' '
 			}

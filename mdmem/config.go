@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/memctl/memctl/mdmem/redact"
 )
 
 // ConfigPath is the memory-relative path of the configuration file.
@@ -38,9 +39,21 @@ type FilesConfig struct {
 	MaxBytes int `toml:"max_bytes"`
 }
 
-// AddConfig governs the queue.
+// AddConfig governs the queue, and what add, import and confirm --text
+// do with secrets.
 type AddConfig struct {
 	MaxContentBytes int `toml:"max_content_bytes"` // cap on one candidate's content
+	// Secrets is the secrets policy: "redact" (default) stores each secret
+	// as [REDACTED:<kind>]; "refuse" refuses a candidate holding one.
+	Secrets string `toml:"secrets"`
+	// PII: "keep" (default) stores e-mail addresses and phone numbers as
+	// given; "redact" treats them as secrets.
+	PII string `toml:"pii"`
+}
+
+// Redactor returns the secrets policy of [add] as an mdmem.Redactor.
+func (c AddConfig) Redactor() Redactor {
+	return redact.Policy{Action: redact.Action(c.Secrets), PII: c.PII == "redact"}
 }
 
 // GitConfig governs commits and the repository lock.
@@ -73,7 +86,7 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 // nothing.
 func DefaultConfig() *Config {
 	return &Config{
-		Add:         AddConfig{MaxContentBytes: 4096},
+		Add:         AddConfig{MaxContentBytes: 4096, Secrets: string(redact.ActionRedact), PII: "keep"},
 		Git:         GitConfig{AuthorName: "memctl", AuthorEmail: "memctl@localhost", LockWait: Duration{10 * time.Second}},
 		Inject:      defaultInjectConfig(),
 		Consolidate: defaultConsolidateConfig(),
@@ -332,6 +345,12 @@ func (c *Config) validateSection(name string) error {
 	case "add":
 		if c.Add.MaxContentBytes <= 0 {
 			return fmt.Errorf("add.max_content_bytes must be positive")
+		}
+		if c.Add.Secrets != string(redact.ActionRedact) && c.Add.Secrets != string(redact.ActionRefuse) {
+			return fmt.Errorf("add.secrets must be \"redact\" or \"refuse\", not %q", c.Add.Secrets)
+		}
+		if c.Add.PII != "keep" && c.Add.PII != "redact" {
+			return fmt.Errorf("add.pii must be \"keep\" or \"redact\", not %q", c.Add.PII)
 		}
 	case "inject":
 		return c.Inject.validate()

@@ -17,6 +17,10 @@ type ConsolidateConfig struct {
 	MaxAttempts     int     `toml:"max_attempts"`      // failed runs after which a candidate leaves the queue (Pending confirmation, or .memctl/queue/held/); 0 = never
 	MaxPending      int     `toml:"max_pending"`       // most entries in Pending confirmation; further candidates for it stay queued
 	ArchiveDays     int     `toml:"archive_days"`      // days an archived entry is kept before consolidate forgets it; 0 = forever
+	// HoldAgentCore holds preference and constraint candidates whose
+	// source is an agent's (AgentSource) in Pending confirmation for a
+	// person, in consolidate and import.
+	HoldAgentCore bool `toml:"hold_agent_core"`
 }
 
 // LLMConfig names the OpenAI-compatible endpoint. OPENAI_BASE_URL,

@@ -29,6 +29,9 @@ func HoldQueueFile(ctx context.Context, dir, id, reason string) error {
 	}
 	qd := filepath.Join(dir, filepath.FromSlash(QueueDir))
 	hd := filepath.Join(dir, filepath.FromSlash(HeldQueueDir))
+	if err := privateDir(hd); err != nil {
+		return err
+	}
 	if err := WriteFileAtomic(ctx, filepath.Join(hd, id+".reason"), []byte(reason), 0o600); err != nil {
 		return err
 	}

@@ -20,7 +20,10 @@ type ImportResult struct {
 // Import loads normalised candidates straight into the memory, without the
 // queue or an LLM: ids are allocated per category prefix (never reused);
 // entries of core categories without a topic go to their core section,
-// everything else to topics/<topic or category>.md (continued in
+// entries that read like instructions to a model, and agents' preferences
+// and constraints under consolidate.hold_agent_core, to Pending
+// confirmation (PendingReason), everything else to topics/<topic or
+// category>.md (continued in
 // topics/<topic>-2.md, … past files.max_bytes), with the topic index kept
 // up to date. The whole import is one commit. It takes the lock and
 // commits a person's uncommitted edits first.
@@ -85,6 +88,10 @@ func (s *Store) ImportStream(ctx context.Context, next func() (*Candidate, error
 		}
 		e := c.Entry(id)
 		t := TargetFor(e, c.Topic)
+		if why := PendingReason(e, s.Config.Consolidate.HoldAgentCore); why != "" {
+			e.Notes = append(e.Notes, PendingNote, why)
+			t = Target{Place: PlacePending}
+		}
 		if t.Place == PlaceTopic && c.Topic == "" && !titled[t.Topic] {
 			ed.SetTopicTitle(t.Topic, strings.ToUpper(t.Topic[:1])+t.Topic[1:]+" notes")
 			titled[t.Topic] = true

@@ -6,12 +6,15 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/memctl/memctl/mdmem/redact"
 )
 
 // Lint returns the format problems of the memory, sorted by file and line:
 // what the parser could not read, plus structural checks (duplicate ids,
 // entries without ids, ids whose prefix disagrees with their section,
-// unknown sections, a topic index out of step with topics/).
+// unknown sections, a topic index out of step with topics/), secrets, and
+// instruction-like entries outside Pending confirmation.
 func (m *Memory) Lint() []Problem {
 	var ps []Problem
 	add := func(file string, line int, format string, args ...any) {
@@ -51,6 +54,7 @@ func (m *Memory) Lint() []Problem {
 	}
 	ps = append(ps, m.lintHeadings()...)
 	ps = append(ps, m.lintIndex()...)
+	ps = append(ps, m.lintGovernance()...)
 	sort.SliceStable(ps, func(i, j int) bool {
 		if ps[i].File != ps[j].File {
 			return ps[i].File == MainFile || ps[j].File != MainFile && ps[i].File < ps[j].File
@@ -58,6 +62,68 @@ func (m *Memory) Lint() []Problem {
 		return ps[i].Line < ps[j].Line
 	})
 	return ps
+}
+
+// lintGovernance reports what a person's edit may have brought in:
+// secrets anywhere in a memory file (by kind and line, never quoted), and
+// entries in the core profile or a topic that read like instructions to
+// a model (entries a person confirmed aside).
+func (m *Memory) lintGovernance() []Problem {
+	var ps []Problem
+	for _, d := range m.Docs() {
+		src := string(d.Src)
+		line, at := 1, 0
+		report := func(off int, f redact.Finding, where string) {
+			line += strings.Count(src[at:off+f.Start], "\n")
+			at = off + f.Start
+			ps = append(ps, Problem{File: d.Path, Line: line, Message: fmt.Sprintf(
+				"secret (%s)%s: remove it from the file, and from git history if it was committed", f.Kind, where)})
+		}
+		// Scan entry by entry, and the text between entries, rather than
+		// the whole file: each piece wakes only the detectors whose
+		// keywords it holds.
+		prev := 0
+		for _, e := range d.Entries {
+			if e.Start < prev {
+				continue // nested in the previous entry's bytes
+			}
+			for _, f := range redact.Scan(src[prev:e.Start]) {
+				report(prev, f, "")
+			}
+			where := ""
+			if e.ID != "" {
+				where = " in entry " + e.ID
+			}
+			for _, f := range redact.Scan(src[e.Start:e.End]) {
+				report(e.Start, f, where)
+			}
+			prev = e.End
+		}
+		for _, f := range redact.Scan(src[prev:]) {
+			report(prev, f, "")
+		}
+		for _, e := range d.Entries {
+			if e.Place != PlaceCore && e.Place != PlaceTopic {
+				continue
+			}
+			confirmed := false
+			for _, n := range e.Notes {
+				confirmed = confirmed || strings.EqualFold(n, "confirmed by user")
+			}
+			if why := InstructionNote(e.Content); why != "" && !confirmed {
+				ps = append(ps, Problem{File: e.File, Line: e.Line, Message: fmt.Sprintf(
+					"entry %s %s; it is injected into every prompt: reword it, or move it to Pending confirmation", orID(e), why)})
+			}
+		}
+	}
+	return ps
+}
+
+func orID(e *Entry) string {
+	if e.ID != "" {
+		return e.ID
+	}
+	return "without id"
 }
 
 // lintHeadings reports unknown top-level sections and a known section (or

@@ -68,8 +68,8 @@ func (s *Strings) UnmarshalJSON(b []byte) error {
 }
 
 // Redactor inspects text before it reaches disk. It returns the text to
-// store (possibly redacted) or an error to refuse it. The governance work
-// plugs its detectors in here; the default lets everything through.
+// store (possibly redacted) or an error to refuse it. redact.Policy is
+// one; AddConfig.Redactor builds it from [add] secrets and pii.
 type Redactor interface {
 	Redact(field, text string) (string, error)
 }
@@ -79,15 +79,55 @@ type noRedactor struct{}
 // Redact returns text unchanged.
 func (noRedactor) Redact(_, text string) (string, error) { return text, nil }
 
-// DefaultRedactor is the redaction hook used when none is given.
+// DefaultRedactor is the redaction hook used when none is given: it lets
+// everything through, so that consolidation still sees (and holds) a
+// secret a queue file brought in by hand. add and import pass the
+// configured policy.
 var DefaultRedactor Redactor = noRedactor{}
+
+// DefaultSource is the source of a candidate that names none: an agent
+// queued it. "user_explicit" is recorded only when stated.
+const DefaultSource = "agent"
+
+// agentSources are the sources that name an agent or a model, not a
+// person: such entries are labelled when injected and, with
+// consolidate.hold_agent_core, wait in Pending confirmation before they
+// enter the core profile.
+var agentSources = map[string]bool{"agent": true, "inference": true, "inferred": true, "agent_inferred": true,
+	"session_summary": true, "extract": true, "extraction": true, "tool": true, "llm": true, "model": true}
+
+// AgentSource reports whether source names an agent or a model rather
+// than a person ("agent", "inference", "session_summary", "extract",
+// "tool", …; case and "-" versus "_" aside).
+func AgentSource(source string) bool {
+	return agentSources[strings.ReplaceAll(strings.ToLower(strings.TrimSpace(source)), "-", "_")]
+}
 
 // Normalize validates a candidate and fills defaults: category known,
 // content non-empty valid UTF-8 within maxBytes, confidence in [0,1], topic
-// a valid slug, dates within CheckDate's range (created_at defaults to now). It runs every text field through r.
+// a valid slug, dates within CheckDate's range (created_at defaults to
+// now), source DefaultSource when empty. It runs every text field
+// (content, source, scope, refs, tags, topic) through r first, so a
+// refused or redacted secret never reaches the queue or the memory.
 func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
 	if r == nil {
 		r = DefaultRedactor
+	}
+	var err error
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"content", &c.Content}, {"source", &c.Source}, {"topic", &c.Topic}} {
+		if *f.v, err = r.Redact(f.name, *f.v); err != nil {
+			return err
+		}
+	}
+	for name, vals := range map[string][]string{"scope": c.Scope, "refs": c.Refs, "tags": c.Tags} {
+		for i := range vals {
+			if vals[i], err = r.Redact(name, vals[i]); err != nil {
+				return err
+			}
+		}
 	}
 	c.Content = strings.TrimSpace(c.Content)
 	if c.Content == "" {
@@ -144,11 +184,8 @@ func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
 	if len(c.Refs) > 256 || len(c.Scope) > 32 || len(c.Tags) > 64 {
 		return errors.New("too many refs, scopes or tags (limits 256, 32, 64)")
 	}
-	if c.Content, err = r.Redact("content", c.Content); err != nil {
-		return err
-	}
 	if c.Source == "" {
-		c.Source = "user_explicit"
+		c.Source = DefaultSource
 	}
 	if err := CheckDate("created_at", c.CreatedAt, now); err != nil {
 		return err
@@ -217,7 +254,7 @@ func Enqueue(ctx context.Context, dir string, cands []*Candidate, now time.Time)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(qd, 0o755); err != nil {
+	if err := privateDir(qd); err != nil {
 		return nil, err
 	}
 	if len(cands) > maxBatch {
@@ -231,12 +268,29 @@ func Enqueue(ctx context.Context, dir string, cands []*Candidate, now time.Time)
 		if err != nil {
 			return ids, err
 		}
-		if err := WriteFileAtomic(ctx, filepath.Join(qd, c.ID+".json"), append(data, '\n'), 0o644); err != nil {
+		if err := WriteFileAtomic(ctx, filepath.Join(qd, c.ID+".json"), append(data, '\n'), 0o600); err != nil {
 			return ids, fmt.Errorf("queue candidate: %w", err)
 		}
 		ids = append(ids, c.ID)
 	}
 	return ids, nil
+}
+
+// privateDir creates p (and its parents) for the queue: mode 0700, and
+// an existing directory open to others is narrowed to 0700. Queue files
+// are written 0600: they hold what agents queued, before a person saw it.
+func privateDir(p string) error {
+	if err := os.MkdirAll(p, 0o700); err != nil {
+		return err
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return os.Chmod(p, fi.Mode().Perm()&0o700)
+	}
+	return nil
 }
 
 // QueueProblem is a queue file memctl could not read.

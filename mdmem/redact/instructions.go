@@ -1,0 +1,129 @@
+package redact
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// pattern is one family of instruction-like text.
+type pattern struct {
+	why      string   // reason shown to a person: "overrides earlier instructions"
+	keywords []string // the pattern runs only on texts holding one of these
+	re       string   // lower case: it reads the lower-cased text
+}
+
+// Words of the families, as regular-expression alternations.
+const (
+	rulesWord = `(?:instructions?|rules?|guidelines?|directives?|prompts?|constraints?|polic(?:y|ies)|safeguards?|guardrails?|restrictions?|filters?|orders?|commands?|context|memor(?:y|ies)|entries|notes)`
+	priorWord = `(?:previous|prior|above|preceding|earlier|existing|original|all|any|every|your|system|safety|security|old)`
+	authority = `(?:system )?(?:administrator|admin|sysadmin|developer|operator|owner|root|superuser|security team|it department|anthropic|openai|creator|supervisor|your (?:boss|maker|master|principal))`
+)
+
+var patterns = []pattern{
+	{"overrides earlier instructions", []string{"ignore", "disregard", "forget", "override", "overrule", "bypass", "skip", "discard", "abandon", "drop", "cancel", "nullify", "set aside", "throw out"}, `\b(?:ignore|disregard|forget|override|overrule|bypass|skip|discard|abandon|drop|cancel|nullify|set aside|throw out)\s+(?:(?:the|these|those|my)\s+)?(?:` + priorWord + `\s+){1,3}(?:[a-z]+\s+)?` + rulesWord + `\b|\bforget (?:everything|all) (?:you|that|above|before)`},
+	{"declares the rules void", []string{"void", "null", "cancel", "obsolete", "revoked", "invalid", "superseded", "lifted", "suspended", "disabled", "overridden", "no longer"}, `\b(?:(?:above|preceding|previous|prior|earlier|all|your|system|safety|other|these|those|existing|original)\s+(?:[a-z]+\s+)?` + rulesWord + `|` + rulesWord + `\s+(?:above|before|so far|given earlier))\s+(?:are|is|were|have been|has been|become)\s+(?:now\s+)?(?:void|null|cancell?ed|obsolete|revoked|invalid|superseded|lifted|suspended|disabled|overridden|no longer (?:valid|apply|applies|in effect|binding))\b`},
+	{"claims authority", []string{"admin", "developer", "operator", "owner", "root", "superuser", "security team", "it department", "anthropic", "openai", "creator", "supervisor", "boss", "maker", "master", "principal"}, `\b(?:as|i am|i'm|this is|speaking as|message from|on behalf of)\s+(?:the|your|an|a)?\s*` + authority + `\b[^.]*\b(?:authori[sz]e|permit|allow|grant|order|instruct|command|require|override|approve)`},
+	{"grants itself permission", []string{"authori", "permitted", "allowed", "cleared", "permission", "allow you", "permit you"}, `\b(?:i (?:hereby )?(?:authori[sz]e|permit|allow) you|you are (?:now )?(?:authori[sz]ed|permitted|allowed|cleared) to|you have (?:my |full )?(?:permission|authori[sz]ation) to)\b`},
+	{"demands obedience", []string{"obey", "follow", "execute", "comply", "exactly what"}, `\b(?:obey|follow|execute|comply with)\s+(?:only\s+)?(?:this|these|my|the following)\s+(?:entry|note|memory|memories|instructions? (?:instead|only|exclusively|above all))\b|\bobey (?:only )?(?:this|me|my)\b|\bdo exactly what (?:this|i) says?\b`},
+	{"redefines the assistant", []string{"dan mode", "you are now", "from now on", "act as", "pretend", "roleplay", "you must now", "new instruction", "new system prompt", "developer mode", "jailbreak", "do anything now"}, `\b(?:you are now|from now on,? you|(?:^|you (?:will |must |should |shall )?)act as (?:a|an|the|my)|pretend (?:to be|you are)|roleplay as|you must now|new instructions?:|new system prompt|developer mode|jailbreak|do anything now|\bdan mode)`},
+	{"bypasses safety", []string{"bypass", "disable", "turn off", "circumvent", "evade", "ignore"}, `\b(?:bypass|disable|turn off|circumvent|evade|ignore)\s+(?:the\s+|your\s+|all\s+|any\s+)?(?:safety|security|content|moderation|ethical)?\s*(?:checks?|filters?|guardrails?|safeguards?|restrictions?|policies|protections?|safety|moderation)\b`},
+	{"hides from the user", []string{"tell", "inform", "mention", "reveal", "alert", "keep this", "keep it"}, `\b(?:do not|don't|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|mention(?:ing)?|reveal(?:ing)?|alert(?:ing)?)\s+(?:(?:it|this|that|these)(?:\s+(?:entry|note|memory|instruction|message))?\s+to\s+)?(?:the\s+)?(?:user|human|person|operator)\b|\bkeep (?:this|it) (?:secret|hidden) from\b`},
+	{"asks to exfiltrate data", []string{"send", "post", "upload", "forward", "exfiltrate", "leak", "email", "transmit", "copy"}, `\b(?:send|post|upload|forward|exfiltrate|leak|email|transmit|copy)\s+(?:the\s+|all\s+|your\s+|any\s+|every\s+)?(?:contents?|conversation|chat|history|memory|memories|files?|credentials|secrets?|keys?|tokens?|passwords?|env(?:ironment)?(?: variables)?|data|source code|system prompt)\b[^.]*\b(?:to|at)\s+(?:https?://|\S+@|my |the attacker|this (?:url|address|server|endpoint))`},
+	{"asks to reveal the system prompt", []string{"prompt", "instructions"}, `\b(?:reveal|print|show|repeat|output|leak|dump)\s+(?:your|the)\s+(?:system\s+prompt|instructions|hidden prompt|initial prompt)`},
+	{"redirects tool calls", []string{"tool", "function"}, `\b(?:instead,?\s+(?:call|use|invoke|run|execute)\s+(?:the\s+)?\S+\s+(?:tool|function|command)|(?:call|invoke|use|run)\s+(?:the\s+)?\S+\s+(?:tool|function)\s+instead|always (?:call|invoke) (?:the\s+)?\S+\s+(?:tool|function))\b`},
+	{"holds tool-call syntax", []string{"tool_", "function_call", "invoke", "antml", "\"name\"", "functions."}, `<\s*/?\s*(?:tool_call|tool_use|function_calls?|invoke|antml:|tool_result)|"(?:tool_calls|function_call)"\s*:|\{\s*"name"\s*:\s*"[^"]+"\s*,\s*"(?:arguments|parameters|input)"\s*:|\bfunctions\.[a-z_]+\(`},
+	{"holds a chat-template token", []string{"<|", "[inst", "[/inst", "<<sys", "<</sys", "<", "system", "assistant", "human", "###"}, `<\|[a-z_ ]{2,30}\|>|\[/?inst\]|<</?sys>>|<\s*/?\s*(?:start_of_turn|end_of_turn|system|assistant|user|im_start|im_end|s)\s*>|(?:^|\n)\s*(?:system|assistant|human)\s*:|###\s*(?:instruction|system|response)s?\s*:?`},
+	{"closes the memory fence", []string{"memory"}, `</\s*memory|<\s*memory[-_ ]context`},
+	{"holds a hidden comment", []string{"<!--"}, `<!--`},
+	{"holds a tracking image link", []string{"!["}, `!\[[^\]]*\]\(\s*https?://[^)\s]*\?[^)\s]*=`},
+	{"pipes a download into a shell", []string{"curl", "wget"}, `\b(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b`},
+	{"plants a trigger", []string{"whenever", "every time", "each time", "if ever"}, `\b(?:whenever|every time|each time|if ever)\s+(?:the\s+)?(?:user|anyone|someone|you)\s+(?:asks?|mentions?|says?|types?|sees?|reads?)\b[^.]*\b(?:respond|reply|say|tell|recommend|output|mention)\b`},
+}
+
+// instrRegexps compiles the patterns' expressions, each on first use.
+var instrRegexps = func() []func() *regexp.Regexp {
+	out := make([]func() *regexp.Regexp, len(patterns))
+	for i, p := range patterns {
+		out[i] = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(p.re) })
+	}
+	return out
+}()
+
+// Instructions returns why text reads like an instruction addressed to a
+// model rather than a fact about the user or project, one reason per
+// family it matches ("overrides earlier instructions", "holds hidden
+// Unicode (U+200B)"), never quoting the text (a reason is stored in the
+// entry's notes, and must not repeat the payload); nil for ordinary text. It reads the normalised text, so zero-width characters or
+// full-width letters do not hide a payload; their presence is itself a
+// reason.
+func Instructions(text string) []string {
+	var out []string
+	var hidden []string
+	for _, r := range text {
+		if Hidden(r) && len(hidden) < 3 {
+			hidden = append(hidden, fmt.Sprintf("U+%04X", r))
+		}
+	}
+	if len(hidden) > 0 {
+		out = append(out, "holds hidden Unicode ("+strings.Join(hidden, ", ")+")")
+	}
+	norm := lowerASCII(Normalise(text))
+	n := norm
+	if !strings.Contains(norm, "\n") {
+		n = strings.Join(strings.Fields(norm), " ") // role markers and fences need their lines
+	}
+	var bg bigrams
+	bg.fill(n)
+	for i, p := range patterns {
+		if !bg.contains(n, p.keywords) {
+			continue
+		}
+		if instrRegexps[i]().MatchString(n) {
+			out = append(out, p.why)
+		}
+	}
+	return out
+}
+
+// chatToken finds chat-template control tokens: <|im_start|>, [INST],
+// <<SYS>>, <start_of_turn>, </s> and the like.
+var chatToken = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)<\|[a-z_ ]{2,30}\|>|\[/?INST\]|<</?SYS>>|<\s*/?\s*(?:start_of_turn|end_of_turn|im_start|im_end|s)\s*>`)
+})
+
+// Neutralise makes stored text inert for a prompt: hidden characters
+// (zero-width, bidi, tag block) are removed and chat-template tokens are
+// rewritten as plain words ("<|im_start|>" becomes "(chat token im_start)"),
+// so no stored text can reorder what a reader sees or pose as a turn of
+// the conversation. Text without either is returned as is.
+func Neutralise(text string) string {
+	clean := true
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; c >= 0x80 || c == '<' || c == '[' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return text
+	}
+	var b strings.Builder
+	for _, r := range text {
+		if !Hidden(r) {
+			b.WriteRune(r)
+		}
+	}
+	s := b.String()
+	if !strings.ContainsAny(s, "<[") {
+		return s
+	}
+	return chatToken().ReplaceAllStringFunc(s, func(t string) string {
+		name := strings.ToLower(strings.Trim(t, "<>|[]/ "))
+		if strings.Contains(t, "/") {
+			name = "/" + name
+		}
+		return "(chat token " + name + ")"
+	})
+}

@@ -1,0 +1,286 @@
+// Package redact finds secrets, sensitive numbers and personal data in text
+// memctl is about to store or send, replaces them, and recognises text that
+// reads like an instruction to a model (memory poisoning).
+//
+// Every detector reads a normalised copy of the text (NFKC, hidden
+// characters removed, and for tokens, lines joined where a key was
+// wrapped), so full-width digits, zero-width characters and line breaks do
+// not hide a secret; findings are reported as byte ranges of the original
+// text. The detectors are memctl's own, compiled lazily, and need no
+// network and no third-party rule set (docs/GOVERNANCE.md says why).
+package redact
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Finding is one secret or sensitive value: its kind ("aws-access-key",
+// "payment-card", …) and its byte range [Start, End) in the text given.
+type Finding struct {
+	Kind  string `json:"kind"`
+	Start int    `json:"start"`
+	End   int    `json:"end"`
+}
+
+// Scanner finds secrets. The zero Scanner finds secrets and sensitive
+// numbers (keys, tokens, private keys, passwords, cards, IBANs, national
+// ids); PII adds e-mail addresses and phone numbers.
+type Scanner struct {
+	PII bool
+}
+
+// Scan returns the secrets and sensitive numbers in text (not e-mail
+// addresses and phone numbers), sorted by position, without overlaps.
+func Scan(text string) []Finding { return Scanner{}.Scan(text) }
+
+// Redact returns text with each finding of Scan replaced by
+// "[REDACTED:<kind>]", and the findings.
+func Redact(text string) (string, []Finding) { return Scanner{}.Redact(text) }
+
+// Kinds lists the kinds of finding the detectors report.
+func Kinds() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range rules {
+		if !seen[r.kind] {
+			seen[r.kind] = true
+			out = append(out, r.kind)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// lowerASCII lower-cases ASCII letters only, so byte offsets stay put.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] >= 'A' && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// bigrams is the set of byte pairs of a text: a keyword whose first or
+// last pair is missing cannot occur in it, which rules most keywords out
+// without a substring search.
+type bigrams [1024]uint64
+
+func (b *bigrams) fill(s string) {
+	for i := 0; i+1 < len(s); i++ {
+		k := uint16(s[i])<<8 | uint16(s[i+1])
+		b[k>>6] |= 1 << (k & 63)
+	}
+}
+
+func (b *bigrams) pair(s string) bool {
+	k := uint16(s[0])<<8 | uint16(s[1])
+	return b[k>>6]&(1<<(k&63)) != 0
+}
+
+// contains reports whether lower (whose pairs b holds) contains any of
+// the keywords.
+func (b *bigrams) contains(lower string, keywords []string) bool {
+	for _, k := range keywords {
+		if len(k) >= 2 && (!b.pair(k) || !b.pair(k[len(k)-2:])) {
+			continue
+		}
+		if strings.Contains(lower, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// digitRun returns the largest number of digits in one group run of s:
+// digits separated by at most one space, '-' or '.', or by a line break
+// and the indentation after it ("4539 1488\n  0343 6467" is 16). A date
+// and a time ("2026-01-05T10:00") are two runs.
+func digitRun(s string) int {
+	best, cur := 0, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			cur++
+			best = max(best, cur)
+			continue
+		case (c == ' ' || c == '-' || c == '.') && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9':
+			continue
+		case c == '\n':
+			j := i + 1
+			for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+				j++
+			}
+			if j < len(s) && s[j] >= '0' && s[j] <= '9' {
+				i = j - 1
+				continue
+			}
+		}
+		cur = 0
+	}
+	return best
+}
+
+// Scan returns the findings in text, sorted by position; overlapping
+// findings are merged into one (the kind of the first).
+func (sc Scanner) Scan(text string) []Finding {
+	if text == "" {
+		return nil
+	}
+	var found []Finding
+	plain := normalise(text, false)
+	found = sc.scanOne(plain, false, found)
+	if strings.Contains(strings.TrimRight(text, "\n"), "\n") {
+		found = sc.scanOne(normalise(text, true), true, found)
+	}
+	return merge(found)
+}
+
+func (sc Scanner) scanOne(n *normText, joined bool, found []Finding) []Finding {
+	lower := lowerASCII(n.s)
+	digits := -1
+	var bg bigrams
+	filled := false
+	for _, r := range rules {
+		if r.pii && !sc.PII || joined && !r.join {
+			continue
+		}
+		if r.keywords != nil {
+			if !filled {
+				bg.fill(lower)
+				filled = true
+			}
+			if !bg.contains(lower, r.keywords) {
+				continue
+			}
+		} else {
+			if digits < 0 {
+				digits = digitRun(n.s)
+			}
+			if digits < r.minDigits {
+				continue
+			}
+		}
+		if r.hint != nil && !r.hint(n.s) {
+			continue
+		}
+		re := r.regexp()
+		for _, loc := range re.FindAllStringSubmatchIndex(n.s, -1) {
+			m := make([]string, len(loc)/2)
+			for i := range m {
+				if loc[2*i] >= 0 {
+					m[i] = n.s[loc[2*i]:loc[2*i+1]]
+				}
+			}
+			s, e := loc[2*r.group], loc[2*r.group+1]
+			if s < 0 || r.ok != nil && !r.ok(m, lower, s, e) {
+				continue
+			}
+			found = append(found, Finding{Kind: r.kind, Start: n.orig(s), End: n.orig(e)})
+		}
+	}
+	return found
+}
+
+// merge sorts findings and folds overlapping ones together.
+func merge(f []Finding) []Finding {
+	if len(f) < 2 {
+		return f
+	}
+	sort.SliceStable(f, func(i, j int) bool {
+		if f[i].Start != f[j].Start {
+			return f[i].Start < f[j].Start
+		}
+		return f[i].End > f[j].End
+	})
+	out := f[:1]
+	for _, x := range f[1:] {
+		last := &out[len(out)-1]
+		if x.Start < last.End {
+			last.End = max(last.End, x.End)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// Redact returns text with each finding replaced by "[REDACTED:<kind>]",
+// and the findings (offsets into text as given).
+func (sc Scanner) Redact(text string) (string, []Finding) {
+	f := sc.Scan(text)
+	if len(f) == 0 {
+		return text, nil
+	}
+	var b strings.Builder
+	last := 0
+	for _, x := range f {
+		b.WriteString(text[last:x.Start])
+		b.WriteString("[REDACTED:" + x.Kind + "]")
+		last = x.End
+	}
+	b.WriteString(text[last:])
+	return b.String(), f
+}
+
+// KindList names the kinds of findings, each once, in order: for messages
+// that must not quote the secret.
+func KindList(f []Finding) string {
+	seen := map[string]bool{}
+	var k []string
+	for _, x := range f {
+		if !seen[x.Kind] {
+			seen[x.Kind] = true
+			k = append(k, x.Kind)
+		}
+	}
+	return strings.Join(k, ", ")
+}
+
+// Action is what a Policy does with a finding.
+type Action string
+
+// The actions of a Policy.
+const (
+	ActionRedact Action = "redact" // replace it with [REDACTED:<kind>] (the default)
+	ActionRefuse Action = "refuse" // refuse the whole text
+)
+
+// Policy applies a Scanner to text about to be stored: it redacts the
+// findings or, with ActionRefuse, refuses the text. Its Redact method is
+// an mdmem.Redactor.
+type Policy struct {
+	Action Action
+	PII    bool // e-mail addresses and phone numbers count too
+}
+
+// RefusedError says that a field holds a secret and the policy refuses it.
+// It names the kinds, never the secret.
+type RefusedError struct {
+	Field string
+	Found []Finding
+}
+
+// Error describes the refusal and how to go on.
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("%s holds a secret (%s); refused by the secrets policy (add.secrets = \"refuse\"): remove it, or set add.secrets = \"redact\" to store it as [REDACTED:<kind>]", e.Field, KindList(e.Found))
+}
+
+// Redact returns text with its findings redacted, or a *RefusedError when
+// the policy refuses texts with secrets.
+func (p Policy) Redact(field, text string) (string, error) {
+	out, f := Scanner{PII: p.PII}.Redact(text)
+	if len(f) > 0 && p.Action == ActionRefuse {
+		return "", &RefusedError{Field: field, Found: f}
+	}
+	return out, nil
+}
