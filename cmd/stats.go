@@ -53,7 +53,7 @@ func runStats(ctx context.Context, f *Factory, cmd *cobra.Command, opts *statsOp
 	if err != nil {
 		return err
 	}
-	o, err := injectOptionsFrom(f, s.Config.Inject, cmd, -1, -1, -1, -1, opts.StaleDays, opts.Budget, opts.Tokenizer, "", opts.Now)
+	o, err := injectOptionsFrom(f, s.Config, cmd, -1, -1, -1, -1, opts.StaleDays, opts.Budget, opts.Tokenizer, "", opts.Now)
 	if err != nil {
 		return err
 	}

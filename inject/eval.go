@@ -137,8 +137,8 @@ type EvalOptions struct {
 	Rankers     []string // rankings to compare, side by side
 	Counter     Counter
 	ContentOnly bool      // count only entry text against the budget (the reference's accounting)
-	Now         time.Time // fixed "now" for age labels
-	Base        Options   // core share, limits, stale days
+	Now         time.Time // fixed "now" of the blocks; zero: the day after each case's newest memory
+	Base        Options   // L2 reserve, core limits, stale days
 }
 
 // EvalBigBudget is the budget of top-K cuts: large enough that only K limits.
@@ -228,6 +228,16 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 		if err != nil {
 			return nil, fmt.Errorf("case %s: %w", c.Name, err)
 		}
+		// The block of a session that follows the case's last one.
+		blockNow := o.Now
+		if blockNow.IsZero() {
+			for _, m := range c.Memories {
+				blockNow = maxTime(blockNow, m.CreatedAt, m.UpdatedAt)
+			}
+			if !blockNow.IsZero() {
+				blockNow = blockNow.AddDate(0, 0, 1)
+			}
+		}
 		for ri, rname := range o.Rankers {
 			for ci, ct := range cuts {
 				a := accs[[2]int{ri, ci}]
@@ -243,7 +253,7 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 						}
 					}
 					opt.Budget, opt.TopK, opt.Ranker = ct.budget, ct.k, rname
-					opt.Counter, opt.Now, opt.contentOnly = o.Counter, o.Now, o.ContentOnly
+					opt.Counter, opt.Now, opt.contentOnly = o.Counter, blockNow, o.ContentOnly
 					t0 := time.Now()
 					res, err := Inject(corpus, opt)
 					a.lat = append(a.lat, time.Since(t0))
@@ -348,4 +358,13 @@ func trunc(s string, n int) string {
 		return s[:n]
 	}
 	return s
+}
+
+func maxTime(a time.Time, ts ...time.Time) time.Time {
+	for _, t := range ts {
+		if t.After(a) {
+			a = t
+		}
+	}
+	return a
 }
