@@ -52,6 +52,9 @@ func runLint(ctx context.Context, f *Factory, opts *lintOptions) error {
 			fmt.Fprintln(f.IO.Out, p.String())
 		}
 	}
+	if w := coreFitWarning(f, s, mem); w != "" {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s\n", w)
+	}
 	if len(ps) > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: %d %s\n", len(ps), pluralize(len(ps), "problem", "problems"))
 		return &ExitError{Code: ExitFailure}

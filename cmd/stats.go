@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/memctl/memctl/inject"
+	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
 )
 
@@ -57,6 +58,9 @@ func runStats(ctx context.Context, f *Factory, cmd *cobra.Command, opts *statsOp
 	if err != nil {
 		return err
 	}
+	if o.Header, o.RulesHeading, err = inject.LoadHeader(s.Dir, o.Now); err != nil {
+		return err
+	}
 	c, err := inject.LoadCorpusFor(ctx, s.Dir, true, configCounter(s))
 	if err != nil {
 		return err
@@ -73,4 +77,21 @@ func runStats(ctx context.Context, f *Factory, cmd *cobra.Command, opts *statsOp
 	}
 	st.WriteText(f.IO.Out)
 	return nil
+}
+
+// coreFitWarning says when the memory's core profile no longer fits the
+// configured inject block ("" when it does, or cannot be measured): lint
+// and consolidate print it, as stats does.
+func coreFitWarning(f *Factory, s *mdmem.Store, mem *mdmem.Memory) string {
+	cnt := configCounter(s)
+	if cnt == nil || mem == nil || mem.Main == nil {
+		return ""
+	}
+	c := s.Config
+	o := inject.Options{Budget: c.Inject.Budget, L2Reserve: c.Inject.L2Reserve, CoreMaxTokens: c.Consolidate.CoreMaxTokens,
+		Counter: cnt, Now: f.Now().UTC(), StaleDays: c.Inject.StaleDays}
+	if h, _, err := inject.LoadHeader(s.Dir, o.Now); err == nil {
+		o.Header = h
+	}
+	return inject.CoreFitWarning(inject.CoreTokens(mem.Main.Entries, cnt, o.Now, o.StaleDays), o)
 }

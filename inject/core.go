@@ -73,6 +73,17 @@ func CoreFitWarning(tokens int, o Options) string {
 	if tokens <= room {
 		return ""
 	}
-	return fmt.Sprintf("the core profile is %d tokens (%s) but a %d-token block has room for %d (core_max_tokens %d, l2_reserve %.2f): inject leaves core entries out; run `memctl consolidate` to move the least valuable to topic files, or raise inject.budget",
-		tokens, o.Counter.Name(), o.Budget, room, o.CoreMaxTokens, o.L2Reserve)
+	fix := "run `memctl consolidate`, which moves the least valuable core entries to topic files"
+	if o.CoreMaxTokens <= 0 || tokens <= o.CoreMaxTokens {
+		fix = fmt.Sprintf("set consolidate.core_max_tokens to %d or less and run `memctl consolidate`, or raise inject.budget", room)
+	}
+	return fmt.Sprintf("the core profile no longer fits: %d tokens (%s), but a %d-token block has room for %d (l2_reserve %.2f, core_max_tokens %d), so inject leaves core entries out; %s",
+		tokens, o.Counter.Name(), o.Budget, room, o.L2Reserve, o.CoreMaxTokens, fix)
+}
+
+// LineTokens counts an entry's compact line ("[id] content"): what moving
+// it out of the core saves at least (its date line may go too).
+func LineTokens(e *mdmem.Entry, cnt Counter) int {
+	n := noteOf(e)
+	return cnt.Count(string(appendLine(nil, &n)))
 }

@@ -318,7 +318,11 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 		}
 		core = append(core, i)
 	}
-	coreCap := int(math.Floor(float64(o.Budget)*(1-o.L2Reserve))) - frame
+	// The reserve is for L2: with neither task nor tags there is no L2.
+	coreCap := avail
+	if strings.TrimSpace(task) != "" || len(o.Tags) > 0 {
+		coreCap = int(math.Floor(float64(o.Budget)*(1-o.L2Reserve))) - frame
+	}
 	if o.CoreMaxTokens > 0 && !o.contentOnly {
 		coreCap = min(coreCap, o.CoreMaxTokens)
 	}

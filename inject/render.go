@@ -26,7 +26,7 @@ const (
 	fenceInfo  = "memctl-notes"
 	todayHead  = "today:"
 	staleMark  = "old"
-	maxListed  = 10 // left-out ids listed in the footer
+	maxListed  = 8  // left-out ids listed in the footer
 	maxMisfits = 32 // packing gives up after this many entries in a row that do not fit
 )
 
