@@ -55,7 +55,7 @@ func CoreTokens(entries []*mdmem.Entry, cnt Counter, now time.Time, staleDays in
 // options: the budget less the L2 reserve and the frame (header, today
 // line, fence), and at most CoreMaxTokens.
 func CoreRoom(o Options) int {
-	frame := o.Counter.Count(o.header()) + 2*o.Counter.Count("```"+fenceInfo+"\n")
+	frame := o.Counter.Count(o.header()) + o.Counter.Count("```"+fenceInfo+"\n") + o.Counter.Count("```\n")
 	if !o.Now.IsZero() {
 		frame += o.Counter.Count(todayHead + " " + o.Now.UTC().Format("2006-01-02") + "\n")
 	}

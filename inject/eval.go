@@ -154,6 +154,9 @@ type CutResult struct {
 	CatCounts  map[string]int     `json:"category_queries"`
 	AvgTokens  float64            `json:"avg_tokens"`
 	AvgEntries float64            `json:"avg_entries"`
+	AvgFrame   float64            `json:"avg_frame_tokens"` // header, today line, fence, headings, footer (block accounting)
+	LineOver   float64            `json:"line_overhead"`    // per entry: tokens of its line beyond the content's
+	Overhead   float64            `json:"entry_overhead"`   // per entry: line and date line tokens beyond the content's
 	P50ms      float64            `json:"p50_ms"`
 	P95ms      float64            `json:"p95_ms"`
 }
@@ -194,6 +197,8 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 	}
 	type acc struct {
 		sum, tokens, entries float64
+		frame, overhead      float64
+		lineOver             float64
 		n                    int
 		cat                  map[string]float64
 		catN                 map[string]int
@@ -267,6 +272,16 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 					a.catN[q.Category]++
 					a.tokens += float64(res.UsedTokens)
 					a.entries += float64(len(res.Items))
+					if !o.ContentOnly {
+						a.frame += float64(res.FrameTokens)
+						content := 0
+						for _, it := range res.Items {
+							k := o.Counter.Count(cleanText(it.Note.Content))
+							content += k
+							a.lineOver += float64(it.Tokens - k)
+						}
+						a.overhead += float64(res.UsedTokens - res.FrameTokens - content)
+					}
 				}
 			}
 		}
@@ -279,6 +294,11 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 				cr.Recall = 100 * a.sum / float64(a.n)
 				cr.AvgTokens = a.tokens / float64(a.n)
 				cr.AvgEntries = a.entries / float64(a.n)
+				cr.AvgFrame = a.frame / float64(a.n)
+				if a.entries > 0 {
+					cr.Overhead = a.overhead / a.entries
+					cr.LineOver = a.lineOver / a.entries
+				}
 			}
 			for k, v := range a.cat {
 				cr.ByCategory[k] = 100 * v / float64(a.catN[k])
@@ -343,13 +363,21 @@ func (r *EvalReport) WriteText(w *strings.Builder) {
 	for _, c := range cats {
 		fmt.Fprintf(w, " %12s", trunc(c, 12))
 	}
-	fmt.Fprintf(w, " %8s %8s %8s %8s\n", "tokens", "entries", "p50 ms", "p95 ms")
+	fmt.Fprintf(w, " %8s %8s %8s %8s", "tokens", "entries", "p50 ms", "p95 ms")
+	if r.Accounting == "block" {
+		fmt.Fprintf(w, " %6s %9s %9s", "frame", "line ovh", "entry ovh")
+	}
+	fmt.Fprintln(w)
 	for _, cr := range r.Results {
 		fmt.Fprintf(w, "%-12s %-12s %7.1f", cr.Ranker, cr.Cut, cr.Recall)
 		for _, c := range cats {
 			fmt.Fprintf(w, " %12.1f", cr.ByCategory[c])
 		}
-		fmt.Fprintf(w, " %8.0f %8.1f %8.2f %8.2f\n", cr.AvgTokens, cr.AvgEntries, cr.P50ms, cr.P95ms)
+		fmt.Fprintf(w, " %8.0f %8.1f %8.2f %8.2f", cr.AvgTokens, cr.AvgEntries, cr.P50ms, cr.P95ms)
+		if r.Accounting == "block" {
+			fmt.Fprintf(w, " %6.1f %9.1f %9.1f", cr.AvgFrame, cr.LineOver, cr.Overhead)
+		}
+		fmt.Fprintln(w)
 	}
 }
 

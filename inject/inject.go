@@ -90,15 +90,16 @@ type Item struct {
 
 // Result is one inject.
 type Result struct {
-	Budget     int
-	UsedTokens int       // tokens of the whole Markdown block
-	Items      []Item    // in priority order: core, then retrieved best first
-	LeftOut    []LeftOut // eligible entries not shown, by reason, in priority order
-	Warnings   []string  // for stderr
-	Block      string    // the Markdown block ("" when nothing fits)
-	Today      string    // the today line's date ("" without "now")
-	Ranker     string
-	Tokenizer  string
+	Budget      int
+	UsedTokens  int       // tokens of the whole Markdown block
+	FrameTokens int       // of them, the frame's: header, today line, fence, headings, footer
+	Items       []Item    // in priority order: core, then retrieved best first
+	LeftOut     []LeftOut // eligible entries not shown, by reason, in priority order
+	Warnings    []string  // for stderr
+	Block       string    // the Markdown block ("" when nothing fits)
+	Today       string    // the today line's date ("" without "now")
+	Ranker      string
+	Tokenizer   string
 }
 
 // Omitted returns the refs of the left-out entries.
@@ -279,8 +280,8 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("task text is %d bytes; only the first %d are used for retrieval", len(o.Task), cut))
 	}
 	cnt := c.tokens(o.Counter, o.contentOnly)
-	frame := cnt.frame(o.header()) + 2*cnt.frame("```"+fenceInfo+"\n")
-	frameChars := utf8.RuneCountInString(o.header()) + 2*len("```"+fenceInfo+"\n")
+	frame := cnt.frame(o.header()) + cnt.frame("```"+fenceInfo+"\n") + cnt.frame("```\n")
+	frameChars := utf8.RuneCountInString(o.header()) + len("```"+fenceInfo+"\n```\n")
 	if r.Today != "" {
 		frame += cnt.today(r.Today)
 		frameChars += len(todayHead + " " + r.Today + "\n")
@@ -313,7 +314,7 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 			continue
 		}
 		if !InScope(n.Scope, o.Scopes) {
-			left = append(left, LeftOut{Ref: n.Ref(), Reason: ReasonScope, doc: i})
+			left = append(left, LeftOut{Ref: n.Ref(), Tier: TierCore, Reason: ReasonScope, doc: i})
 			continue
 		}
 		core = append(core, i)
@@ -396,9 +397,14 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 	// The ranked hits are sorted only as far as packing reads them.
 	var hits []Hit
 	more := func() bool { return false }
-	ranked := strings.TrimSpace(task) != "" || len(o.Tags) > 0
-	if ranked {
+	matched := map[int]bool{} // core overflow the task matched
+	if strings.TrimSpace(task) != "" || len(o.Tags) > 0 {
 		rk := c.rank(rp, task, o.Tags, eligible)
+		for _, h := range rk.hits {
+			if overflowSet[h.Doc] {
+				matched[h.Doc] = true
+			}
+		}
 		want := o.TopK
 		if want <= 0 {
 			want = 256
@@ -433,7 +439,7 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 		tok, chars := p.cost(&it)
 		if p.used+tok > avail || p.chars+chars > maxChars {
 			budgetOut[h.Doc] = true
-			left = append(left, LeftOut{Ref: n.Ref(), Reason: ReasonBudget, doc: h.Doc})
+			left = append(left, LeftOut{Ref: n.Ref(), Tier: tierOf(n), Reason: ReasonBudget, doc: h.Doc})
 			misfits++
 			if avail-p.used < 4 || misfits >= maxMisfits {
 				break
@@ -444,8 +450,8 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 		take(it)
 	}
 	// Core entries L1 could not hold and L2 did not show: for top-k when
-	// L2 ranked entries, stopped at top-k and had room for them; else for
-	// budget.
+	// the task matched them but L2 stopped at top-k with room left; else
+	// for budget.
 	shown := map[int]bool{}
 	for _, it := range r.Items {
 		shown[it.doc] = true
@@ -457,10 +463,10 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 		}
 		reason := ReasonBudget
 		it := newItem(c, i, TierRetrieved, 0, &o, cnt)
-		if tok, _ := p.cost(&it); ranked && o.TopK > 0 && p.used+tok <= avail {
+		if tok, _ := p.cost(&it); matched[i] && o.TopK > 0 && p.used+tok <= avail {
 			reason = ReasonTopK
 		}
-		coreLeft = append(coreLeft, LeftOut{Ref: c.Notes[i].Ref(), Reason: reason, doc: i})
+		coreLeft = append(coreLeft, LeftOut{Ref: c.Notes[i].Ref(), Tier: TierCore, Reason: reason, doc: i})
 	}
 	left = append(coreLeft, left...)
 
@@ -468,7 +474,7 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 	// (the footer and a longer fence can push it over).
 	for {
 		r.LeftOut = sortLeft(left)
-		block, total := render(r.Items, &o, r.LeftOut, cnt)
+		block, total, frame := render(r.Items, &o, r.LeftOut, cnt)
 		if o.contentOnly {
 			total = 0
 			for _, it := range r.Items {
@@ -482,14 +488,23 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 				r.Items, r.Block, r.UsedTokens = nil, "", 0
 				return r, nil
 			}
-			r.Block, r.UsedTokens = block, total
+			r.Block, r.UsedTokens, r.FrameTokens = block, total, frame
 			return r, nil
 		}
 		last := r.Items[len(r.Items)-1]
 		r.Items = r.Items[:len(r.Items)-1]
 		nCore = min(nCore, len(r.Items))
-		left = append([]LeftOut{{Ref: last.Note.Ref(), Reason: ReasonBudget, doc: last.doc}}, left...)
+		left = append([]LeftOut{{Ref: last.Note.Ref(), Tier: tierOf(last.Note), Reason: ReasonBudget, doc: last.doc}}, left...)
 	}
+}
+
+// tierOf is the tier a note belongs to: core entries, even when L2
+// ranked them, are core.
+func tierOf(n *Note) string {
+	if n.Place == mdmem.PlaceCore {
+		return TierCore
+	}
+	return TierRetrieved
 }
 
 // sortLeft orders left-out entries by reason (budget, top-k, scope),

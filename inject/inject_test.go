@@ -120,7 +120,7 @@ func TestInjectBasic(t *testing.T) {
 			t.Errorf("%s injected (pending, archive or another scope):\n%s", bad, r.Block)
 		}
 	}
-	if !strings.HasPrefix(r.Block, DefaultHeader+"today: 2026-02-01\n```memctl-notes\n## Core profile\n") {
+	if !strings.HasPrefix(r.Block, DefaultHeader+"today: 2026-02-01\n```memctl\n## Core profile\n") {
 		t.Errorf("block starts wrong:\n%s", r.Block)
 	}
 	if !strings.Contains(r.Block, "\n2025-01-05 (old):\n[pref-002] Answers in English, short\n") {
@@ -294,7 +294,7 @@ func TestFenceEscape(t *testing.T) {
 		t.Fatalf("want 3 items, got %v\n%s", refs(r), r.Block)
 	}
 	checkFence(t, r.Block)
-	if !strings.Contains(r.Block, "\n````````````memctl-notes\n") {
+	if !strings.Contains(r.Block, "\n````````````memctl\n") {
 		t.Errorf("fence not longer than the longest backtick run:\n%s", r.Block)
 	}
 	for _, l := range strings.Split(r.Block, "\n")[2:] {
@@ -346,7 +346,12 @@ func checkWholeCore(t *testing.T, c *Corpus, o Options, r *Result) {
 	}
 	cnt := c.tokens(o.Counter, false)
 	size := c.coreSize(core, &o, cnt)
-	frame := cnt.str(DefaultHeader) + cnt.today(o.Now.Format("2006-01-02")) + cnt.str("```memctl-notes\n") + cnt.str("```\n")
+	var lines strings.Builder
+	for _, i := range core {
+		lines.WriteString(c.Notes[i].Content)
+	}
+	fence := Fence(lines.String())
+	frame := cnt.str(DefaultHeader) + cnt.today(o.Now.Format("2006-01-02")) + cnt.str(fence+fenceInfo+"\n") + cnt.str(fence+"\n")
 	if size.Tokens+frame > int(float64(o.Budget)*(1-o.L2Reserve)) || o.CoreMaxTokens > 0 && size.Tokens > o.CoreMaxTokens ||
 		o.CoreMaxLines > 0 && size.Lines > o.CoreMaxLines || o.MaxChars > 0 {
 		return
@@ -366,8 +371,8 @@ func checkWholeCore(t *testing.T, c *Corpus, o Options, r *Result) {
 			dup = dup || jaccard(dupTerms(c.Notes[i].Content), s) >= nearDup
 		}
 		if !dup {
-			t.Fatalf("budget %d, reserve %.2f: core of %d tokens + frame %d fits, but %s is not shown:\n%s",
-				o.Budget, o.L2Reserve, size.Tokens, frame, c.Notes[i].Ref(), r.Block)
+			t.Fatalf("budget %d, reserve %.2f (%+v): core of %d tokens + frame %d fits, but %s is not shown:\n%s",
+				o.Budget, o.L2Reserve, []int{o.TopK, o.CoreMaxLines, o.CoreMaxTokens, o.MaxChars}, size.Tokens, frame, c.Notes[i].Ref(), r.Block)
 		}
 	}
 }
@@ -385,12 +390,12 @@ func TestCoreWholeAndLeftOut(t *testing.T) {
 	if got := strings.Join(refs(r), " "); got != "pref-001 pref-002 dec-014" {
 		t.Errorf("core %s, want all three global entries", got)
 	}
-	if !strings.Contains(r.Block, "Not shown: cons-003, cons-004 (scope). Get one") {
+	if !strings.Contains(r.Block, "Not shown: cons-003, cons-004 (scope).\n") {
 		t.Errorf("scope reasons missing:\n%s", r.Block)
 	}
 	// A budget too small for the whole core: the entries most relevant to
 	// the task are chosen, the rest named with the reason.
-	o.Budget, o.Task = 150, "Redis local cache two-level"
+	o.Budget, o.Task = 95, "Redis local cache two-level"
 	r, _ = Inject(c, o)
 	if len(r.Items) == 0 || r.Items[0].Note.ID != "dec-014" {
 		t.Errorf("most relevant core entry not first: %v\n%s", refs(r), r.Block)
@@ -408,12 +413,12 @@ func TestCoreWholeAndLeftOut(t *testing.T) {
 	if got := strings.Join(refs(r), " "); got != "pref-001" {
 		t.Errorf("line limit 1 gave %s", got)
 	}
-	if got := fmt.Sprint(r.LeftOut); got != "[{pref-002 budget 1} {dec-014 budget 4} {cons-003 scope 2} {cons-004 scope 3}]" {
+	if got := fmt.Sprint(r.LeftOut); got != "[{pref-002 core budget 1} {dec-014 core budget 4} {cons-003 core scope 2} {cons-004 core scope 3}]" {
 		t.Errorf("left out %s", got)
 	}
 	// With a task and top-k 1, a core entry L1 could not hold that ranks
 	// below the top entry is left out for top-k, not for budget.
-	o.Task, o.TopK = "Python code", 1
+	o.Task, o.TopK = "Python English report API slow missing index orders", 1
 	r, _ = Inject(c, o)
 	if !strings.Contains(r.Block, " (top-k)") {
 		t.Errorf("top-k reason missing:\n%s", r.Block)
@@ -533,6 +538,49 @@ func TestStem(t *testing.T) {
 		"controlling": "control", "rolling": "roll", "caching": "cach", "cached": "cach", "running": "run", "go": "go"} {
 		if got := Stem(in); got != want {
 			t.Errorf("Stem(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestHeaderTemplate: the embedded template renders DefaultHeader (whose
+// tokens the cache keeps); an override may define "rules", which puts
+// core constraints in a section of their own; bad overrides are refused.
+func TestHeaderTemplate(t *testing.T) {
+	now := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	h, rules, err := LoadHeader(t.TempDir(), now)
+	if err != nil || h != DefaultHeader || rules != "" {
+		t.Fatalf("default header %q, rules %q, err %v", h, rules, err)
+	}
+	for _, tc := range []struct{ tmpl, want string }{
+		{"Notes of {{.Today}}.\n{{define \"rules\"}}## Rules{{end}}", ""},
+		{"  indented\n", "starts with white space"},
+		{"ok\n\nthen\n", "line 2 is empty"},
+		{"ok\n~~~\n", "starts a code fence"},
+		{"{{.Nope}}\n", "Nope"},
+		{"", "empty"},
+		{"x\n{{define \"rules\"}}two\nlines{{end}}", "one heading line"},
+	} {
+		dir := writeMem(t, map[string]string{".memctl/templates/" + HeaderTemplate: tc.tmpl})
+		h, rules, err := LoadHeader(dir, now)
+		if tc.want != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%q: err %v, want %q", tc.tmpl, err, tc.want)
+			}
+			continue
+		}
+		if err != nil || h != "Notes of 2026-02-01.\n" || rules != "## Rules\n" {
+			t.Fatalf("%q: header %q rules %q err %v", tc.tmpl, h, rules, err)
+		}
+		c := sample(t)
+		o := baseOpts(t)
+		o.Header, o.RulesHeading, o.Scopes = h, rules, []string{"all"}
+		r, err := Inject(c, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(r.Block, "Notes of 2026-02-01.\ntoday: 2026-02-01\n```memctl\n## Rules\n") ||
+			!strings.Contains(r.Block, "## Rules\n2026-01-08 (code review):\n[cons-003]") || o.Counter.Count(r.Block) != r.UsedTokens {
+			t.Errorf("rules section:\n%s", r.Block)
 		}
 	}
 }

@@ -130,9 +130,11 @@ const (
 // the date line suffixes of the notes' sources.
 func constStrings(c *Corpus) []string {
 	s := []string{DefaultHeader, headCore, headRetrieved, todayHead, " ", "\n", "-",
-		footHead, footAsk, footMoreHead, footMoreTail, ","}
+		footHead, footMoreHead, footMoreTail, ","}
 	for _, r := range reasonOrder {
-		s = append(s, footTail(r, false), footTail(r, true))
+		for _, end := range footEnds {
+			s = append(s, footTail(r, end))
+		}
 	}
 	for n := 3; n <= maxPreFence; n++ {
 		f := strings.Repeat("`", n)
@@ -407,7 +409,8 @@ func (x *tokenCtx) line(doc int, line string) int {
 	return x.cnt.Count(line)
 }
 
-// footer returns the tokens of footer(left).
+// footer returns the tokens of footer(left): pieces that start at
+// pre-tokeniser boundaries, so they add up.
 func (x *tokenCtx) footer(left []LeftOut) int {
 	if x.contentOnly {
 		return 0
@@ -416,7 +419,7 @@ func (x *tokenCtx) footer(left []LeftOut) int {
 		return x.cnt.Count(footer(left))
 	}
 	list := left[:min(len(left), maxListed)]
-	n := x.str(footHead) + x.str(footAsk)
+	n := x.str(footHead)
 	for k, l := range list {
 		r := int(x.t.ref[l.doc])
 		if r == 0 {
@@ -427,7 +430,7 @@ func (x *tokenCtx) footer(left []LeftOut) int {
 			n += x.str(",")
 		}
 		if k == len(list)-1 || list[k+1].Reason != l.Reason {
-			n += x.str(footTail(l.Reason, k == len(list)-1))
+			n += x.str(footTail(l.Reason, tailEnd(k == len(list)-1, len(left) > len(list))))
 		}
 	}
 	if more := len(left) - len(list); more > 0 {
