@@ -155,6 +155,7 @@ type packer struct {
 	groups   map[string]bool // section + date line printed
 	sections map[string]bool
 	shown    [][]string // terms of shown items, for near-duplicates
+	last     []string   // terms of the note duplicate last let through
 }
 
 // section names the heading an item goes under.
@@ -199,14 +200,20 @@ func (p *packer) add(it *Item) {
 const nearDup = 0.8
 
 // duplicate reports whether the note restates an entry already shown:
-// the same words, or nearly (Jaccard of the analyzed word sets).
+// the same words, or nearly (Jaccard of the analyzed word sets). When it
+// does not, the note's word set is kept for take.
 func (p *packer) duplicate(n *Note) bool {
 	terms := dupTerms(n.Content)
 	for _, s := range p.shown {
+		// Jaccard ≤ min/max of the sizes: most pairs need no merge.
+		if lo, hi := min(len(terms), len(s)), max(len(terms), len(s)); float64(lo) < nearDup*float64(hi) {
+			continue
+		}
 		if jaccard(terms, s) >= nearDup {
 			return true
 		}
 	}
+	p.last = terms
 	return false
 }
 
@@ -298,7 +305,7 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 	p := &packer{o: &o, cnt: cnt, groups: map[string]bool{}, sections: map[string]bool{}}
 	take := func(it Item) {
 		p.add(&it)
-		p.shown = append(p.shown, dupTerms(it.Note.Content))
+		p.shown = append(p.shown, p.last)
 		r.Items = append(r.Items, it)
 	}
 
