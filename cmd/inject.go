@@ -40,8 +40,9 @@ func newInjectCmd(f *Factory) *cobra.Command {
 		Long: `Print the memory block an agent puts in its prompt before a model call.
 
 L1, the core profile (MEMORY.md's core subsections), comes first: whole
-when it fits the budget less --l2-reserve (and consolidate.core_max_tokens),
-else the core entries most relevant to the task and of most value. L2 is
+when it fits the budget less --l2-reserve (the whole budget without task or
+tags) and consolidate.core_max_tokens, else the core entries most relevant to
+the task and of most value. L2 is
 topic entries plus the core entries L1 could not hold, ranked against the
 task (--task TEXT, or --task - to read it from stdin; stdin is never read
 otherwise) and --tag labels, best --top-k, packed into the rest of the
@@ -51,7 +52,8 @@ Archive and pending entries are never injected.
 The whole printed block (header, today line, fence, entries, footer) never
 exceeds --budget tokens, counted with --tokenizer (o200k, cl100k, or chars:N
 for other models), nor --max-chars characters. The block is cut only between
-entries; a last line names the ids left out and why (budget, top-k, scope).
+entries; a last line names the core entries left out and why (budget,
+top-k, scope); --format json lists every entry left out.
 Entries are compact: "[id] content" under a date line that also names the
 source when it is not the user's own statement and marks entries older than
 --stale-days as old; --meta chooses per-line metadata instead. Output is
@@ -96,7 +98,7 @@ the git-ignored index cache and the opt-in inject log under .memctl/cache
 	fl.BoolVar(&opts.JSON, "json", false, "same as --format json")
 	fl.StringVar(&opts.Meta, "meta", "", "per-entry metadata: compact (date lines), none, full, or fields of date,time,source,age,tags,scope")
 	fl.IntVar(&opts.MaxChars, "max-chars", -1, "most characters of the block; 0 = no limit (default inject.max_chars)")
-	fl.StringVar(&opts.Now, "now", "", "date or RFC 3339 time used for age labels and expiry (default: the clock)")
+	fl.StringVar(&opts.Now, "now", "", "date or RFC 3339 time of the today line, old marks and expiry (default: the clock)")
 	fl.IntVar(&opts.StaleDays, "stale-days", -1, "mark entries older than this many days as old; 0 = never (default inject.stale_days)")
 	fl.BoolVar(&opts.NoCache, "no-cache", false, "parse the Markdown files, ignoring and not writing the index cache")
 	return cmd
