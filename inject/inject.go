@@ -154,8 +154,9 @@ type packer struct {
 	chars    int
 	groups   map[string]bool // section + date line printed
 	sections map[string]bool
-	shown    [][]string // terms of shown items, for near-duplicates
-	last     []string   // terms of the note duplicate last let through
+	texts    map[string]bool // normalised text of shown items: exact duplicates
+	notes    []*Note         // shown items
+	shown    [][]string      // word sets of notes[:len(shown)], for near-duplicates
 }
 
 // section names the heading an item goes under.
@@ -200,9 +201,21 @@ func (p *packer) add(it *Item) {
 const nearDup = 0.8
 
 // duplicate reports whether the note restates an entry already shown:
-// the same words, or nearly (Jaccard of the analyzed word sets). When it
-// does not, the note's word set is kept for take.
-func (p *packer) duplicate(n *Note) bool {
+// the same text, or (near) nearly the same words (Jaccard of the analyzed
+// word sets). Core entries are checked for exact duplicates only:
+// consolidate keeps near-duplicates out of the memory, and the core can
+// be hundreds of entries; retrieved ones, few per block, are checked for
+// both. The word sets of shown entries are computed on first need.
+func (p *packer) duplicate(n *Note, near bool) bool {
+	if p.texts[normalize(n.Content)] {
+		return true
+	}
+	if !near {
+		return false
+	}
+	for len(p.shown) < len(p.notes) {
+		p.shown = append(p.shown, dupTerms(p.notes[len(p.shown)].Content))
+	}
 	terms := dupTerms(n.Content)
 	for _, s := range p.shown {
 		// Jaccard ≤ min/max of the sizes: most pairs need no merge.
@@ -213,7 +226,6 @@ func (p *packer) duplicate(n *Note) bool {
 			return true
 		}
 	}
-	p.last = terms
 	return false
 }
 
@@ -302,10 +314,11 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 	if o.MaxChars > 0 {
 		maxChars = o.MaxChars - frameChars
 	}
-	p := &packer{o: &o, cnt: cnt, groups: map[string]bool{}, sections: map[string]bool{}}
+	p := &packer{o: &o, cnt: cnt, groups: map[string]bool{}, sections: map[string]bool{}, texts: map[string]bool{}}
 	take := func(it Item) {
 		p.add(&it)
-		p.shown = append(p.shown, p.last)
+		p.texts[normalize(it.Note.Content)] = true
+		p.notes = append(p.notes, it.Note)
 		r.Items = append(r.Items, it)
 	}
 
@@ -352,7 +365,7 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 	var overflow []int
 	if fitsCore(coreItems) {
 		for _, it := range coreItems {
-			if p.duplicate(it.Note) {
+			if p.duplicate(it.Note, false) {
 				continue
 			}
 			take(it)
@@ -362,7 +375,7 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 		lines, bytes := 0, 0
 		for _, k := range order {
 			it := coreItems[k]
-			if p.duplicate(it.Note) {
+			if p.duplicate(it.Note, false) {
 				continue
 			}
 			tok, chars := p.cost(&it)
@@ -439,7 +452,7 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 	for k := 0; k < len(hits) || (k == len(hits) && more()); k++ {
 		h := hits[k]
 		n := &c.Notes[h.Doc]
-		if p.duplicate(n) {
+		if p.duplicate(n, true) {
 			continue // restates an entry already in the block
 		}
 		it := newItem(c, h.Doc, TierRetrieved, h.Score, &o, cnt)
@@ -539,7 +552,11 @@ func (c *Corpus) corePriority(rp RankParams, task string, o *Options, core []int
 		for _, i := range core {
 			in[i] = true
 		}
-		for _, h := range c.rank(rp, task, o.Tags, func(i int) bool { return in[i] }).top(0) {
+		// BM25F alone: feedback, proximity and session neighbours cost more
+		// than ordering a few hundred curated entries gains from them.
+		plain := rp
+		plain.FbDocs, plain.Proximity, plain.Neighbor = 0, 0, 0
+		for _, h := range c.rank(plain, task, o.Tags, func(i int) bool { return in[i] }).top(0) {
 			score[h.Doc] = h.Score
 		}
 	}

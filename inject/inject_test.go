@@ -335,7 +335,7 @@ func TestDeterministic(t *testing.T) {
 
 // checkWholeCore: whenever the eligible core (its lines, date lines and
 // heading) plus the frame fit the budget less the L2 reserve, and its
-// own limits, every core entry is shown (or restates one shown).
+// own limits, every core entry is shown (or has the text of one shown).
 func checkWholeCore(t *testing.T, c *Corpus, o Options, r *Result) {
 	t.Helper()
 	var core []int
@@ -357,19 +357,16 @@ func checkWholeCore(t *testing.T, c *Corpus, o Options, r *Result) {
 		return
 	}
 	shown := map[int]bool{}
-	var terms [][]string
+	texts := map[string]bool{}
 	for _, it := range r.Items {
 		shown[it.doc] = true
-		terms = append(terms, dupTerms(it.Note.Content))
+		texts[normalize(it.Note.Content)] = true
 	}
 	for _, i := range core {
 		if shown[i] {
 			continue
 		}
-		dup := false
-		for _, s := range terms {
-			dup = dup || jaccard(dupTerms(c.Notes[i].Content), s) >= nearDup
-		}
+		dup := texts[normalize(c.Notes[i].Content)]
 		if !dup {
 			t.Fatalf("budget %d, reserve %.2f (%+v): core of %d tokens + frame %d fits, but %s is not shown:\n%s",
 				o.Budget, o.L2Reserve, []int{o.TopK, o.CoreMaxLines, o.CoreMaxTokens, o.MaxChars}, size.Tokens, frame, c.Notes[i].Ref(), r.Block)
@@ -582,5 +579,29 @@ func TestHeaderTemplate(t *testing.T) {
 			!strings.Contains(r.Block, "## Rules\n2026-01-08 (code review):\n[cons-003]") || o.Counter.Count(r.Block) != r.UsedTokens {
 			t.Errorf("rules section:\n%s", r.Block)
 		}
+	}
+}
+
+// TestNearDuplicatesNotShownTwice: an entry that restates one already in
+// the block (same text, or nearly the same words) is not shown; an entry
+// sharing only some words is.
+func TestNearDuplicatesNotShownTwice(t *testing.T) {
+	c := loadMem(t, map[string]string{
+		"MEMORY.md": "# Core profile\n\n## Key decisions\n\n- [dec-001] The order cache is Redis plus a local cache (user · 2026-01-02)\n",
+		"topics/t.md": "# T\n\n" +
+			"- [fact-001] The order cache is Redis plus a local cache (session · 2026-01-03)\n" +
+			"- [fact-002] Melanie went camping with the kids at the lake in June (session · 2026-01-03)\n" +
+			"- [fact-003] Melanie went camping with her kids at the lake in June. (session · 2026-01-04)\n" +
+			"- [fact-004] Melanie went camping alone in the mountains in July (session · 2026-01-05)\n"})
+	o := baseOpts(t)
+	o.Task, o.TopK = "order cache Melanie camping lake kids mountains", 0
+	r, err := Inject(c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(refs(r), " ")
+	if !strings.Contains(got, "dec-001") || !strings.Contains(got, "fact-004") ||
+		strings.Contains(got, "fact-001") || strings.Contains(got, "fact-002") == strings.Contains(got, "fact-003") {
+		t.Errorf("shown %s, want dec-001, fact-004 and one of fact-002/fact-003:\n%s", got, r.Block)
 	}
 }
