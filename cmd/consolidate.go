@@ -139,6 +139,11 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: the model could not be used for %d batch(es): %s; their candidates stay queued\n",
 			rep.LLM.FailedBatches, rep.LLMError)
 	}
+	if mem, err := s.Load(ctx); err == nil {
+		if w := coreFitWarning(f, s, mem); w != "" {
+			fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s\n", w)
+		}
+	}
 	if opts.JSON {
 		enc := json.NewEncoder(f.IO.Out)
 		enc.SetIndent("", "  ")

@@ -112,10 +112,11 @@ func runEval(ctx context.Context, f *Factory, set string, opts *evalOptions) err
 	if err != nil {
 		return err
 	}
-	def := mdmem.DefaultConfig().Inject
+	def := mdmem.DefaultConfig()
 	rep, err := inject.Eval(ctx, set, cases, inject.EvalOptions{
 		Budgets: budgets, TopKs: topKs, Rankers: rankers, Counter: cnt, ContentOnly: opts.Account == "content",
-		Base: inject.Options{CoreShare: def.CoreShare, CoreMaxLines: def.CoreMaxLines, CoreMaxBytes: def.CoreMaxBytes},
+		Base: inject.Options{L2Reserve: def.Inject.L2Reserve, CoreMaxTokens: def.Consolidate.CoreMaxTokens, CoreMaxLines: def.Inject.CoreMaxLines,
+			CoreMaxBytes: def.Inject.CoreMaxBytes, StaleDays: def.Inject.StaleDays},
 	})
 	if err != nil {
 		return err

@@ -282,12 +282,16 @@ func hookContext(ctx context.Context, f *Factory, event string, in *hookInput, o
 			return "", nil
 		}
 		// The core profile came at session start: rank everything
-		// against the prompt instead of repeating it.
-		o.Task, o.CoreShare = in.Prompt, 0
+		// against the prompt instead of repeating it (the whole budget
+		// is L2's; core entries compete there).
+		o.Task, o.L2Reserve = in.Prompt, 1
 	}
 	corpus, err := inject.LoadCorpusFor(ctx, s.Dir, true, o.Counter)
 	if err != nil {
 		return "", err
+	}
+	if o.MaxChars <= 0 || o.MaxChars > maxHookContext {
+		o.MaxChars = maxHookContext
 	}
 	var block string
 	for budget := o.Budget; budget >= 64; budget /= 2 {
@@ -318,8 +322,12 @@ func configInjectOptions(s *mdmem.Store, now time.Time) (inject.Options, error) 
 	if err != nil {
 		return inject.Options{}, fmt.Errorf("%s: inject.tokenizer: %w", mdmem.ConfigPath, err)
 	}
-	return inject.Options{Budget: c.Budget, CoreShare: c.CoreShare, CoreMaxLines: c.CoreMaxLines, CoreMaxBytes: c.CoreMaxBytes,
-		TopK: c.TopK, StaleDays: c.StaleDays, Ranker: c.Ranker, Counter: cnt, Now: now.UTC()}, nil
+	o := inject.Options{Budget: c.Budget, L2Reserve: c.L2Reserve, MaxChars: c.MaxChars, CoreMaxTokens: s.Config.Consolidate.CoreMaxTokens,
+		CoreMaxLines: c.CoreMaxLines, CoreMaxBytes: c.CoreMaxBytes, TopK: c.TopK, StaleDays: c.StaleDays, Ranker: c.Ranker, Counter: cnt, Now: now.UTC()}
+	if o.Header, o.RulesHeading, err = inject.LoadHeader(s.Dir, o.Now); err != nil {
+		return inject.Options{}, err
+	}
+	return o, nil
 }
 
 // hookExtract starts memctl extract on the session's transcript: in the

@@ -17,7 +17,7 @@ type injectOptions struct {
 	Tags         []string
 	Scope        string
 	Budget       int
-	CoreShare    float64
+	L2Reserve    float64
 	CoreMaxLines int
 	CoreMaxBytes int
 	TopK         int
@@ -28,6 +28,9 @@ type injectOptions struct {
 	StaleDays    int
 	NoCache      bool
 	Write        string
+	Meta         string
+	MaxChars     int
+	JSON         bool
 }
 
 func newInjectCmd(f *Factory) *cobra.Command {
@@ -37,19 +40,29 @@ func newInjectCmd(f *Factory) *cobra.Command {
 		Short: "Print the token-budgeted memory block for a task",
 		Long: `Print the memory block an agent puts in its prompt before a model call.
 
-L1, the core profile (MEMORY.md's core subsections), comes first, in file
-order, within --core-max-lines, --core-max-bytes and --core-share of the
-budget; what the core does not use flows to L2. L2 is topic entries plus the
-core entries L1 could not hold, ranked against the task (--task, or stdin
-when --task is not given) and --tag labels, best --top-k, packed into the
-rest of the budget. Archive and pending entries are never injected.
+L1, the core profile (MEMORY.md's core subsections), comes first: whole
+when it fits the budget less --l2-reserve (the whole budget without task or
+tags) and consolidate.core_max_tokens, else the core entries most relevant to
+the task and of most value. L2 is
+topic entries plus the core entries L1 could not hold, ranked against the
+task (--task TEXT, or --task - to read it from stdin; stdin is never read
+otherwise) and --tag labels, best --top-k, packed into the rest of the
+budget. An entry that restates one already shown is not shown again.
+Archive and pending entries are never injected.
 
-The whole printed block (header, fence, entries, footer) never exceeds
---budget tokens, counted with --tokenizer (o200k, cl100k, or chars:N for
-other models). The block is cut only between entries; a last line lists the
-ids left out for budget. Output is deterministic: the same memory, flags and
---now give the same bytes. Entries older than --stale-days are labelled with
-their age, which needs "now": --now, else the clock (so labels change daily).
+The whole printed block (header, today line, fence, entries, footer) never
+exceeds --budget tokens, counted with --tokenizer (o200k, cl100k, or chars:N
+for other models), nor --max-chars characters. The block is cut only between
+entries; a last line names the core entries left out and why (budget,
+top-k, scope); --format json lists every entry left out.
+Entries are compact: "[id] content" under a date line that also names the
+source when it is not the user's own statement and marks entries older than
+--stale-days as old; --meta chooses per-line metadata instead. Output is
+deterministic: the same memory, flags and --now give the same bytes (the
+today line and the marks need "now": --now, else the clock).
+
+The text before the fence comes from templates/inject-header.tmpl, which a
+memory may override in .memctl/templates/inject-header.tmpl.
 
 Scopes isolate: without --scope only global (unscoped) entries are
 eligible; --scope X adds entries scoped X; --scope "X, Y" (comma-separated,
@@ -61,9 +74,11 @@ An empty --scope (an unset variable) or a malformed one is an error.
 inject never takes the write lock and never writes to the memory, except
 the git-ignored index cache and the opt-in inject log under .memctl/cache
 (inject.log = true in config, or MEMCTL_INJECT_LOG=1).`,
-		Example: `  memctl inject --task "fix the slow report API" --budget 4000
-  memctl inject --task "$TASK" --tag project:order-service --budget 2000 --format json
-  echo "$TASK" | memctl inject --budget 1500
+		Example: `  memctl inject --budget 2000
+  memctl inject --task "fix the slow report API" --budget 4000
+  memctl inject --task - --budget 1500 < prompt.txt
+  memctl inject --task "$TASK" --json | jq -r .block
+  memctl inject --task "$TASK" --meta date,source --max-chars 10000
   memctl inject --task "cache design" --scope project:order-service --now 2026-02-01
   memctl inject --write AGENTS.md --scope project:app   # the block between <!-- memctl:begin --> and <!-- memctl:end -->`,
 		Args: cobra.NoArgs,
@@ -72,25 +87,34 @@ the git-ignored index cache and the opt-in inject log under .memctl/cache
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&opts.Task, "task", "t", "", "task text to retrieve L2 entries for (default: read stdin when it is not a terminal)")
+	fl.StringVarP(&opts.Task, "task", "t", "", `task text to retrieve L2 entries for; "-" reads it from stdin`)
 	fl.StringArrayVar(&opts.Tags, "tag", nil, "keep only L2 entries with this tag (repeatable); tags also join the query")
 	fl.StringVar(&opts.Scope, "scope", "", `scopes to include besides global entries, comma-separated; "all" for every scope`)
 	fl.IntVarP(&opts.Budget, "budget", "b", 0, "whole block budget in tokens (default inject.budget, 4000)")
-	fl.Float64Var(&opts.CoreShare, "core-share", -1, "share of the budget for L1 core entries (default inject.core_share, 0.15)")
+	fl.Float64Var(&opts.L2Reserve, "l2-reserve", -1, "share of the budget kept for L2; the core takes the rest (default inject.l2_reserve, 0.25)")
 	fl.IntVar(&opts.CoreMaxLines, "core-max-lines", -1, "physical limit of L1 in lines (default inject.core_max_lines, 200)")
 	fl.IntVar(&opts.CoreMaxBytes, "core-max-bytes", -1, "physical limit of L1 in bytes (default inject.core_max_bytes, 25600)")
 	fl.IntVarP(&opts.TopK, "top-k", "k", -1, "L2 entries to consider; 0 = as many as the budget allows (default inject.top_k, 8)")
 	fl.StringVar(&opts.Tokenizer, "tokenizer", "", "token counter: o200k, cl100k or chars:N (default inject.tokenizer)")
 	fl.StringVar(&opts.Ranker, "ranker", "", "L2 ranking: bm25 or bm25-plain (default inject.ranker)")
 	fl.StringVar(&opts.Format, "format", "md", "output format: md or json")
-	fl.StringVar(&opts.Now, "now", "", "date or RFC 3339 time used for age labels and expiry (default: the clock)")
-	fl.IntVar(&opts.StaleDays, "stale-days", -1, "label entries older than this many days with their age; 0 = never (default inject.stale_days)")
+	fl.BoolVar(&opts.JSON, "json", false, "same as --format json")
+	fl.StringVar(&opts.Meta, "meta", "", "per-entry metadata: compact (date lines), none, full, or fields of date,time,source,age,tags,scope")
+	fl.IntVar(&opts.MaxChars, "max-chars", -1, "most characters of the block; 0 = no limit (default inject.max_chars)")
+	fl.StringVar(&opts.Now, "now", "", "date or RFC 3339 time of the today line, old marks and expiry (default: the clock)")
+	fl.IntVar(&opts.StaleDays, "stale-days", -1, "mark entries older than this many days as old; 0 = never (default inject.stale_days)")
 	fl.BoolVar(&opts.NoCache, "no-cache", false, "parse the Markdown files, ignoring and not writing the index cache")
 	fl.StringVar(&opts.Write, "write", "", "keep the block between memctl's markers in FILE (AGENTS.md, CLAUDE.md, GEMINI.md) current instead of printing it; stdin is not read")
 	return cmd
 }
 
 func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *injectOptions) error {
+	if opts.JSON {
+		if cmd.Flags().Changed("format") && opts.Format != "json" {
+			return FlagErrorf("--json and --format %s disagree: give one of them", opts.Format)
+		}
+		opts.Format = "json"
+	}
 	if opts.Format != "md" && opts.Format != "json" {
 		return FlagErrorf("invalid --format %q: want md or json", opts.Format)
 	}
@@ -98,7 +122,7 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 	if err != nil {
 		return err
 	}
-	io, err := injectOptionsFrom(f, s.Config.Inject, cmd, opts.CoreShare, opts.CoreMaxLines, opts.CoreMaxBytes, opts.TopK, opts.StaleDays, opts.Budget, opts.Tokenizer, opts.Ranker, opts.Now)
+	io, err := injectOptionsFrom(f, s.Config, cmd, opts.L2Reserve, opts.CoreMaxLines, opts.CoreMaxBytes, opts.TopK, opts.StaleDays, opts.Budget, opts.Tokenizer, opts.Ranker, opts.Now)
 	if err != nil {
 		return err
 	}
@@ -108,9 +132,25 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 			return &FlagError{Err: fmt.Errorf("--scope %q: %w", opts.Scope, err)}
 		}
 	}
-	if cmd.Flags().Changed("task") {
-		io.Task = opts.Task
-	} else if opts.Write == "" && !f.IO.InTTY && f.IO.In != nil {
+	if io.Meta, err = inject.ParseMeta(opts.Meta); err != nil {
+		return &FlagError{Err: fmt.Errorf("--meta: %w", err)}
+	}
+	io.MaxChars = s.Config.Inject.MaxChars
+	if cmd.Flags().Changed("max-chars") {
+		if opts.MaxChars < 0 {
+			return FlagErrorf("invalid --max-chars %d: want 0 (no limit) or more", opts.MaxChars)
+		}
+		io.MaxChars = opts.MaxChars
+	}
+	if io.Header, io.RulesHeading, err = inject.LoadHeader(s.Dir, io.Now); err != nil {
+		return err
+	}
+	// stdin is read only when asked for: a hook's JSON payload on stdin
+	// must never become the task by accident.
+	if opts.Task == "-" {
+		if f.IO.In == nil {
+			return FlagErrorf("--task -: no stdin to read the task from")
+		}
 		task, total, err := inject.ReadTask(f.IO.In)
 		if err != nil {
 			return err
@@ -119,6 +159,8 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 			fmt.Fprintf(f.IO.ErrOut, "memctl: warning: task text on stdin is %d bytes; only the first %d are used for retrieval\n", total, len(task))
 		}
 		io.Task = task
+	} else {
+		io.Task = opts.Task
 	}
 	corpus, err := inject.LoadCorpusFor(ctx, s.Dir, !opts.NoCache, io.Counter)
 	if err != nil {
@@ -136,7 +178,7 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 		for _, it := range res.Items {
 			ids = append(ids, it.Note.Ref())
 		}
-		rec := inject.LogRecord{Kind: "inject", Time: f.Now().UTC(), Budget: res.Budget, Tokens: res.UsedTokens, IDs: ids, Omitted: len(res.Omitted)}
+		rec := inject.LogRecord{Kind: "inject", Time: f.Now().UTC(), Budget: res.Budget, Tokens: res.UsedTokens, IDs: ids, Omitted: len(res.LeftOut)}
 		if err := inject.AppendLog(s.Dir, rec); err != nil {
 			fmt.Fprintf(f.IO.ErrOut, "memctl: warning: inject log: %v\n", err)
 		}
@@ -155,21 +197,23 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 	return err
 }
 
-// injectOptionsFrom merges flags over the [inject] config. Negative flag
-// values (and empty strings) mean "not given".
-func injectOptionsFrom(f *Factory, c mdmem.InjectConfig, cmd *cobra.Command, share float64, lines, bytes, topK, stale, budget int, tok, ranker, now string) (inject.Options, error) {
-	o := inject.Options{Budget: c.Budget, CoreShare: c.CoreShare, CoreMaxLines: c.CoreMaxLines, CoreMaxBytes: c.CoreMaxBytes, TopK: c.TopK, StaleDays: c.StaleDays, Ranker: c.Ranker}
+// injectOptionsFrom merges flags over the [inject] config (and the core
+// limit, consolidate.core_max_tokens). Negative flag values (and empty
+// strings) mean "not given".
+func injectOptionsFrom(f *Factory, cfg *mdmem.Config, cmd *cobra.Command, reserve float64, lines, bytes, topK, stale, budget int, tok, ranker, now string) (inject.Options, error) {
+	c := cfg.Inject
+	o := inject.Options{Budget: c.Budget, L2Reserve: c.L2Reserve, CoreMaxTokens: cfg.Consolidate.CoreMaxTokens, CoreMaxLines: c.CoreMaxLines, CoreMaxBytes: c.CoreMaxBytes, TopK: c.TopK, StaleDays: c.StaleDays, Ranker: c.Ranker}
 	if cmd.Flags().Changed("budget") {
 		if budget <= 0 {
 			return o, FlagErrorf("invalid --budget %d: want a positive number of tokens", budget)
 		}
 		o.Budget = budget
 	}
-	if cmd.Flags().Changed("core-share") {
-		if share < 0 || share > 1 {
-			return o, FlagErrorf("invalid --core-share %v: want a number in [0,1]", share)
+	if cmd.Flags().Lookup("l2-reserve") != nil && cmd.Flags().Changed("l2-reserve") {
+		if reserve < 0 || reserve > 1 {
+			return o, FlagErrorf("invalid --l2-reserve %v: want a share in [0,1]", reserve)
 		}
-		o.CoreShare = share
+		o.L2Reserve = reserve
 	}
 	for _, v := range []struct {
 		name string

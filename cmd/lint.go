@@ -55,6 +55,12 @@ func runLint(ctx context.Context, f *Factory, opts *lintOptions) error {
 			fmt.Fprintln(f.IO.Out, p.String())
 		}
 	}
+	if s.Config.Inject.CoreShare != 0 {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s: inject.core_share no longer has an effect (inject.l2_reserve replaced it: the core takes what L2 does not keep); delete the line\n", mdmem.ConfigPath)
+	}
+	if w := coreFitWarning(f, s, mem); w != "" {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s\n", w)
+	}
 	if len(ps) > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: %d %s\n", len(ps), pluralize(len(ps), "problem", "problems"))
 		return &ExitError{Code: ExitFailure}

@@ -60,8 +60,11 @@ func runStats(ctx context.Context, f *Factory, cmd *cobra.Command, opts *statsOp
 	if err != nil {
 		return err
 	}
-	o, err := injectOptionsFrom(f, s.Config.Inject, cmd, -1, -1, -1, -1, opts.StaleDays, opts.Budget, opts.Tokenizer, "", opts.Now)
+	o, err := injectOptionsFrom(f, s.Config, cmd, -1, -1, -1, -1, opts.StaleDays, opts.Budget, opts.Tokenizer, "", opts.Now)
 	if err != nil {
+		return err
+	}
+	if o.Header, o.RulesHeading, err = inject.LoadHeader(s.Dir, o.Now); err != nil {
 		return err
 	}
 	c, err := inject.LoadCorpusFor(ctx, s.Dir, true, configCounter(s))
@@ -116,4 +119,21 @@ func writeExpiring(w io.Writer, soon []mdmem.ExpiringSoon, now time.Time) {
 		}
 		fmt.Fprintf(w, "  %s (%s): %s %s\n", e.ID, e.Place, verb, when)
 	}
+}
+
+// coreFitWarning says when the memory's core profile no longer fits the
+// configured inject block ("" when it does, or cannot be measured): lint
+// and consolidate print it, as stats does.
+func coreFitWarning(f *Factory, s *mdmem.Store, mem *mdmem.Memory) string {
+	cnt := configCounter(s)
+	if cnt == nil || mem == nil || mem.Main == nil {
+		return ""
+	}
+	c := s.Config
+	o := inject.Options{Budget: c.Inject.Budget, L2Reserve: c.Inject.L2Reserve, CoreMaxTokens: c.Consolidate.CoreMaxTokens,
+		Counter: cnt, Now: f.Now().UTC(), StaleDays: c.Inject.StaleDays}
+	if h, _, err := inject.LoadHeader(s.Dir, o.Now); err == nil {
+		o.Header = h
+	}
+	return inject.CoreFitWarning(inject.CoreTokens(mem.Main.Entries, cnt, o.Now, o.StaleDays), o)
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 )
 
@@ -111,6 +113,34 @@ func CoreSize(d *mdmem.Doc) Size {
 	return s
 }
 
+// MeasureCore is CoreSize with the tokens counted the way inject prints
+// the core (inject.CoreTokens, with inject.tokenizer at now): the measure
+// of consolidate.core_max_tokens, the core limit inject also keeps. With
+// a tokenizer memctl does not know, the bytes/4 estimate stays.
+func MeasureCore(cfg *mdmem.Config, d *mdmem.Doc, now time.Time) Size {
+	s := CoreSize(d)
+	if cnt := coreCounter(cfg.Inject.Tokenizer); cnt != nil {
+		s.Tokens = inject.CoreTokens(d.Entries, cnt, now, cfg.Inject.StaleDays)
+	}
+	return s
+}
+
+// coreCounters keeps one counter per tokenizer name: loading a BPE table
+// costs tens of milliseconds, and a run measures the core many times.
+var coreCounters sync.Map // name → inject.Counter
+
+func coreCounter(name string) inject.Counter {
+	if c, ok := coreCounters.Load(name); ok {
+		return c.(inject.Counter)
+	}
+	cnt, err := inject.NewCounter(name)
+	if err != nil {
+		return nil
+	}
+	c, _ := coreCounters.LoadOrStore(name, cnt)
+	return c.(inject.Counter)
+}
+
 // value ranks core entries for demotion: lowest first. It weighs
 // confidence (0.7 when absent), category (constraints outrank preferences
 // outrank decisions), age (older is lower, capped at three years; a use
@@ -181,7 +211,13 @@ func (p *planner) demote(main *mdmem.Doc, size Size, lim Limits) bool {
 		n := len(e.Raw)
 		cur.Bytes -= n
 		cur.Lines -= strings.Count(e.Raw, "\n")
-		cur.Tokens = (cur.Bytes + 3) / 4
+		// Its line is the least moving it saves (its date line may go
+		// too; finish measures the result again).
+		if cnt := coreCounter(p.cfg.Inject.Tokenizer); cnt != nil {
+			cur.Tokens -= inject.LineTokens(e, cnt)
+		} else {
+			cur.Tokens = (cur.Bytes + 3) / 4
+		}
 		picked++
 		p.ops = append(p.ops, Op{Kind: OpDemote, Entry: e.ID, Reason: fmt.Sprintf("core profile over its limit; moved to topics/%s.md", slug), By: "rule"})
 	}
@@ -190,7 +226,7 @@ func (p *planner) demote(main *mdmem.Doc, size Size, lim Limits) bool {
 
 func (p *planner) finish() (*Plan, error) {
 	lim := CoreLimits(p.cfg)
-	plan := &Plan{CoreBefore: CoreSize(p.in.Mem.Main)}
+	plan := &Plan{CoreBefore: MeasureCore(p.cfg, p.in.Mem.Main, p.now)}
 	var files map[string][]byte
 	for round := 0; ; round++ {
 		var err error
@@ -201,7 +237,7 @@ func (p *planner) finish() (*Plan, error) {
 		if b, ok := files[mdmem.MainFile]; ok {
 			main = mdmem.ParseDoc(mdmem.MainFile, b)
 		}
-		plan.CoreAfter = CoreSize(main)
+		plan.CoreAfter = MeasureCore(p.cfg, main, p.now)
 		if !lim.over(plan.CoreAfter) {
 			break
 		}

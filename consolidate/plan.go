@@ -121,7 +121,7 @@ type Hold struct {
 type Size struct {
 	Lines  int `json:"lines"`
 	Bytes  int `json:"bytes"`
-	Tokens int `json:"tokens"` // estimate: bytes/4, rounded up
+	Tokens int `json:"tokens"` // as inject prints the core, with inject.tokenizer (MeasureCore); CoreSize alone estimates bytes/4
 }
 
 // String formats the size as lines, bytes and estimated tokens.

@@ -225,7 +225,7 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(todo) == 0 && !CoreLimits(s.Config).over(CoreSize(mem.Main)) {
+	if len(todo) == 0 && !CoreLimits(s.Config).over(MeasureCore(s.Config, mem.Main, o.Now())) {
 		rep.NothingToDo = true
 		return rep, nil
 	}

@@ -24,7 +24,7 @@ func benchMemory(b *testing.B, topic int) string {
 func benchInject(b *testing.B, topic int, cache bool, rebuild ...bool) {
 	dir := benchMemory(b, topic)
 	ctx := context.Background()
-	o := Options{Budget: 4000, CoreShare: 0.15, CoreMaxLines: 200, CoreMaxBytes: 25600, TopK: 8, Counter: o200k(b), StaleDays: 90,
+	o := Options{Budget: 4000, L2Reserve: 0.25, CoreMaxLines: 200, CoreMaxBytes: 25600, TopK: 8, Counter: o200k(b), StaleDays: 90,
 		Now: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), Task: "fix the slow report api timeout"}
 	if _, err := LoadCorpusFor(ctx, dir, cache, o.Counter); err != nil {
 		b.Fatal(err)

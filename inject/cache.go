@@ -38,7 +38,7 @@ import (
 const IndexCacheFile = CacheDir + "/index.bin"
 
 const (
-	cacheMagic  = "memctl-index-v2\n"
+	cacheMagic  = "memctl-index-v3\n"
 	cacheHeader = 32 // magic (16), payload length (8), CRC-32C (4), zero (4)
 )
 

@@ -25,9 +25,11 @@ func randomFiles(rng *rand.Rand, n, m int) map[string]string {
 		return strings.Join(b, " ")
 	}
 	meta := func(i int) string {
-		switch rng.Intn(6) {
+		switch rng.Intn(7) {
 		case 0:
 			return ""
+		case 3:
+			return fmt.Sprintf(" (user_explicit · 2024-%02d-01 · scope p%d)", 1+rng.Intn(12), rng.Intn(2))
 		case 1:
 			return " (hand note)"
 		case 2:
@@ -70,7 +72,7 @@ func TestCachedCountsMatch(t *testing.T) {
 	ctx := context.Background()
 	seen := map[string]int{}
 	defer func() {
-		for _, s := range []string{"days old)", "Left out for budget", " more). Ask", ":"} {
+		for _, s := range []string{"old):", "Not shown:", " more.\n", ":", " (scope)"} {
 			if seen[s] == 0 {
 				t.Errorf("no block had %q: the test does not cover it", s)
 			}
@@ -98,7 +100,9 @@ func TestCachedCountsMatch(t *testing.T) {
 				o := baseOpts(t)
 				o.Budget = []int{40, 70, 100, 150, 250, 400, 800, 2000, 100000}[rng.Intn(9)]
 				o.TopK = rng.Intn(3) * 6
-				o.CoreShare = rng.Float64()
+				o.L2Reserve = rng.Float64()
+				o.CoreMaxTokens = []int{0, 100}[rng.Intn(2)]
+				o.MaxChars = []int{0, 0, 500}[rng.Intn(3)]
 				o.CoreMaxLines = rng.Intn(40)
 				o.StaleDays = []int{0, 1, 30, 90, 400}[rng.Intn(5)]
 				o.Now = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, rng.Intn(4000))
@@ -122,7 +126,7 @@ func TestCachedCountsMatch(t *testing.T) {
 						t.Fatalf("%s: item %s: %d tokens, counted %d", name, got.Items[i].Note.Ref(), got.Items[i].Tokens, want.Items[i].Tokens)
 					}
 				}
-				for _, s := range []string{"days old)", "Left out for budget", " more). Ask"} {
+				for _, s := range []string{"old):", "Not shown:", " more.\n", " (scope)"} {
 					if strings.Contains(got.Block, s) {
 						seen[s]++
 					}

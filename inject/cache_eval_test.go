@@ -59,7 +59,7 @@ func TestEvalRegressionSet(t *testing.T) {
 	}
 	rep, err := Eval(context.Background(), "testdata/eval", cases, EvalOptions{
 		Budgets: []int{300}, TopKs: []int{3}, Rankers: []string{"bm25"}, Counter: o200k(t),
-		Base: Options{CoreShare: 0.15, CoreMaxLines: 200, CoreMaxBytes: 25600},
+		Base: Options{L2Reserve: 0.25, CoreMaxLines: 200, CoreMaxBytes: 25600},
 	})
 	if err != nil {
 		t.Fatal(err)

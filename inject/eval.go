@@ -139,8 +139,8 @@ type EvalOptions struct {
 	Rankers     []string // rankings to compare, side by side
 	Counter     Counter
 	ContentOnly bool      // count only entry text against the budget (the reference's accounting)
-	Now         time.Time // fixed "now" for age labels
-	Base        Options   // core share, limits, stale days
+	Now         time.Time // fixed "now" of the blocks; zero: the day after each case's newest memory
+	Base        Options   // L2 reserve, core limits, stale days
 }
 
 // EvalBigBudget is the budget of top-K cuts: large enough that only K limits.
@@ -156,6 +156,9 @@ type CutResult struct {
 	CatCounts  map[string]int     `json:"category_queries"`
 	AvgTokens  float64            `json:"avg_tokens"`
 	AvgEntries float64            `json:"avg_entries"`
+	AvgFrame   float64            `json:"avg_frame_tokens"` // header, today line, fence, headings, footer (block accounting)
+	LineOver   float64            `json:"line_overhead"`    // per entry: tokens of its line beyond the content's
+	Overhead   float64            `json:"entry_overhead"`   // per entry: line and date line tokens beyond the content's
 	P50ms      float64            `json:"p50_ms"`
 	P95ms      float64            `json:"p95_ms"`
 }
@@ -196,6 +199,8 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 	}
 	type acc struct {
 		sum, tokens, entries float64
+		frame, overhead      float64
+		lineOver             float64
 		n                    int
 		cat                  map[string]float64
 		catN                 map[string]int
@@ -230,6 +235,16 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 		if err != nil {
 			return nil, fmt.Errorf("case %s: %w", c.Name, err)
 		}
+		// The block of a session that follows the case's last one.
+		blockNow := o.Now
+		if blockNow.IsZero() {
+			for _, m := range c.Memories {
+				blockNow = maxTime(blockNow, m.CreatedAt, m.UpdatedAt)
+			}
+			if !blockNow.IsZero() {
+				blockNow = blockNow.AddDate(0, 0, 1)
+			}
+		}
 		for ri, rname := range o.Rankers {
 			for ci, ct := range cuts {
 				a := accs[[2]int{ri, ci}]
@@ -245,7 +260,7 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 						}
 					}
 					opt.Budget, opt.TopK, opt.Ranker = ct.budget, ct.k, rname
-					opt.Counter, opt.Now, opt.contentOnly = o.Counter, o.Now, o.ContentOnly
+					opt.Counter, opt.Now, opt.contentOnly = o.Counter, blockNow, o.ContentOnly
 					t0 := time.Now()
 					res, err := Inject(corpus, opt)
 					a.lat = append(a.lat, time.Since(t0))
@@ -259,6 +274,16 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 					a.catN[q.Category]++
 					a.tokens += float64(res.UsedTokens)
 					a.entries += float64(len(res.Items))
+					if !o.ContentOnly {
+						a.frame += float64(res.FrameTokens)
+						content := 0
+						for _, it := range res.Items {
+							k := o.Counter.Count(cleanText(it.Note.Content))
+							content += k
+							a.lineOver += float64(it.Tokens - k)
+						}
+						a.overhead += float64(res.UsedTokens - res.FrameTokens - content)
+					}
 				}
 			}
 		}
@@ -271,6 +296,11 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 				cr.Recall = 100 * a.sum / float64(a.n)
 				cr.AvgTokens = a.tokens / float64(a.n)
 				cr.AvgEntries = a.entries / float64(a.n)
+				cr.AvgFrame = a.frame / float64(a.n)
+				if a.entries > 0 {
+					cr.Overhead = a.overhead / a.entries
+					cr.LineOver = a.lineOver / a.entries
+				}
 			}
 			for k, v := range a.cat {
 				cr.ByCategory[k] = 100 * v / float64(a.catN[k])
@@ -335,13 +365,21 @@ func (r *EvalReport) WriteText(w *strings.Builder) {
 	for _, c := range cats {
 		fmt.Fprintf(w, " %12s", trunc(c, 12))
 	}
-	fmt.Fprintf(w, " %8s %8s %8s %8s\n", "tokens", "entries", "p50 ms", "p95 ms")
+	fmt.Fprintf(w, " %8s %8s %8s %8s", "tokens", "entries", "p50 ms", "p95 ms")
+	if r.Accounting == "block" {
+		fmt.Fprintf(w, " %6s %9s %9s", "frame", "line ovh", "entry ovh")
+	}
+	fmt.Fprintln(w)
 	for _, cr := range r.Results {
 		fmt.Fprintf(w, "%-12s %-12s %7.1f", cr.Ranker, cr.Cut, cr.Recall)
 		for _, c := range cats {
 			fmt.Fprintf(w, " %12.1f", cr.ByCategory[c])
 		}
-		fmt.Fprintf(w, " %8.0f %8.1f %8.2f %8.2f\n", cr.AvgTokens, cr.AvgEntries, cr.P50ms, cr.P95ms)
+		fmt.Fprintf(w, " %8.0f %8.1f %8.2f %8.2f", cr.AvgTokens, cr.AvgEntries, cr.P50ms, cr.P95ms)
+		if r.Accounting == "block" {
+			fmt.Fprintf(w, " %6.1f %9.1f %9.1f", cr.AvgFrame, cr.LineOver, cr.Overhead)
+		}
+		fmt.Fprintln(w)
 	}
 }
 
@@ -350,4 +388,13 @@ func trunc(s string, n int) string {
 		return s[:n]
 	}
 	return s
+}
+
+func maxTime(a time.Time, ts ...time.Time) time.Time {
+	for _, t := range ts {
+		if t.After(a) {
+			a = t
+		}
+	}
+	return a
 }

@@ -241,6 +241,7 @@ type RankParams struct {
 	FbWeight  float64          // weight of the expansion in the final query
 	Neighbor  float64          // share of an adjacent same-session note's score added
 	Proximity float64          // bonus for query terms adjacent in the query and near in a note
+	Dates     bool             // boost matching notes dated in a month or year the task names
 }
 
 // Rankers by name. "bm25" is memctl's ranking; "bm25-plain" is the plain
@@ -250,7 +251,7 @@ var Rankers = map[string]RankParams{
 	"bm25": {
 		Name: "bm25", An: Analyzer{Stem: true, StopWords: true}, K1: 1.2,
 		B: [nFields]float64{0.75, 0.5, 0.5}, W: [nFields]float64{1, 0.3, 0.5},
-		FbDocs: 8, FbTerms: 12, FbWeight: 0.35, Neighbor: 0.5, Proximity: 0.15,
+		FbDocs: 8, FbTerms: 12, FbWeight: 0.35, Neighbor: 0.5, Proximity: 0.15, Dates: true,
 	},
 	"bm25-plain": {
 		Name: "bm25-plain", An: Analyzer{StopWords: true}, K1: 1.2,
@@ -317,6 +318,9 @@ func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i 
 	}
 	if p.Neighbor > 0 {
 		scores = c.smoothNeighbors(scores, p.Neighbor)
+	}
+	if p.Dates {
+		c.boostDates(task, scores)
 	}
 	return &ranking{hits: positive(scores, ok)}
 }

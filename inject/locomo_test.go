@@ -39,7 +39,7 @@ func TestLocomo(t *testing.T) {
 	rep, err := Eval(context.Background(), dir, cases, EvalOptions{
 		Budgets: []int{250, 500, 1000}, TopKs: []int{5, 10, 25},
 		Rankers: []string{"bm25-plain", "bm25"}, Counter: cnt, ContentOnly: os.Getenv("MEMCTL_BLOCK") == "",
-		Base: Options{CoreShare: 0.15, CoreMaxLines: 200, CoreMaxBytes: 25600},
+		Base: Options{L2Reserve: 0.25, CoreMaxLines: 200, CoreMaxBytes: 25600},
 	})
 	if err != nil {
 		t.Fatal(err)

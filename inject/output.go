@@ -18,7 +18,7 @@ type JSONEntry struct {
 	Source  string   `json:"source"`
 	Date    string   `json:"date"`
 	Refs    []string `json:"refs"`
-	Tokens  int      `json:"tokens"`
+	Tokens  int      `json:"tokens"` // tokens of its line in the block
 	Score   float64  `json:"score"`
 	Topic   string   `json:"topic,omitempty"`
 	AgeDays *int     `json:"age_days,omitempty"`
@@ -28,16 +28,20 @@ type JSONEntry struct {
 type JSONResult struct {
 	Budget     int         `json:"budget"`
 	UsedTokens int         `json:"used_tokens"`
+	Today      string      `json:"today"`
+	Block      string      `json:"block"` // exactly what --format md prints
 	Entries    []JSONEntry `json:"entries"`
-	Omitted    []string    `json:"omitted"`
+	LeftOut    []LeftOut   `json:"left_out"`
+	Omitted    []string    `json:"omitted"` // the ids of left_out
 }
 
 // JSON returns the machine form of the result. used_tokens is the token
-// count of the Markdown block the same inject prints.
+// count of block, the Markdown the same inject prints.
 func (r *Result) JSON() JSONResult {
-	out := JSONResult{Budget: r.Budget, UsedTokens: r.UsedTokens, Entries: []JSONEntry{}, Omitted: r.Omitted}
-	if out.Omitted == nil {
-		out.Omitted = []string{}
+	out := JSONResult{Budget: r.Budget, UsedTokens: r.UsedTokens, Today: r.Today, Block: r.Block,
+		Entries: []JSONEntry{}, LeftOut: r.LeftOut, Omitted: r.Omitted()}
+	if out.LeftOut == nil {
+		out.LeftOut = []LeftOut{}
 	}
 	for _, it := range r.Items {
 		n := it.Note

@@ -25,9 +25,11 @@ type Stats struct {
 		Tokens      int `json:"tokens"`
 		MaxLines    int `json:"max_lines"`
 		MaxBytes    int `json:"max_bytes"`
-		TokenBudget int `json:"token_budget"` // core_share × budget
+		MaxTokens   int `json:"max_tokens"`   // core_max_tokens
+		TokenBudget int `json:"token_budget"` // room for the core in a block: budget less the L2 reserve and frame, at most max_tokens
 		Fit         int `json:"fit"`          // core entries L1 holds at the configured budget
 	} `json:"core"`
+	Warnings []string `json:"warnings"`
 
 	PendingShare float64  `json:"pending_share"`
 	StaleDays    int      `json:"stale_days"`
@@ -62,8 +64,10 @@ func ComputeStats(c *Corpus, o Options, recs []LogRecord, bad int, logEnabled bo
 	if !o.Now.IsZero() {
 		s.Now = mdmem.FormatTime(o.Now)
 	}
-	s.Core.MaxLines, s.Core.MaxBytes = o.CoreMaxLines, o.CoreMaxBytes
-	s.Core.TokenBudget = int(math.Floor(o.CoreShare * float64(o.Budget)))
+	s.Core.MaxLines, s.Core.MaxBytes, s.Core.MaxTokens = o.CoreMaxLines, o.CoreMaxBytes, o.CoreMaxTokens
+	s.Core.TokenBudget = CoreRoom(o)
+	s.Warnings = []string{}
+	var core []int
 	pending := 0
 	live := 0
 	for i := range c.Notes {
@@ -84,12 +88,8 @@ func ComputeStats(c *Corpus, o Options, recs []LogRecord, bad int, logEnabled bo
 		if n.Place == mdmem.PlacePending || len(n.See) > 0 {
 			s.Conflicting = append(s.Conflicting, n.Ref())
 		}
-		if n.Place == mdmem.PlaceCore {
-			it := renderItem(c, i, TierCore, 0, Options{}, c.tokens(o.Counter, false))
-			s.Core.Entries++
-			s.Core.Lines++
-			s.Core.Bytes += len(it.Line)
-			s.Core.Tokens += it.Tokens
+		if n.Place == mdmem.PlaceCore && n.SupersededBy == "" {
+			core = append(core, i)
 		}
 		if n.Place == mdmem.PlaceCore || n.Place == mdmem.PlaceTopic || n.Place == mdmem.PlacePending {
 			live++
@@ -107,11 +107,20 @@ func ComputeStats(c *Corpus, o Options, recs []LogRecord, bad int, logEnabled bo
 	if s.Conflicting == nil {
 		s.Conflicting = []string{}
 	}
+	cs := c.coreSize(core, &o, c.tokens(o.Counter, false))
+	s.Core.Entries, s.Core.Lines, s.Core.Bytes, s.Core.Tokens = cs.Entries, cs.Lines, cs.Bytes, cs.Tokens
+	if w := CoreFitWarning(cs.Tokens, o); w != "" {
+		s.Warnings = append(s.Warnings, w)
+	}
 	// How many core entries L1 holds: inject with no task, everything in scope.
 	fo := o
 	fo.Task, fo.Tags, fo.Scopes, fo.TopK = "", nil, []string{ScopeAll}, 0
 	if r, err := Inject(c, fo); err == nil {
-		s.Core.Fit = len(r.Items)
+		for _, it := range r.Items {
+			if it.Note.Place == mdmem.PlaceCore {
+				s.Core.Fit++
+			}
+		}
 	}
 	s.Log.Enabled = logEnabled
 	s.Log.BadLines = bad
@@ -149,6 +158,9 @@ func (s *Stats) WriteText(w io.Writer) {
 		s.ByPlace["core"], s.ByPlace["topic"], s.ByPlace["pending"], s.ByPlace["archive"], s.ByPlace["other"])
 	fmt.Fprintf(w, "core: %d lines of %d, %d bytes of %d, %d tokens of %d (%s); L1 holds %d of %d entries\n",
 		s.Core.Lines, s.Core.MaxLines, s.Core.Bytes, s.Core.MaxBytes, s.Core.Tokens, s.Core.TokenBudget, s.Tokenizer, s.Core.Fit, s.Core.Entries)
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
 	fmt.Fprintln(w, "sections:")
 	for _, k := range sortedKeys(s.Sections) {
 		fmt.Fprintf(w, "  %-28s %d\n", k, s.Sections[k])

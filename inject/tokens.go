@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
-	"github.com/memctl/memctl/mdmem"
 	"github.com/tiktoken-go/tokenizer"
 )
 
@@ -108,37 +107,47 @@ func (c charCounter) Count(s string) int {
 // tokTable holds token counts computed when the index cache is built, for
 // one BPE tokenizer, so that inject on a cached memory never loads the
 // tokenizer. Counts add up because every piece they are summed from starts
-// at a boundary of the tokenizer's pre-tokeniser (a line start; the ")"
-// or " · " after a date, which ends with a digit or "Z"; the space before
-// an id in the footer, which ends with a letter or digit), and BPE never
-// merges across such boundaries. The property test checks the sums
-// against counting whole blocks.
+// at a boundary of the tokenizer's pre-tokeniser (a line start; the suffix
+// of a date line after its last digit; the parts of a date, split at its
+// hyphens and into runs of at most three digits; the space before an id
+// in the footer, which ends with a letter or digit), and BPE never merges
+// across such boundaries. The property test checks the sums against
+// counting whole blocks.
 type tokTable struct {
 	name   string
-	consts map[string]int // fixed strings: header, fences, headings, footer and label pieces
+	consts map[string]int // fixed strings: header, fences, headings, date line suffixes, footer pieces
 	digits []byte         // tokens of "0".."9", "00".."99", "000".."999"
-	line   []uint16       // per note: tokens of its line without an age label; 0 unknown
+	line   []uint16       // per note: tokens of its compact line; 0 unknown
 	ref    []uint8        // per note: tokens of " "+Ref() in the footer; 0 unknown
 }
 
 const (
 	digitTableLen = 1110
 	maxPreFence   = 16 // fence lines counted in advance: 3..16 backticks
-	labelTail     = " days old)\n"
-	lineEnd       = ")\n"
-	footHead      = "Left out for budget:"
-	footAsk       = " Ask for one with `memctl show <id>`.\n"
-	footMoreHead  = " (+"
-	footMoreTail  = " more)."
 )
 
-// constStrings are the fixed strings whose counts the table keeps.
-func constStrings() []string {
-	s := []string{Header + "\n", headCore, headRetrieved, lineEnd, mdmem.MetaSep, labelTail,
-		footHead, footAsk, footMoreHead, footMoreTail, ",", "."}
+// constStrings are the fixed strings whose counts the table keeps, with
+// the date line suffixes of the notes' sources.
+func constStrings(c *Corpus) []string {
+	s := []string{DefaultHeader, headCore, headRetrieved, todayHead, " ", "\n", "-",
+		footHead, footMoreHead, footMoreTail, ","}
+	for _, r := range reasonOrder {
+		for _, end := range footEnds {
+			s = append(s, footTail(r, end))
+		}
+	}
 	for n := 3; n <= maxPreFence; n++ {
 		f := strings.Repeat("`", n)
 		s = append(s, f+fenceInfo+"\n", f+"\n")
+	}
+	seen := map[string]bool{}
+	for i := range c.Notes {
+		src := c.Notes[i].Source
+		if seen[src] {
+			continue
+		}
+		seen[src] = true
+		s = append(s, groupSuffix(src, false), groupSuffix(src, true))
 	}
 	return s
 }
@@ -163,7 +172,7 @@ func buildTokTable(c *Corpus, cnt Counter) *tokTable {
 	n := len(c.Notes)
 	t := &tokTable{name: cnt.Name(), consts: map[string]int{}, digits: make([]byte, digitTableLen),
 		line: make([]uint16, n), ref: make([]uint8, n)}
-	for _, s := range constStrings() {
+	for _, s := range constStrings(c) {
 		t.consts[s] = cnt.Count(s)
 	}
 	for l := 1; l <= 3; l++ {
@@ -183,7 +192,7 @@ func buildTokTable(c *Corpus, cnt Counter) *tokTable {
 			pc := newPieceCounter(cnt)
 			var line []byte
 			for i := w; i < n; i += workers {
-				line = appendLine(line[:0], &c.Notes[i], -1)
+				line = appendLine(line[:0], &c.Notes[i])
 				if k := pc.count(line); k < math.MaxUint16 {
 					t.line[i] = uint16(k)
 				}
@@ -304,14 +313,16 @@ func refCountable(ref string) bool {
 }
 
 // tokenCtx counts for one inject: from the corpus's table when it was built
-// for this counter, else with the counter (loading it on first use).
+// for this counter, else with the counter (loading it on first use). With
+// contentOnly, the frame and date lines count nothing.
 type tokenCtx struct {
-	cnt Counter
-	t   *tokTable
+	cnt         Counter
+	t           *tokTable
+	contentOnly bool
 }
 
 func (c *Corpus) tokens(cnt Counter, contentOnly bool) *tokenCtx {
-	x := &tokenCtx{cnt: cnt}
+	x := &tokenCtx{cnt: cnt, contentOnly: contentOnly}
 	if c.tok != nil && !contentOnly && c.tok.name == cnt.Name() {
 		x.t = c.tok
 	}
@@ -327,11 +338,16 @@ func (x *tokenCtx) str(s string) int {
 	return x.cnt.Count(s)
 }
 
-func (x *tokenCtx) number(n int) (int, bool) {
-	d := itoa(n)
-	if n < 0 {
-		return 0, false
+// frame counts a piece of the frame (header, fence, heading).
+func (x *tokenCtx) frame(s string) int {
+	if x.contentOnly {
+		return 0
 	}
+	return x.str(s)
+}
+
+// digitRun counts a run of ASCII digits: pieces of three from the left.
+func (x *tokenCtx) digitRun(d string) (int, bool) {
 	total := 0
 	for len(d) > 0 {
 		g := d[:min(3, len(d))]
@@ -345,46 +361,84 @@ func (x *tokenCtx) number(n int) (int, bool) {
 	return total, true
 }
 
-// line returns the tokens of note doc's rendered line (age label ageDays,
-// -1 for none).
-func (x *tokenCtx) line(doc int, line string, ageDays int) int {
+// day counts a date, 2026-01-05: digit runs and hyphens.
+func (x *tokenCtx) day(day string) (int, bool) {
+	if x.t == nil || len(day) != 10 {
+		return 0, false
+	}
+	total := 2 * x.str("-")
+	for _, part := range []string{day[:4], day[5:7], day[8:]} {
+		k, ok := x.digitRun(part)
+		if !ok {
+			return 0, false
+		}
+		total += k
+	}
+	return total, true
+}
+
+// group counts a date line: its date, then its suffix.
+func (x *tokenCtx) group(day, suffix string) int {
+	if x.contentOnly {
+		return 0
+	}
+	if k, ok := x.day(day); ok {
+		if n, ok := x.t.consts[suffix]; ok {
+			return k + n
+		}
+	}
+	return x.cnt.Count(day + suffix)
+}
+
+// today counts the today line, "today: 2026-01-05\n".
+func (x *tokenCtx) today(day string) int {
+	if x.contentOnly {
+		return 0
+	}
+	if k, ok := x.day(day); ok {
+		return x.str(todayHead) + x.str(" ") + k + x.str("\n")
+	}
+	return x.cnt.Count(todayHead + " " + day + "\n")
+}
+
+// line returns the tokens of note doc's compact line.
+func (x *tokenCtx) line(doc int, line string) int {
 	if x.t != nil && x.t.line[doc] > 0 {
-		n := int(x.t.line[doc])
-		if ageDays < 0 {
-			return n
-		}
-		if k, ok := x.number(ageDays); ok {
-			return n - x.str(lineEnd) + x.str(mdmem.MetaSep) + k + x.str(labelTail)
-		}
+		return int(x.t.line[doc])
 	}
 	return x.cnt.Count(line)
 }
 
-// footer returns the tokens of footer(refs), refs being those of docs.
-func (x *tokenCtx) footer(refs []string, docs []int) int {
+// footer returns the tokens of footer(left): pieces that start at
+// pre-tokeniser boundaries, so they add up.
+func (x *tokenCtx) footer(left []LeftOut) int {
+	if x.contentOnly {
+		return 0
+	}
 	if x.t == nil {
-		return x.cnt.Count(footer(refs))
+		return x.cnt.Count(footer(left))
 	}
-	list := docs
-	if len(list) > maxListed {
-		list = list[:maxListed]
-	}
-	n := x.str(footHead) + x.str(footAsk) + (len(list)-1)*x.str(",")
-	for _, d := range list {
-		k := int(x.t.ref[d])
-		if k == 0 {
-			return x.cnt.Count(footer(refs))
+	list := left[:min(len(left), maxListed)]
+	n := x.str(footHead)
+	for k, l := range list {
+		r := int(x.t.ref[l.doc])
+		if r == 0 {
+			return x.cnt.Count(footer(left))
 		}
-		n += k
+		n += r
+		if k > 0 && list[k-1].Reason == l.Reason {
+			n += x.str(",")
+		}
+		if k == len(list)-1 || list[k+1].Reason != l.Reason {
+			n += x.str(footTail(l.Reason, tailEnd(k == len(list)-1, len(left) > len(list))))
+		}
 	}
-	if len(docs) > maxListed {
-		k, ok := x.number(len(docs) - maxListed)
+	if more := len(left) - len(list); more > 0 {
+		k, ok := x.digitRun(itoa(more))
 		if !ok {
-			return x.cnt.Count(footer(refs))
+			return x.cnt.Count(footer(left))
 		}
 		n += x.str(footMoreHead) + k + x.str(footMoreTail)
-	} else {
-		n += x.str(".")
 	}
 	return n
 }

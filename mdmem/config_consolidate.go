@@ -12,7 +12,7 @@ type ConsolidateConfig struct {
 	NearDuplicate   float64 `toml:"near_duplicate"`    // shingle Jaccard at or above which two entries are duplicates
 	Related         float64 `toml:"related"`           // shingle Jaccard at or above which a pair is related: without an LLM, the candidate waits in Pending confirmation
 	Neighbors       int     `toml:"neighbors"`         // live entries retrieved per candidate and shown to the LLM with it
-	CoreMaxTokens   int     `toml:"core_max_tokens"`   // token limit of the core profile (estimate: bytes/4); 0 = none
+	CoreMaxTokens   int     `toml:"core_max_tokens"`   // token limit of the core profile as inject prints it (inject.tokenizer); 0 = none
 	MaxRetries      int     `toml:"max_retries"`       // LLM retries on 429, 5xx, timeouts and unreadable answers
 	MaxAttempts     int     `toml:"max_attempts"`      // failed runs after which a candidate leaves the queue (Pending confirmation, or .memctl/queue/held/); 0 = never
 	MaxPending      int     `toml:"max_pending"`       // most entries in Pending confirmation; further candidates for it stay queued
@@ -41,7 +41,7 @@ type LLMConfig struct {
 }
 
 func defaultConsolidateConfig() ConsolidateConfig {
-	return ConsolidateConfig{MaxArchiveShare: 0.2, BatchSize: 20, NearDuplicate: 0.8, Related: 0.4, Neighbors: 4, CoreMaxTokens: 6400, MaxRetries: 3, MaxAttempts: 3, MaxPending: 50}
+	return ConsolidateConfig{MaxArchiveShare: 0.2, BatchSize: 20, NearDuplicate: 0.8, Related: 0.4, Neighbors: 4, CoreMaxTokens: 2900, MaxRetries: 3, MaxAttempts: 3, MaxPending: 50}
 }
 
 func defaultLLMConfig() LLMConfig {

@@ -5,23 +5,30 @@ import "fmt"
 // InjectConfig governs memctl inject.
 type InjectConfig struct {
 	Budget       int     `toml:"budget"`         // whole memory budget in tokens
-	CoreShare    float64 `toml:"core_share"`     // share of the budget for L1 core entries
+	L2Reserve    float64 `toml:"l2_reserve"`     // share of the budget the core leaves to retrieved (L2) entries
 	CoreMaxLines int     `toml:"core_max_lines"` // physical limit of the core, lines
 	CoreMaxBytes int     `toml:"core_max_bytes"` // physical limit of the core, bytes
 	TopK         int     `toml:"top_k"`          // L2 entries retrieved; 0 = as many as fit
 	Tokenizer    string  `toml:"tokenizer"`      // "o200k", "cl100k" or "chars:N"
-	StaleDays    int     `toml:"stale_days"`     // entries older than this are labelled with their age
+	StaleDays    int     `toml:"stale_days"`     // entries older than this are marked old
 	Log          bool    `toml:"log"`            // record injects in .memctl/cache for stats
 	Ranker       string  `toml:"ranker"`         // L2 ranking: "bm25" or "bm25-plain"
+	MaxChars     int     `toml:"max_chars"`      // whole block in characters; 0 = no limit
+
+	// CoreShare was the share of the budget the core could use. The L2
+	// reserve replaced it (the core now takes what L2 does not keep);
+	// the key is still read so that config files written by earlier
+	// versions of `memctl init` stay valid, and has no effect.
+	CoreShare float64 `toml:"core_share"`
 }
 
 func defaultInjectConfig() InjectConfig {
-	return InjectConfig{Budget: 4000, CoreShare: 0.15, CoreMaxLines: 200, CoreMaxBytes: 25 * 1024, TopK: 8, Tokenizer: "o200k", StaleDays: 90, Ranker: "bm25"}
+	return InjectConfig{Budget: 4000, L2Reserve: 0.25, CoreMaxLines: 200, CoreMaxBytes: 25 * 1024, TopK: 8, Tokenizer: "o200k", StaleDays: 90, Ranker: "bm25"}
 }
 
 func (c InjectConfig) validate() error {
-	if c.Budget <= 0 || c.CoreShare < 0 || c.CoreShare > 1 || c.CoreMaxLines < 0 || c.CoreMaxBytes < 0 || c.TopK < 0 || c.StaleDays < 0 {
-		return fmt.Errorf("inject: budget must be positive, core_share in [0,1], limits, top_k and stale_days not negative")
+	if c.Budget <= 0 || c.L2Reserve < 0 || c.L2Reserve > 1 || c.CoreShare < 0 || c.CoreShare > 1 || c.CoreMaxLines < 0 || c.CoreMaxBytes < 0 || c.TopK < 0 || c.StaleDays < 0 || c.MaxChars < 0 {
+		return fmt.Errorf("inject: budget must be positive, l2_reserve in [0,1], limits, top_k, stale_days and max_chars not negative")
 	}
 	if c.Ranker != "bm25" && c.Ranker != "bm25-plain" {
 		return fmt.Errorf("inject: unknown ranker %q (known: bm25, bm25-plain)", c.Ranker)

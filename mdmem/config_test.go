@@ -36,7 +36,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		"not toml at all = = =\n":             "config.toml",
 		"[add]\nmax_content_bytes = 0\n":      "max_content_bytes must be positive",
 		"[llm]\nmodel = \"gpt-4o-mini\"\n":    "",
-		"[inject]\ncore_share = 1.5\n":        "core_share",
+		"[inject]\nl2_reserve = 1.5\n":        "l2_reserve",
 		"[consolidate]\nnear_duplicate = 2\n": "near_duplicate",
 	}
 	for text, want := range tests {
