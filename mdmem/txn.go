@@ -753,19 +753,31 @@ func (s *Store) recoverTxn(ctx context.Context) (string, error) {
 		}
 		return fmt.Sprintf("finished an interrupted write: %q (commit %.12s)%s", subject, hash, kept), nil
 	}
-	if head != j.Base && s.headHoldsPartOf(ctx, j) {
-		// A person committed part of the write (git commit -a after the
-		// crash): the rest is finished on top of their commit, so the
-		// write lands whole rather than half.
-		hash, err := s.applyTxnOn(ctx, j, head, false, nil)
+	if head != j.Base {
+		rest, ok, err := s.unlandedRest(ctx, j, head)
 		if err != nil {
-			return "", fmt.Errorf("finish an interrupted write (%q) on top of %.12s: %w", subject, head, err)
-		}
-		s.removeTxnFiles(j.ID)
-		if err := s.dequeue(ctx, j.Dequeue); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("finished an interrupted write: %q on top of %.12s, a commit that holds part of it (commit %.12s)", subject, head, hash), nil
+		if ok {
+			// A person committed part of the write (git commit -a after
+			// the crash, maybe with edits of their own since): the rest is
+			// finished on top of their commit, so the write lands whole
+			// rather than half; what they committed stays as they left it.
+			hash := ""
+			if len(rest.Files) > 0 {
+				if hash, err = s.applyTxnOn(ctx, rest, head, false, nil); err != nil {
+					return "", fmt.Errorf("finish an interrupted write (%q) on top of %.12s: %w", subject, head, err)
+				}
+			}
+			s.removeTxnFiles(j.ID)
+			if err := s.dequeue(ctx, j.Dequeue); err != nil {
+				return "", err
+			}
+			if hash == "" {
+				return fmt.Sprintf("an interrupted write (%q) was committed by a person (up to %.12s); finished its cleanup", subject, head), nil
+			}
+			return fmt.Sprintf("finished an interrupted write: %q on top of %.12s, a commit that holds part of it (commit %.12s)", subject, head, hash), nil
+		}
 	}
 	edited := rp.edited
 	if err := s.rollbackTxn(ctx, j, head == j.Base); err != nil {
@@ -779,37 +791,83 @@ func (s *Store) recoverTxn(ctx context.Context) (string, error) {
 	return fmt.Sprintf("undid an interrupted write (%q): %s; its candidates stay queued (an interrupted import must be run again)", subject, why), nil
 }
 
-// headHoldsPartOf reports whether HEAD (which moved away from the
-// transaction's base) holds some of the transaction's new contents while
-// every file, at HEAD and on disk, holds either its old or its new
-// content, with the new content staged where it is still needed: then the
-// rest can be finished on top of HEAD.
-func (s *Store) headHoldsPartOf(ctx context.Context, j *txnJournal) bool {
-	part := false
+// landedSearchCommits bounds how many commits after a transaction's base
+// recovery reads to find which of its files a person committed.
+const landedSearchCommits = 200
+
+// unlandedRest reports whether a person committed part of an interrupted
+// write: some file of it reached a commit between its base and HEAD with
+// exactly the new content memctl had placed (it may have changed since:
+// then it is the person's). ok is true when, in addition, every other file
+// is as the base left it at HEAD and holds its old or new content on disk,
+// with the new content staged where still needed; rest is then the
+// journal of those other files, to be finished on top of HEAD.
+func (s *Store) unlandedRest(ctx context.Context, j *txnJournal, head string) (rest *txnJournal, ok bool, err error) {
+	commits, err := s.Repo.Log(ctx, nil, landedSearchCommits)
+	if err != nil {
+		return nil, false, err
+	}
+	paths := map[string]*txnFile{}
 	for _, f := range j.Files {
-		b, ok, err := s.Repo.ReadHead(ctx, f.Path)
+		paths[f.Path] = f
+	}
+	landed := map[string]bool{}
+	reachedBase := j.Base == "" // an unborn base: every commit is after it
+	for _, c := range commits {
+		if c.Hash == j.Base {
+			reachedBase = true
+			break
+		}
+		snap, err := s.Repo.FilesAt(ctx, c.Hash, func(p string) bool {
+			if strings.HasSuffix(p, "/") {
+				for q := range paths {
+					if strings.HasPrefix(q, p) {
+						return true
+					}
+				}
+				return false
+			}
+			return paths[p] != nil
+		})
 		if err != nil {
-			return false
+			return nil, false, err
 		}
-		h := contentHash(b, ok)
-		if h != f.Old && h != f.New {
-			return false
+		for p, f := range paths {
+			b, exists := snap.Files[p]
+			if f.New != f.Old && contentHash(b, exists) == f.New {
+				landed[p] = true
+			}
 		}
-		if h == f.New && f.New != f.Old {
-			part = true
+	}
+	if !reachedBase || len(landed) == 0 {
+		return nil, false, nil
+	}
+	r := *j
+	r.Files = nil
+	for _, f := range j.Files {
+		if landed[f.Path] {
+			continue
+		}
+		b, exists, err := s.Repo.ReadHead(ctx, f.Path)
+		if err != nil {
+			return nil, false, err
+		}
+		if contentHash(b, exists) != f.Old {
+			return nil, false, nil // a person changed it in git otherwise: neither whole nor undone cleanly
 		}
 		d, err := s.diskHash(f.Path)
 		if err != nil || (d != f.Old && d != f.New) {
-			return false
+			return nil, false, err
 		}
 		if d != f.New && f.New != "" {
 			sb, err := os.ReadFile(s.abs(filepath.Join(TxnDir, f.Staged)))
 			if err != nil || contentHash(sb, true) != f.New {
-				return false
+				return nil, false, nil
 			}
 		}
+		r.Files = append(r.Files, f)
 	}
-	return part
+	return &r, true, nil
 }
 
 func shortHash(h string) string {

@@ -411,3 +411,42 @@ func TestPersonCommitOfAHalfWriteIsFinished(t *testing.T) {
 		t.Errorf("status %q", st)
 	}
 }
+
+// TestPersonCommitOfPartThenEditIsFinished (found by the soak, seed
+// 20135): after a write killed with its files in place, a person commits
+// some of them, then edits one of those and commits again; the next writer
+// finishes the files nobody committed on top, and keeps the person's later
+// edit. Before, the moved HEAD made recovery undo the uncommitted rest, so
+// an import stayed half committed.
+func TestPersonCommitOfPartThenEditIsFinished(t *testing.T) {
+	s := newStore(t)
+	files := map[string][]byte{
+		MainFile:      []byte("# Core profile\n## Key decisions\n- [dec-001] Crash test decision\n"),
+		"topics/a.md": []byte("# A\n- [fact-001] Crash test fact\n"),
+		"topics/b.md": []byte("# B\n- [fact-002] The part nobody committed\n"),
+	}
+	if !crashingWrite(t, s, FailTxnFiles, files) {
+		t.Fatal("no crash")
+	}
+	gitOut(t, s.Dir, "add", "--", MainFile, "topics/a.md")
+	gitOut(t, s.Dir, "commit", "-qm", "person: commit part", "--", MainFile, "topics/a.md")
+	edited := "# A\n- [fact-001] Crash test fact, edited by the person\n"
+	must(t, os.WriteFile(filepath.Join(s.Dir, "topics", "a.md"), []byte(edited), 0o644))
+	gitOut(t, s.Dir, "commit", "-qam", "person: edit on top")
+	rec := lockAndRecover(t, s)
+	if len(rec) != 1 || !strings.Contains(rec[0], "on top of") {
+		t.Fatalf("recovered: %q", rec)
+	}
+	want := map[string]string{MainFile: string(files[MainFile]), "topics/a.md": edited, "topics/b.md": string(files["topics/b.md"])}
+	for p, w := range want {
+		if got := gitOut(t, s.Dir, "show", "HEAD:"+p); got+"\n" != w {
+			t.Errorf("HEAD:%s = %q, want %q", p, got, w)
+		}
+		if got := readOrAbsent(t, s, p); got != w {
+			t.Errorf("disk %s = %q, want %q", p, got, w)
+		}
+	}
+	if st := gitOut(t, s.Dir, "status", "--porcelain"); st != "" {
+		t.Errorf("status %q", st)
+	}
+}
