@@ -166,6 +166,9 @@ func runForget(ctx context.Context, f *Factory, ids []string, opts *forgetOption
 		}{res, purge})
 	}
 	fmt.Fprintf(f.IO.Out, "forgot %s (commit %s)\n", strings.Join(res.IDs, ", "), short(res.Commit))
+	if len(res.SameText) > 0 {
+		fmt.Fprintf(f.IO.Out, "%s held the same text and went too\n", strings.Join(res.SameText, ", "))
+	}
 	if len(res.Queue) > 0 {
 		fmt.Fprintf(f.IO.Out, "removed %d queued %s holding the text\n", len(res.Queue), pluralize(len(res.Queue), "candidate", "candidates"))
 	}

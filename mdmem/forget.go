@@ -33,12 +33,15 @@ type ForgetOptions struct {
 
 // ForgetResult is what Forget did.
 type ForgetResult struct {
-	IDs    []string `json:"ids"`
-	Files  []string `json:"files"`            // memory files changed (committed)
-	Queue  []string `json:"queue,omitempty"`  // queued candidates removed (queue and held)
-	Caches []string `json:"caches,omitempty"` // derived cache files removed or rewritten
-	Traces []string `json:"traces,omitempty"` // kept transcripts where the text was replaced by [forgotten]
-	Commit string   `json:"commit,omitempty"`
+	IDs []string `json:"ids"`
+	// SameText are the ids forgotten because they hold the same text as
+	// an id given (they are in IDs too).
+	SameText []string `json:"same_text,omitempty"`
+	Files    []string `json:"files"`            // memory files changed (committed)
+	Queue    []string `json:"queue,omitempty"`  // queued candidates removed (queue and held)
+	Caches   []string `json:"caches,omitempty"` // derived cache files removed or rewritten
+	Traces   []string `json:"traces,omitempty"` // kept transcripts where the text was replaced by [forgotten]
+	Commit   string   `json:"commit,omitempty"`
 	// HandEdit is what committing the person's uncommitted edits first did.
 	HandEdit *HandEdit `json:"hand_edit,omitempty"`
 	// Contents are the forgotten texts, for --purge-history; never
@@ -52,8 +55,9 @@ type ForgetResult struct {
 // TombstonesPath) so add, import and consolidation do not bring the text
 // back, keeps the ids from being reused, and then removes the queued
 // candidates holding the text, the ids from the inject log and the
-// derived caches holding the text. Every other byte of the memory stays as
-// it was. An unknown id is an error wrapping ErrNoEntry and nothing is
+// derived caches holding the text. Other entries with the same
+// (normalised) text are forgotten with them. Every other byte of the
+// memory stays as it was. An unknown id is an error wrapping ErrNoEntry and nothing is
 // written. It takes the lock (the caller must not hold it).
 func Forget(ctx context.Context, s *Store, ids []string, reason string, opts ForgetOptions) (*ForgetResult, error) {
 	if len(ids) == 0 {
@@ -103,6 +107,23 @@ func Forget(ctx context.Context, s *Store, ids []string, reason string, opts For
 		}
 		gone = append(gone, all...)
 		res.IDs = append(res.IDs, id)
+	}
+	// Another entry holding the same text is the same memory: it goes too,
+	// or the forgotten text would stay live under another id.
+	texts := map[string]bool{}
+	for _, e := range gone {
+		if nc := NormalizeForget(e.Content); nc != "" {
+			texts[nc] = true
+		}
+	}
+	for _, e := range m.Entries() {
+		if e.ID == "" || seen[e.ID] || !texts[NormalizeForget(e.Content)] {
+			continue
+		}
+		seen[e.ID] = true
+		gone = append(gone, m.FindAll(e.ID)...)
+		res.IDs = append(res.IDs, e.ID)
+		res.SameText = append(res.SameText, e.ID)
 	}
 	if nr := NormalizeForget(reason); nr != "" {
 		for _, e := range gone {
