@@ -385,6 +385,29 @@ func found(snap *simSnap, text string) bool {
 	return false
 }
 
+// foldedPayload reports a consumed candidate that reads like an
+// instruction to the model and was folded, as a near repeat of an
+// injection payload, into a Pending entry that names it in its refs (issue
+// 8: near repeats fold into one Pending entry; its own wording is dropped
+// on purpose). That entry may since have been confirmed, rejected into the
+// archive, or forgotten.
+func (s *sim) foldedPayload(snap *simSnap, cid, content string, ledger []string) bool {
+	if mdmem.InstructionNote(content) == "" {
+		return false
+	}
+	for _, id := range ledger {
+		if s.handDeleted[id] {
+			return true
+		}
+		for _, e := range snap.byID[id] {
+			if slices.Contains(e.Refs, cid) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (s *sim) checkQueue(snap *simSnap) {
 	inDir := func(dir string) map[string]bool {
 		m := map[string]bool{}
@@ -423,6 +446,9 @@ func (s *sim) checkQueue(snap *simSnap) {
 			continue
 		}
 		if s.newerFound(snap, c.content, c.seq) {
+			continue
+		}
+		if s.foldedPayload(snap, cid, c.content, lines) {
 			continue
 		}
 		s.violation("value-lost", "candidate %s %q (step %d) is consumed (ledger: %s) but neither its text nor a newer value of its fact is committed",

@@ -742,6 +742,12 @@ func (s *sim) forget() string {
 	}
 	n := norm(e.Content)
 	s.handDeleted[e.ID], s.handRemoved[n], s.forgotten[n] = true, true, e.Content
+	// entries holding the same text are the same memory: forget took them too
+	for _, o := range es {
+		if mdmem.NormalizeForget(o.Content) == mdmem.NormalizeForget(e.Content) {
+			s.handDeleted[o.ID], s.handRemoved[norm(o.Content)] = true, true
+		}
+	}
 	s.contents = slices.DeleteFunc(s.contents, func(c string) bool { return norm(c) == n })
 	// forget removed the queued candidates holding the text
 	for cid, c := range s.queued {
