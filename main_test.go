@@ -33,21 +33,25 @@ func TestScript(t *testing.T) {
 		RequireUniqueNames:  true,
 		UpdateScripts:       *update,
 		Cmds:                scriptCmds,
-		Setup: func(env *testscript.Env) error {
-			home := filepath.Join(env.WorkDir, "home")
-			env.Setenv("HOME", home)
-			env.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
-			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-			env.Setenv("GIT_AUTHOR_NAME", "Test Person")
-			env.Setenv("GIT_AUTHOR_EMAIL", "person@example.com")
-			env.Setenv("GIT_COMMITTER_NAME", "Test Person")
-			env.Setenv("GIT_COMMITTER_EMAIL", "person@example.com")
-			env.Setenv("MEMCTL_DIR", "")
-			env.Setenv("OPENAI_API_KEY", "")
-			env.Setenv("OPENAI_BASE_URL", "")
-			env.Setenv("MEMCTL_MODEL", "")
-			return os.MkdirAll(home, 0o755)
-		},
+		Setup:               scriptSetup,
 	})
+}
+
+// scriptSetup gives every scenario a home of its own, a person's git
+// identity, and no memory directory or LLM endpoint from the environment.
+func scriptSetup(env *testscript.Env) error {
+	home := filepath.Join(env.WorkDir, "home")
+	env.Setenv("HOME", home)
+	env.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
+	env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	env.Setenv("GIT_AUTHOR_NAME", "Test Person")
+	env.Setenv("GIT_AUTHOR_EMAIL", "person@example.com")
+	env.Setenv("GIT_COMMITTER_NAME", "Test Person")
+	env.Setenv("GIT_COMMITTER_EMAIL", "person@example.com")
+	env.Setenv("MEMCTL_DIR", "")
+	env.Setenv("OPENAI_API_KEY", "")
+	env.Setenv("OPENAI_BASE_URL", "")
+	env.Setenv("MEMCTL_MODEL", "")
+	return os.MkdirAll(home, 0o755)
 }
