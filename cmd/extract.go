@@ -26,6 +26,7 @@ type extractOptions struct {
 	Quiet         bool
 	KeepTrace     bool
 	TraceDays     int
+	set           map[string]bool // the flags given (they override [extract])
 }
 
 func newExtractCmd(f *Factory) *cobra.Command {
@@ -89,6 +90,10 @@ out; traces not updated for --trace-days (90) are removed on the next
 			if opts.MinConfidence < 0 || opts.MinConfidence > 1 {
 				return FlagErrorf("invalid --min-confidence %v: want a number in [0,1]", opts.MinConfidence)
 			}
+			opts.set = map[string]bool{}
+			for _, name := range []string{"min-confidence", "keep-trace", "trace-days"} {
+				opts.set[name] = cmd.Flags().Changed(name)
+			}
 			return runExtract(cmd.Context(), f, opts)
 		},
 	}
@@ -97,13 +102,13 @@ out; traces not updated for --trace-days (90) are removed on the next
 	fl.StringVar(&opts.Format, "format", transcript.Auto, "transcript format: "+strings.Join(transcript.Names, ", "))
 	fl.StringVar(&opts.Session, "session", "", "session id for the refs (default: the transcript's own, else its file name)")
 	fl.StringArrayVar(&opts.Scope, "scope", nil, "scope the model may give candidates, e.g. project:app (repeatable or comma-separated)")
-	fl.Float64Var(&opts.MinConfidence, "min-confidence", consolidate.DefaultMinConfidence, "keep candidates with at least this confidence")
+	fl.Float64Var(&opts.MinConfidence, "min-confidence", consolidate.DefaultMinConfidence, "keep candidates with at least this confidence (default: extract.min_confidence)")
 	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "print the candidates; queue nothing, keep no offset")
 	fl.BoolVar(&opts.Full, "full", false, "read the whole transcript, not only the part after the last extract")
 	fl.BoolVar(&opts.JSON, "json", false, "print the report as JSON (digests, proposals, queued ids, usage)")
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the queued candidate ids")
-	fl.BoolVar(&opts.KeepTrace, "keep-trace", false, "keep the transcript in .memctl/traces/ (never committed) for memctl search --traces")
-	fl.IntVar(&opts.TraceDays, "trace-days", 90, "with --keep-trace: remove kept traces not updated for this many days; 0 keeps them")
+	fl.BoolVar(&opts.KeepTrace, "keep-trace", false, "keep the transcript in .memctl/traces/ (never committed) for memctl search --traces (default: extract.keep_trace)")
+	fl.IntVar(&opts.TraceDays, "trace-days", 90, "with --keep-trace: remove kept traces not updated for this many days; 0 keeps them (default: extract.trace_days)")
 	return cmd
 }
 
@@ -117,9 +122,19 @@ func validFormat(f string) bool {
 }
 
 func runExtract(ctx context.Context, f *Factory, opts *extractOptions) error {
-	s, err := f.Store(ctx, "llm", "add", "consolidate")
+	s, err := f.Store(ctx, "llm", "add", "consolidate", "extract")
 	if err != nil {
 		return err
+	}
+	// The [extract] settings, unless a flag says otherwise for this run.
+	if !opts.set["min-confidence"] {
+		opts.MinConfidence = s.Config.Extract.MinConfidence
+	}
+	if !opts.set["keep-trace"] {
+		opts.KeepTrace = s.Config.Extract.KeepTrace
+	}
+	if !opts.set["trace-days"] {
+		opts.TraceDays = s.Config.Extract.TraceDays
 	}
 	var scopes []string
 	if len(opts.Scope) > 0 {

@@ -27,6 +27,7 @@ type Config struct {
 	Consolidate ConsolidateConfig `toml:"consolidate"`
 	LLM         LLMConfig         `toml:"llm"`
 	Files       FilesConfig       `toml:"files"`
+	Extract     ExtractConfig     `toml:"extract"`
 
 	problems []ConfigProblem // mistakes found by LoadConfig, by section
 }
@@ -92,13 +93,14 @@ func DefaultConfig() *Config {
 		Consolidate: defaultConsolidateConfig(),
 		LLM:         defaultLLMConfig(),
 		Files:       FilesConfig{MaxBytes: DefaultMaxWriteBytes},
+		Extract:     defaultExtractConfig(),
 	}
 }
 
 // ConfigSections are the sections of config.toml. Each is read on its
 // own: a mistake in one stops only the commands that use it (Check), and
 // `memctl lint` reports them all (Problems).
-var ConfigSections = []string{"add", "git", "inject", "consolidate", "llm", "files"}
+var ConfigSections = []string{"add", "git", "inject", "consolidate", "llm", "files", "extract"}
 
 // ConfigProblem is a mistake in config.toml. Section is the section it is
 // in; "" for a mistake outside every known section (an unknown section,
@@ -191,6 +193,8 @@ func (c *Config) section(name string) any {
 		return &c.LLM
 	case "files":
 		return &c.Files
+	case "extract":
+		return &c.Extract
 	}
 	return nil
 }
@@ -210,6 +214,8 @@ func (c *Config) setSection(name string, src *Config) {
 		c.LLM = src.LLM
 	case "files":
 		c.Files = src.Files
+	case "extract":
+		c.Extract = src.Extract
 	}
 }
 
@@ -356,6 +362,8 @@ func (c *Config) validateSection(name string) error {
 		return c.Inject.validate()
 	case "consolidate":
 		return c.Consolidate.validate()
+	case "extract":
+		return c.Extract.validate()
 	case "files":
 		if c.Files.MaxBytes < MinWriteBytes || c.Files.MaxBytes > MaxFileBytes/2 {
 			return fmt.Errorf("files.max_bytes must be in %d..%d (16 KiB to 32 MiB)", MinWriteBytes, MaxFileBytes/2)

@@ -1,0 +1,22 @@
+package mdmem
+
+import "fmt"
+
+// ExtractConfig governs memctl extract (also run by the agent hooks); its
+// flags override it for one run.
+type ExtractConfig struct {
+	MinConfidence float64 `toml:"min_confidence"` // candidates below this confidence are dropped
+	KeepTrace     bool    `toml:"keep_trace"`     // keep each transcript in .memctl/traces/ (never committed)
+	TraceDays     int     `toml:"trace_days"`     // kept traces not updated for this many days are removed; 0 = kept
+}
+
+func defaultExtractConfig() ExtractConfig {
+	return ExtractConfig{MinConfidence: 0.7, TraceDays: 90}
+}
+
+func (c ExtractConfig) validate() error {
+	if c.MinConfidence < 0 || c.MinConfidence > 1 || c.TraceDays < 0 {
+		return fmt.Errorf("extract: min_confidence in [0,1], trace_days not negative")
+	}
+	return nil
+}
