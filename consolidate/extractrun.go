@@ -343,7 +343,7 @@ func writeState(ctx context.Context, path string, st extractState) error {
 	if err != nil {
 		return err
 	}
-	return mdmem.WriteFileAtomic(ctx, path, append(b, '\n'), 0o644)
+	return mdmem.WriteFileAtomic(ctx, path, append(b, '\n'), mdmem.PrivateFileMode)
 }
 
 func (o *ExtractOptions) logf(format string, args ...any) {

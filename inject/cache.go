@@ -699,7 +699,7 @@ func saveCache(ctx context.Context, dir string, c *Corpus, before []fileKey) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return
 	}
-	_ = mdmem.WriteFileAtomicFunc(ctx, p, 0o644, func(f *os.File) error {
+	_ = mdmem.WriteFileAtomicFunc(ctx, p, mdmem.PrivateFileMode, func(f *os.File) error {
 		var zero [cacheHeader]byte
 		if _, err := f.Write(zero[:]); err != nil {
 			return err

@@ -53,7 +53,7 @@ func AppendLog(dir string, rec LogRecord) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, mdmem.PrivateFileMode)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func AppendLog(dir string, rec LogRecord) error {
 			_ = os.Rename(p, p+".1")
 		}
 		f.Close()
-		if f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
+		if f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, mdmem.PrivateFileMode); err != nil {
 			return err
 		}
 	}

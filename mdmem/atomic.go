@@ -6,6 +6,21 @@ import (
 	"path/filepath"
 )
 
+// PrivateFileMode is the mode of the files memctl creates in a memory
+// (memory files, queue, caches, journals): the person's own, readable by
+// no one else. A file that already exists keeps its mode when memctl
+// replaces it (see ModeOf).
+const PrivateFileMode os.FileMode = 0o600
+
+// ModeOf returns the permission bits of path, or PrivateFileMode when it
+// does not exist (or cannot be read).
+func ModeOf(path string) os.FileMode {
+	if fi, err := os.Stat(path); err == nil {
+		return fi.Mode().Perm()
+	}
+	return PrivateFileMode
+}
+
 // WriteFileAtomic replaces path with data: a temp file in the same
 // directory, fsync, rename, fsync of the directory. A reader sees the old or
 // the new content, never a mix; a crash leaves at most a stray temp file.

@@ -356,7 +356,7 @@ func (s *Store) scrubCaches(ctx context.Context, ids, contents []string) ([]stri
 		}
 		if strings.HasPrefix(name, "inject.log") {
 			if out, changed := dropLogIDs(data, drop); changed {
-				if err := WriteFileAtomic(ctx, p, out, 0o644); err != nil {
+				if err := WriteFileAtomic(ctx, p, out, ModeOf(p)); err != nil {
 					return done, err
 				}
 				done = append(done, CacheDir+"/"+name)

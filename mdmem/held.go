@@ -72,7 +72,7 @@ func WriteCacheFile(ctx context.Context, dir, name string, data []byte) error {
 	if err := EnsureDir(dir, CacheDir); err != nil {
 		return err
 	}
-	return WriteFileAtomic(ctx, p, data, 0o644)
+	return WriteFileAtomic(ctx, p, data, PrivateFileMode)
 }
 
 func checkCacheName(name string) error {

@@ -450,7 +450,7 @@ func (s *Store) writeFile(ctx context.Context, rel string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	return WriteFileAtomic(ctx, p, data, 0o644)
+	return WriteFileAtomic(ctx, p, data, ModeOf(p))
 }
 
 // checkRelPath refuses absolute paths, "..", and anything but clean slash

@@ -212,7 +212,7 @@ func (t *Txn) Put(ctx context.Context, rel string, basedOn, data []byte) error {
 			f.Staged = fmt.Sprintf("%s-%d-%d.new", t.id, len(t.files), time.Now().UnixNano())
 		}
 	}
-	return WriteFileAtomic(ctx, t.s.abs(filepath.Join(TxnDir, f.Staged)), data, 0o644)
+	return WriteFileAtomic(ctx, t.s.abs(filepath.Join(TxnDir, f.Staged)), data, PrivateFileMode)
 }
 
 // Consume records that the transaction applies a queued candidate: a
@@ -466,7 +466,7 @@ func copyInto(ctx context.Context, src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	return WriteFileAtomicFunc(ctx, dst, 0o644, func(f *os.File) error {
+	return WriteFileAtomicFunc(ctx, dst, ModeOf(dst), func(f *os.File) error {
 		_, err := io.Copy(f, in)
 		return err
 	})
@@ -903,7 +903,7 @@ func (s *Store) writeTxnJournal(ctx context.Context, j *txnJournal) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(ctx, s.journalPath(j.ID), data, 0o644)
+	return WriteFileAtomic(ctx, s.journalPath(j.ID), data, PrivateFileMode)
 }
 
 // readTxnJournal returns the journal of an interrupted transaction, or
@@ -984,7 +984,7 @@ func linkOrCopy(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, PrivateFileMode)
 	if err != nil {
 		return err
 	}
