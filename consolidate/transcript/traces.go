@@ -115,10 +115,7 @@ type TraceHit struct {
 // SearchTraces finds the turns of kept transcripts holding the most query
 // words (case-insensitive), best first, at most limit (0: all).
 func SearchTraces(ctx context.Context, memDir, query string, limit int) ([]TraceHit, error) {
-	var words []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		words = append(words, w)
-	}
+	words := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	if len(words) == 0 {
 		return nil, errors.New("the query has no words")
 	}
