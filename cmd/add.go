@@ -68,6 +68,9 @@ file is written, or the candidate is refused with add.secrets = "refuse"
 			if len(args) == 1 {
 				opts.Content = args[0]
 			}
+			if _, ok := mdmem.CategoryByName(opts.Category); !ok {
+				return FlagErrorf("invalid --category %q: want one of %s", opts.Category, strings.Join(mdmem.CategoryNames(), ", "))
+			}
 			opts.HasConf = cmd.Flags().Changed("confidence")
 			if opts.JSON == (len(args) == 1) {
 				return FlagErrorf("give the content as an argument, or --json with JSON Lines on stdin")

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -204,7 +205,7 @@ stays queued); 130 interrupted.`,
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &FlagError{Err: err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &FlagError{Err: plainFlagError(err)} })
 	subs := make([]*cobra.Command, 0, len(commands))
 	for _, ctor := range commands {
 		subs = append(subs, ctor(f))
@@ -214,6 +215,32 @@ stays queued); 130 interrupted.`,
 	markArgErrorsAsUsage(root)
 	addCompletions(f, root)
 	return root
+}
+
+// pflagValueError matches pflag's message for a value that does not parse,
+// e.g. `invalid argument "abc" for "-b, --budget" flag: strconv.ParseInt:
+// parsing "abc": invalid syntax`.
+var pflagValueError = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: (strconv\.Parse\w+|time: )`)
+
+// plainFlagError says a flag value's problem in memctl's words instead of
+// Go's parser's.
+func plainFlagError(err error) error {
+	m := pflagValueError.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	want := "a valid value"
+	switch {
+	case strings.HasPrefix(m[3], "strconv.ParseInt"), strings.HasPrefix(m[3], "strconv.ParseUint"):
+		want = "a whole number"
+	case strings.HasPrefix(m[3], "strconv.ParseFloat"):
+		want = "a number"
+	case strings.HasPrefix(m[3], "strconv.ParseBool"):
+		want = "true or false"
+	case strings.HasPrefix(m[3], "time: "):
+		want = "a duration such as 90s or 10m"
+	}
+	return fmt.Errorf("invalid %s %q: want %s", m[2], m[1], want)
 }
 
 // markArgErrorsAsUsage makes positional-argument errors usage errors (exit

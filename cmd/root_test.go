@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,7 +74,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"list", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"add"}, "give the content as an argument"},
 		{[]string{"add", "x", "--json"}, "give the content as an argument"},
-		{[]string{"add", "x", "--confidence", "high"}, "invalid argument"},
+		{[]string{"add", "x", "--confidence", "high"}, `invalid --confidence "high": want a number`},
+		{[]string{"add", "x", "--category", "nope"}, `invalid --category "nope": want one of`},
+		{[]string{"inject", "--budget", "abc"}, `invalid --budget "abc": want a whole number`},
 		{[]string{"show"}, "requires at least 1 arg"},
 		{[]string{"list", "--place", "attic"}, `unknown --place "attic"`},
 		{[]string{"log", "-n", "-1"}, "-n must not be negative"},
@@ -168,5 +171,20 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	}
 	if len(root.Commands()) < 10 {
 		t.Errorf("only %d commands registered", len(root.Commands()))
+	}
+}
+
+func TestPlainFlagError(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`invalid argument "abc" for "-b, --budget" flag: strconv.ParseInt: parsing "abc": invalid syntax`, `invalid --budget "abc": want a whole number`},
+		{`invalid argument "x" for "--l2-reserve" flag: strconv.ParseFloat: parsing "x": invalid syntax`, `invalid --l2-reserve "x": want a number`},
+		{`invalid argument "maybe" for "--json" flag: strconv.ParseBool: parsing "maybe": invalid syntax`, `invalid --json "maybe": want true or false`},
+		{`invalid argument "soon" for "--timeout" flag: time: invalid duration "soon"`, `invalid --timeout "soon": want a duration such as 90s or 10m`},
+		{`unknown flag: --nope`, `unknown flag: --nope`},
+	}
+	for _, tt := range tests {
+		if got := plainFlagError(errors.New(tt.in)).Error(); got != tt.want {
+			t.Errorf("plainFlagError(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }
