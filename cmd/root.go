@@ -187,10 +187,11 @@ entries. Every rewrite is a git commit.
 The memory directory is --dir, else $MEMCTL_DIR, else the nearest parent
 holding .memctl/, else $XDG_DATA_HOME/memctl (~/.local/share/memctl).
 
-Exit status: 0 ok; 1 error (or lint found problems); 2 usage error;
-3 the memory is locked by another memctl; 4 consolidate could not use
-the configured model (what the rules decided is committed, the rest
-stays queued); 130 interrupted.`,
+Exit status: 0 ok; 1 error, or found problems / nothing found (lint,
+search, log <id>); 2 usage error; 3 the memory is locked by another
+memctl; 4 consolidate or extract could not use the configured model
+(what the rules decided is committed, the rest stays queued);
+130 interrupted.`,
 		Example: `  memctl init ~/agent-memory
   memctl --dir ~/agent-memory add "Example code uses Python 3.11" --category preference
   memctl --dir ~/agent-memory list
