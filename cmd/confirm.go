@@ -15,6 +15,7 @@ type confirmOptions struct {
 	KeepOther        bool
 	AllowInstruction bool
 	JSON             bool
+	Quiet            bool
 }
 
 func init() { register(newConfirmCmd) }
@@ -47,6 +48,7 @@ Unicode, …) is refused unless --allow-instruction.`,
 	cmd.Flags().BoolVar(&opts.KeepOther, "keep-other", false, "keep the entry it conflicted with instead of archiving it")
 	cmd.Flags().BoolVar(&opts.AllowInstruction, "allow-instruction", false, "store a --text that reads like an instruction to the model")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing on stdout (warnings still go to stderr)")
 	return cmd
 }
 
@@ -63,15 +65,18 @@ func runConfirm(ctx context.Context, f *Factory, id string, opts *confirmOptions
 	if err != nil {
 		return err
 	}
-	return printResolution(f, r, opts.JSON)
+	return printResolution(f, r, opts.JSON, opts.Quiet)
 }
 
-func printResolution(f *Factory, r *consolidate.Resolution, asJSON bool) error {
+func printResolution(f *Factory, r *consolidate.Resolution, asJSON, quiet bool) error {
 	printHandEdits(f, r.HandEdit)
 	if asJSON {
 		enc := json.NewEncoder(f.IO.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
+	}
+	if quiet {
+		return nil
 	}
 	fmt.Fprintf(f.IO.Out, "%s %s → %s", r.Action, r.ID, r.Place)
 	for _, a := range r.Archived {

@@ -17,6 +17,7 @@ type forgetOptions struct {
 	Match  string
 	Yes    bool
 	JSON   bool
+	Quiet  bool
 	Purge  bool
 }
 
@@ -69,6 +70,7 @@ for real").`,
 	fl.StringVar(&opts.Match, "match", "", "forget the entries whose text contains this text (asks first)")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask before forgetting --match results")
 	fl.BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing on stdout (warnings still go to stderr)")
 	fl.BoolVar(&opts.Purge, "purge-history", false, "also rewrite git history so no commit holds the text (refuses on a dirty worktree)")
 	return cmd
 }
@@ -164,6 +166,12 @@ func runForget(ctx context.Context, f *Factory, ids []string, opts *forgetOption
 			*mdmem.ForgetResult
 			Purge *mdmem.PurgeResult `json:"purge,omitempty"`
 		}{res, purge})
+	}
+	if opts.Quiet {
+		if purge != nil {
+			fmt.Fprintln(f.IO.ErrOut, "memctl: note: history is purged here only; remotes, clones and backups still hold the text (run without -q for the list)")
+		}
+		return nil
 	}
 	fmt.Fprintf(f.IO.Out, "forgot %s (commit %s)\n", strings.Join(res.IDs, ", "), short(res.Commit))
 	if len(res.SameText) > 0 {

@@ -19,6 +19,7 @@ type importOptions struct {
 	File        string
 	SkipInvalid bool
 	JSON        bool
+	Quiet       bool
 	AllowDelete bool
 	Allow       bool
 }
@@ -64,6 +65,7 @@ commit; entries deleted by hand are restored into the archive unless
 	}
 	cmd.Flags().BoolVar(&opts.SkipInvalid, "skip-invalid", false, "import the valid lines even if some are invalid")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing on stdout (warnings still go to stderr)")
 	cmd.Flags().BoolVar(&opts.AllowDelete, "allow-delete", false, allowDeleteUsage)
 	cmd.Flags().BoolVar(&opts.Allow, "allow-forgotten", false, "import entries even if they repeat an entry memctl forget deleted")
 	return cmd
@@ -136,11 +138,13 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 			Invalid int `json:"invalid"`
 		}{res, bad})
 	}
-	fmt.Fprintf(f.IO.Out, "imported %d %s", len(res.IDs), pluralize(len(res.IDs), "entry", "entries"))
-	if res.Commit != "" {
-		fmt.Fprintf(f.IO.Out, " (commit %s)", short(res.Commit))
+	if !opts.Quiet {
+		fmt.Fprintf(f.IO.Out, "imported %d %s", len(res.IDs), pluralize(len(res.IDs), "entry", "entries"))
+		if res.Commit != "" {
+			fmt.Fprintf(f.IO.Out, " (commit %s)", short(res.Commit))
+		}
+		fmt.Fprintln(f.IO.Out)
 	}
-	fmt.Fprintln(f.IO.Out)
 	if bad > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: skipped %d invalid %s (--skip-invalid)\n", bad, pluralize(bad, "line", "lines"))
 	}

@@ -12,8 +12,9 @@ import (
 func init() { register(newInitCmd) }
 
 type initOptions struct {
-	Dir  string
-	JSON bool
+	Dir   string
+	JSON  bool
+	Quiet bool
 }
 
 func newInitCmd(f *Factory) *cobra.Command {
@@ -38,6 +39,7 @@ twice changes nothing.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing on stdout (warnings still go to stderr)")
 	return cmd
 }
 
@@ -57,6 +59,7 @@ func runInit(ctx context.Context, f *Factory, opts *initOptions) error {
 		return writeJSON(f.IO.Out, res)
 	}
 	switch {
+	case opts.Quiet:
 	case res.Commit == "":
 		fmt.Fprintf(f.IO.Out, "memory at %s is already initialised; nothing changed\n", res.Dir)
 	default:

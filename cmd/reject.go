@@ -11,6 +11,7 @@ import (
 type rejectOptions struct {
 	Reason string
 	JSON   bool
+	Quiet  bool
 }
 
 func init() { register(newRejectCmd) }
@@ -34,6 +35,7 @@ a later candidate repeating it is not re-added. One commit.`,
 	}
 	cmd.Flags().StringVarP(&opts.Reason, "reason", "m", "", "why it is rejected (kept in the archive; one line, at most 1000 bytes)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing on stdout (warnings still go to stderr)")
 	return cmd
 }
 
@@ -46,5 +48,5 @@ func runReject(ctx context.Context, f *Factory, id string, opts *rejectOptions) 
 	if err != nil {
 		return err
 	}
-	return printResolution(f, r, opts.JSON)
+	return printResolution(f, r, opts.JSON, opts.Quiet)
 }
