@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/memctl/memctl/consolidate"
 	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
@@ -38,7 +39,10 @@ func newStatsCmd(f *Factory) *cobra.Command {
            inject, and the hit rate (ids reported by ` + "`memctl used`" + ` / ids injected)
   expiring what retention acts on within 30 days: entries past their
            expires date (consolidate archives them) and archived entries
-           past consolidate.archive_days (consolidate forgets them)`,
+           past consolidate.archive_days (consolidate forgets them)
+  held     candidates waiting in .memctl/queue/held/ for a person (a
+           secret, invalid, or no usable model decision after
+           consolidate.max_attempts runs); memctl queue --held lists them`,
 		Example: `  memctl stats
   memctl stats --json | jq .core
   memctl stats --budget 2000 --stale-days 30`,
@@ -85,19 +89,34 @@ func runStats(ctx context.Context, f *Factory, cmd *cobra.Command, opts *statsOp
 		now = f.Now()
 	}
 	soon := mdmem.RetentionDue(m, now, expiringWindow, s.Config.Consolidate.ArchiveDays)
+	held, err := consolidate.HeldFiles(s.Dir)
+	if err != nil {
+		return err
+	}
 	if opts.JSON {
 		enc := json.NewEncoder(f.IO.Out)
 		enc.SetIndent("", "  ")
 		if soon == nil {
 			soon = []mdmem.ExpiringSoon{}
 		}
+		if held == nil {
+			held = []consolidate.Hold{}
+		}
 		return enc.Encode(struct {
 			*inject.Stats
 			ExpiringSoon []mdmem.ExpiringSoon `json:"expiring_soon"`
-		}{st, soon})
+			Held         []consolidate.Hold   `json:"held"`
+		}{st, soon, held})
 	}
 	st.WriteText(f.IO.Out)
 	writeExpiring(f.IO.Out, soon, now)
+	// Held candidates need a person; consolidate announces each once,
+	// stats says so every time it is asked.
+	fmt.Fprintf(f.IO.Out, "held candidates needing a person: %d", len(held))
+	if len(held) > 0 {
+		fmt.Fprint(f.IO.Out, " (memctl queue --held)")
+	}
+	fmt.Fprintln(f.IO.Out)
 	return nil
 }
 
