@@ -58,10 +58,23 @@ var simGated = map[string]string{}
 type simSnap struct {
 	entries []*mdmem.Entry
 	byID    map[string][]*mdmem.Entry
+	texts   map[string]bool     // norm(content) of every committed entry
 	ledger  map[string][]string // candidate id → ledger lines' entry ids
 	state   map[string]int
-	raw     string // every memory file, concatenated
+	tainted bool // a memory file holds an invented fact or the leaked key
 }
+
+// simBlob is what one committed file holds, parsed once per blob (the
+// simulation reads HEAD after every step, and most files do not change).
+type simBlob struct {
+	entries []*mdmem.Entry
+	ledger  [][2]string // candidate id, entry id
+	state   map[string]int
+	tainted bool
+}
+
+// simFile is a committed file: its path and blob id.
+type simFile struct{ path, sha string }
 
 // gitBlobSHA is git's object id of a blob holding b.
 func gitBlobSHA(b []byte) string {
@@ -103,76 +116,115 @@ func (s *sim) concurrentWrites(rs ...simResult) {
 	}
 }
 
-// snapshot reads the memory files, ledger and state of HEAD.
+// snapshot reads the memory files, ledger and state of HEAD. Files are
+// parsed once per blob: only blobs not seen before are read from git.
 func (s *sim) snapshot() *simSnap {
-	names := strings.Fields(s.git("ls-tree", "-r", "--name-only", "HEAD"))
-	var want []string
-	for _, p := range names {
-		if p == mdmem.MainFile || strings.HasPrefix(p, "topics/") || strings.HasPrefix(p, ".memctl/consumed/") || p == ".memctl/state.json" {
-			want = append(want, p)
+	var files, missing []simFile
+	for _, l := range strings.Split(strings.TrimSpace(s.git("ls-tree", "-r", "HEAD")), "\n") {
+		meta, p, ok := strings.Cut(l, "\t")
+		if !ok {
+			continue
+		}
+		p = unquoteGit(p)
+		if !(p == mdmem.MainFile || strings.HasPrefix(p, "topics/") || strings.HasPrefix(p, ".memctl/consumed/") || p == ".memctl/state.json") {
+			continue
+		}
+		f := strings.Fields(meta)
+		if len(f) != 3 || f[1] != "blob" {
+			continue
+		}
+		// The key holds the path too: a blob parses differently as a
+		// topic file, the ledger or the state.
+		fl := simFile{p, f[2]}
+		files = append(files, fl)
+		if _, ok := s.blobs[p+"\x00"+fl.sha]; !ok {
+			missing = append(missing, fl)
 		}
 	}
+	if len(missing) > 0 {
+		s.readBlobs(missing)
+	}
+	snap := &simSnap{byID: map[string][]*mdmem.Entry{}, texts: map[string]bool{}, ledger: map[string][]string{}, state: map[string]int{}}
+	for _, f := range files {
+		b := s.blobs[f.path+"\x00"+f.sha]
+		if b.state != nil {
+			snap.state = b.state
+		}
+		for _, l := range b.ledger {
+			snap.ledger[l[0]] = append(snap.ledger[l[0]], l[1])
+		}
+		snap.tainted = snap.tainted || b.tainted
+		for _, e := range b.entries {
+			snap.entries = append(snap.entries, e)
+			snap.byID[e.ID] = append(snap.byID[e.ID], e)
+			snap.texts[norm(e.Content)] = true
+		}
+	}
+	return snap
+}
+
+// readBlobs parses the given committed files into s.blobs.
+func (s *sim) readBlobs(files []simFile) {
 	c := exec.Command("git", "-C", s.dir, "cat-file", "--batch")
 	c.Env = s.env
 	var in bytes.Buffer
-	for _, p := range want {
-		fmt.Fprintf(&in, "HEAD:%s\n", p)
+	for _, f := range files {
+		fmt.Fprintf(&in, "%s\n", f.sha)
 	}
 	c.Stdin = &in
 	out, err := c.Output()
 	if err != nil {
 		s.t.Fatalf("git cat-file: %v", err)
 	}
-	snap := &simSnap{byID: map[string][]*mdmem.Entry{}, ledger: map[string][]string{}, state: map[string]int{}}
 	rd := bufio.NewReader(bytes.NewReader(out))
-	var raw strings.Builder
-	for _, p := range want {
+	for _, f := range files {
 		hdr, err := rd.ReadString('\n')
 		if err != nil {
 			s.t.Fatalf("git cat-file: %v", err)
 		}
-		f := strings.Fields(hdr)
-		if len(f) != 3 {
-			s.t.Fatalf("git cat-file %s: %q", p, hdr)
+		fs := strings.Fields(hdr)
+		if len(fs) != 3 {
+			s.t.Fatalf("git cat-file %s: %q", f.path, hdr)
 		}
-		n, _ := strconv.Atoi(f[2])
+		n, _ := strconv.Atoi(fs[2])
 		b := make([]byte, n+1)
 		if _, err := readFull(rd, b); err != nil {
 			s.t.Fatalf("git cat-file: %v", err)
 		}
 		b = b[:n]
+		blob := &simBlob{}
 		switch {
-		case p == ".memctl/state.json":
+		case f.path == ".memctl/state.json":
 			var st struct {
 				LastID map[string]int `json:"last_id"`
 			}
 			if err := json.Unmarshal(b, &st); err != nil {
 				s.violation("state", "HEAD:.memctl/state.json: %v", err)
 			}
-			snap.state = st.LastID
-		case strings.HasPrefix(p, ".memctl/consumed/"):
+			blob.state = st.LastID
+			if blob.state == nil {
+				blob.state = map[string]int{}
+			}
+		case strings.HasPrefix(f.path, ".memctl/consumed/"):
 			for _, l := range strings.Split(string(b), "\n") {
-				if f := strings.Fields(l); len(f) >= 3 {
+				if fl := strings.Fields(l); len(fl) >= 3 {
 					entry := ""
-					if len(f) >= 4 {
-						entry = f[3]
+					if len(fl) >= 4 {
+						entry = fl[3]
 					}
-					snap.ledger[f[0]] = append(snap.ledger[f[0]], entry)
+					blob.ledger = append(blob.ledger, [2]string{fl[0], entry})
 				}
 			}
-		case strings.HasSuffix(p, ".md"):
-			raw.Write(b)
-			for _, e := range mdmem.ParseDoc(p, b).Entries {
-				if e.ID == "" {
-					continue
+		case strings.HasSuffix(f.path, ".md"):
+			blob.tainted = bytes.Contains(b, []byte("Zorblax")) || bytes.Contains(b, []byte(fakellm.FakeSecret))
+			for _, e := range mdmem.ParseDoc(f.path, b).Entries {
+				if e.ID != "" {
+					blob.entries = append(blob.entries, e)
 				}
-				snap.entries = append(snap.entries, e)
-				snap.byID[e.ID] = append(snap.byID[e.ID], e)
 			}
 		}
+		s.blobs[f.path+"\x00"+f.sha] = blob
 	}
-	snap.raw = raw.String()
-	return snap
 }
 
 func readFull(rd *bufio.Reader, b []byte) (int, error) {
@@ -331,7 +383,7 @@ func firstLines(s string, n int) string {
 func live(e *mdmem.Entry) bool { return e.Place != mdmem.PlaceArchive }
 
 func (s *sim) checkEntries(snap *simSnap) {
-	if strings.Contains(snap.raw, "Zorblax") || strings.Contains(snap.raw, fakellm.FakeSecret) {
+	if snap.tainted {
 		s.violation("invented", "a fact the LLM invented, or the key it leaked, is committed")
 	}
 	for id, es := range snap.byID {
@@ -375,15 +427,7 @@ func (s *sim) checkEntries(snap *simSnap) {
 
 // found says whether a text is committed anywhere or was removed by a
 // person.
-func found(snap *simSnap, text string) bool {
-	n := norm(text)
-	for _, e := range snap.entries {
-		if norm(e.Content) == n {
-			return true
-		}
-	}
-	return false
-}
+func found(snap *simSnap, text string) bool { return snap.texts[norm(text)] }
 
 // foldedPayload reports a consumed candidate that reads like an
 // instruction to the model and was folded, as a near repeat of an

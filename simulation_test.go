@@ -261,6 +261,7 @@ type sim struct {
 	home   string
 	env    []string
 	llm    *fakellm.Server
+	blobs  map[string]*simBlob // parsed committed files, by path and blob id
 	step   int
 	hist   []string
 
@@ -303,7 +304,7 @@ func newSim(t *testing.T, bin string, seed uint64, kinds, modes []string, gated 
 		t: t, bin: bin, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		kinds: kinds, modes: modes, gated: gated,
 		queued: map[string]simCand{}, intro: map[string]int{}, versions: map[string][]simVersion{}, generated: map[string]bool{},
-		seenSubj: map[string]string{}, seenText: map[string]string{},
+		seenSubj: map[string]string{}, seenText: map[string]string{}, blobs: map[string]*simBlob{},
 		handIDs: map[string]bool{}, handDeleted: map[string]bool{}, handRemoved: map[string]bool{},
 		personFiles: map[string][]byte{}, strays: map[string]bool{}, personCommit: map[string]bool{},
 		consumedAt: map[string]string{}, reported: map[string]bool{}, forgotten: map[string]string{},
@@ -866,8 +867,21 @@ func (s *sim) indexLock() string {
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		s.t.Fatal(err)
 	}
+	// Half the time the git process holding the lock finishes while memctl
+	// waits for it (memctl waits up to 2 s, then gives up).
+	release := s.rng.IntN(2) == 0
+	after := time.Duration(50+s.rng.IntN(400)) * time.Millisecond
+	var released chan struct{}
+	if release {
+		released = make(chan struct{})
+		time.AfterFunc(after, func() { os.Remove(lock); close(released) })
+	}
 	d := s.write(nil)
 	s.stepBad = true // the write may have failed half-way
+	if release {
+		<-released
+		return fmt.Sprintf("held .git/index.lock for %v: %s", after, d)
+	}
 	if err := os.Remove(lock); err != nil {
 		s.t.Fatal(err)
 	}
