@@ -21,7 +21,8 @@ type addOptions struct {
 	Topic      string
 	Confidence float64
 	HasConf    bool
-	JSON       bool
+	StdinJSON  bool // JSON Lines candidates on stdin (--stdin-json, "-", or the deprecated --json alone)
+	JSON       bool // print the result as JSON
 	Allow      bool
 	Expires    string
 }
@@ -38,7 +39,8 @@ func newAddCmd(f *Factory) *cobra.Command {
 memctl consolidate to merge into the memory. It never touches MEMORY.md and
 takes no lock, so any number of agents can add at once.
 
-With --json, candidates are read from standard input as JSON Lines, one
+With - as the content (or --stdin-json), candidates are read from
+standard input as JSON Lines, one
 object per line and nothing after it: {"content", "category", "source",
 "created_at", "updated_at", "scope", "confidence", "refs", "topic",
 "tags"}. Input must be UTF-8 (a leading byte order mark is ignored); other
@@ -53,7 +55,10 @@ directory (project:<its top directory's name>). add reads
 only the [add] section of config.toml: a mistake elsewhere does not stop it.
 
 Categories: preference, constraint, decision (core profile), fact, incident,
-lesson, note, todo (topic files). The candidate ids are printed, one a line.
+lesson, note, todo (topic files). The candidate ids are printed, one a line;
+with --json, as {"candidate_ids": […], "invalid": N} (docs/JSON.md).
+--json alone, without content, - or --stdin-json, still reads JSON Lines
+from stdin as it used to, with a deprecation warning.
 
 The source defaults to "agent": pass --source user_explicit only for what
 the person stated. Secrets (API keys, tokens, private keys, passwords,
@@ -62,18 +67,30 @@ file is written, or the candidate is refused with add.secrets = "refuse"
 (docs/GOVERNANCE.md); queue files are private to the user (0600).`,
 		Example: `  memctl add "Example code uses Python 3.11" --category preference --source user_explicit
   memctl add "Order cache is Redis plus a local cache" -c decision --scope project:order-service --ref session:2026-01-08
-  echo '{"content":"Order cache is Redis plus a local cache","category":"decision"}' | memctl add --json`,
+  echo '{"content":"Order cache is Redis plus a local cache","category":"decision"}' | memctl add -
+  memctl add "Deploys need a change ticket" -c constraint --json | jq -r '.candidate_ids[0]'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
+			switch {
+			case len(args) == 1 && args[0] == "-":
+				opts.StdinJSON = true
+			case len(args) == 1:
 				opts.Content = args[0]
+			}
+			if opts.StdinJSON && opts.Content != "" {
+				return FlagErrorf("give the content as an argument, or - (--stdin-json) with JSON Lines on stdin, not both")
+			}
+			if opts.JSON && !opts.StdinJSON && len(args) == 0 {
+				// The old spelling: --json meant JSON input.
+				fmt.Fprintln(f.IO.ErrOut, "memctl: warning: add --json to read JSON Lines from stdin is deprecated; use `memctl add -` or --stdin-json (with those, --json prints the result as JSON)")
+				opts.StdinJSON, opts.JSON = true, false
 			}
 			if _, ok := mdmem.CategoryByName(opts.Category); !ok {
 				return FlagErrorf("invalid --category %q: want one of %s", opts.Category, strings.Join(mdmem.CategoryNames(), ", "))
 			}
 			opts.HasConf = cmd.Flags().Changed("confidence")
-			if opts.JSON == (len(args) == 1) {
-				return FlagErrorf("give the content as an argument, or --json with JSON Lines on stdin")
+			if !opts.StdinJSON && opts.Content == "" {
+				return FlagErrorf("give the content as an argument, or - (--stdin-json) with JSON Lines on stdin")
 			}
 			return runAdd(cmd.Context(), f, opts)
 		},
@@ -86,7 +103,8 @@ file is written, or the candidate is refused with add.secrets = "refuse"
 	fl.StringSliceVar(&opts.Tags, "tag", nil, "label for retrieval (repeatable)")
 	fl.StringVar(&opts.Topic, "topic", "", "topic file to keep it in (topics/<topic>.md)")
 	fl.Float64Var(&opts.Confidence, "confidence", 0, "confidence in [0,1]")
-	fl.BoolVar(&opts.JSON, "json", false, "read JSON Lines candidates from stdin")
+	fl.BoolVar(&opts.StdinJSON, "stdin-json", false, "read JSON Lines candidates from stdin (as content -)")
+	fl.BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	fl.StringVar(&opts.Expires, "expires", "", "when it stops being true: a date (2026-06-30) or a time from now (90d, 12w, 36h); consolidate then archives it")
 	fl.BoolVar(&opts.Allow, "allow-forgotten", false, "queue it even if it repeats an entry memctl forget deleted")
 	return cmd
@@ -103,7 +121,7 @@ func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
 	if err != nil {
 		return err
 	}
-	if !opts.JSON {
+	if !opts.StdinJSON {
 		c := &mdmem.Candidate{Content: opts.Content, Category: opts.Category, Source: opts.Source,
 			Scope: opts.Scope, Refs: opts.Refs, Tags: opts.Tags, Topic: opts.Topic}
 		if opts.HasConf {
@@ -132,16 +150,15 @@ func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(f.IO.Out, ids[0])
-		return nil
+		return printQueued(f, opts, ids, 0)
 	}
 	cands, bad, err := readCandidates(f, maxBytes, s.Config.Add.Redactor(), check)
 	if err != nil {
 		return err
 	}
 	ids, err := mdmem.Enqueue(ctx, s.Dir, cands, now)
-	for _, id := range ids {
-		fmt.Fprintln(f.IO.Out, id)
+	if perr := printQueued(f, opts, ids, bad); perr != nil && err == nil {
+		err = perr
 	}
 	if err != nil {
 		return fmt.Errorf("queued %d of %d valid candidates, then: %w", len(ids), len(cands), err)
@@ -150,6 +167,21 @@ func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: queued %d %s; %d %s rejected (nothing else was written)\n",
 			len(ids), pluralize(len(ids), "candidate", "candidates"), bad, pluralize(bad, "line", "lines"))
 		return &ExitError{Code: ExitFailure}
+	}
+	return nil
+}
+
+// printQueued prints the ids of the queued candidates, one a line or as
+// JSON with the number of invalid lines.
+func printQueued(f *Factory, opts *addOptions, ids []string, invalid int) error {
+	if opts.JSON {
+		return writeJSON(f.IO.Out, struct {
+			CandidateIDs []string `json:"candidate_ids"`
+			Invalid      int      `json:"invalid"`
+		}{ids, invalid})
+	}
+	for _, id := range ids {
+		fmt.Fprintln(f.IO.Out, id)
 	}
 	return nil
 }

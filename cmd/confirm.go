@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/memctl/memctl/consolidate"
@@ -71,9 +70,7 @@ func runConfirm(ctx context.Context, f *Factory, id string, opts *confirmOptions
 func printResolution(f *Factory, r *consolidate.Resolution, asJSON, quiet bool) error {
 	printHandEdits(f, r.HandEdit)
 	if asJSON {
-		enc := json.NewEncoder(f.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return writeJSON(f.IO.Out, r)
 	}
 	if quiet {
 		return nil

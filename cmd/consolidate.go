@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -145,9 +144,7 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 		}
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(f.IO.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := writeJSON(f.IO.Out, rep); err != nil {
 			return err
 		}
 		return noModelExit(rep)

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -122,9 +121,7 @@ func runEval(ctx context.Context, f *Factory, set string, opts *evalOptions) err
 		return err
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(f.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return writeJSON(f.IO.Out, rep)
 	}
 	var b strings.Builder
 	rep.WriteText(&b)

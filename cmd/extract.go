@@ -75,7 +75,7 @@ out; traces not updated for --trace-days (90) are removed on the next
   memctl extract --transcript chat.json --format openai --session chat-42
   memctl extract --transcript rollout.jsonl --format codex --scope project:app
   memctl extract --transcript notes.md --dry-run
-  memctl extract --transcript session.jsonl --json | jq '.queued'`,
+  memctl extract --transcript session.jsonl --json | jq '.candidate_ids'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Transcript == "" {

@@ -65,12 +65,12 @@ Exit status: 1 when the id has no history (with or without --json).`,
 }
 
 type logCommit struct {
-	Hash     string              `json:"hash"`
+	Hash     string              `json:"commit"`
 	Author   string              `json:"author"`
 	Email    string              `json:"email"`
-	Date     time.Time           `json:"date"`
+	Date     time.Time           `json:"committed_at"`
 	Subject  string              `json:"subject"`
-	Trailers map[string][]string `json:"trailers,omitempty"`
+	Trailers map[string][]string `json:"trailers"`
 }
 
 // runMemoryLog lists the memory's commits.
@@ -85,7 +85,7 @@ func runMemoryLog(ctx context.Context, f *Factory, opts *logOptions) error {
 	}
 	out := make([]logCommit, 0, len(commits))
 	for _, c := range commits {
-		out = append(out, logCommit{Hash: c.Hash, Author: c.Author.Name, Email: c.Author.Email, Date: c.When, Subject: c.Subject, Trailers: c.Trailers})
+		out = append(out, logCommit{Hash: c.Hash, Author: c.Author.Name, Email: c.Author.Email, Date: c.When.UTC(), Subject: c.Subject, Trailers: c.Trailers})
 	}
 	if opts.JSON {
 		return writeJSON(f.IO.Out, out)
@@ -99,7 +99,7 @@ func runMemoryLog(ctx context.Context, f *Factory, opts *logOptions) error {
 // entryVersion is one version of an entry in `log <id> --json`.
 type entryVersion struct {
 	Commit    string    `json:"commit"`
-	Date      time.Time `json:"date"`
+	Date      time.Time `json:"committed_at"`
 	Author    string    `json:"author"`
 	Email     string    `json:"email"`
 	Subject   string    `json:"subject"`

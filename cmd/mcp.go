@@ -135,12 +135,14 @@ func textResult(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
+// jsonResult is a tool's answer as JSON, in the CLI's schema and encoding
+// (writeJSON, docs/JSON.md).
 func jsonResult(v any) (*mcp.CallToolResult, error) {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var b strings.Builder
+	if err := writeJSON(&b, v); err != nil {
 		return nil, err
 	}
-	return textResult(string(b)), nil
+	return textResult(strings.TrimSuffix(b.String(), "\n")), nil
 }
 
 // mcpStore opens the memory for one tool call, afresh: the memory may
@@ -227,13 +229,13 @@ func newMCPServer(f *Factory, opts *mcpOptions) *mcp.Server {
 					unknown = append(unknown, id)
 				}
 				for _, e := range all {
-					out = append(out, map[string]any{"entry": e.JSON(), "file": e.File, "line": e.Line, "place": e.Place})
+					out = append(out, e.JSON())
 				}
 			}
 			if len(out) == 0 {
 				return nil, nil, fmt.Errorf("no entry with id %s (memory_search finds ids)", strings.Join(unknown, ", "))
 			}
-			r, err := jsonResult(map[string]any{"entries": out, "unknown": orEmpty(unknown)})
+			r, err := jsonResult(map[string]any{"entries": out, "unknown_ids": orEmpty(unknown)})
 			return r, nil, err
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_inject", Description: "The token-budgeted memory block for a task: the core profile plus the entries most relevant to the task."},
@@ -304,7 +306,7 @@ func newMCPServer(f *Factory, opts *mcpOptions) *mcp.Server {
 			if err := inject.AppendLog(s.Dir, inject.LogRecord{Kind: "used", Time: f.Now().UTC(), IDs: known}); err != nil {
 				return nil, nil, err
 			}
-			r, err := jsonResult(map[string][]string{"recorded": known, "unknown": orEmpty(unknown)})
+			r, err := jsonResult(map[string][]string{"recorded_ids": orEmpty(known), "unknown_ids": orEmpty(unknown)})
 			return r, nil, err
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_forget", Description: "Forget one entry by id (removed everywhere, never re-added). Off unless the server runs with --allow-forget."},
@@ -327,7 +329,7 @@ func newMCPServer(f *Factory, opts *mcpOptions) *mcp.Server {
 			if err != nil {
 				return nil, nil, err
 			}
-			r, err := jsonResult(map[string]any{"forgotten": res.IDs, "commit": res.Commit})
+			r, err := jsonResult(map[string]any{"entry_ids": res.IDs, "commit": res.Commit})
 			return r, nil, err
 		})
 	return srv

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -51,12 +50,7 @@ func runPending(ctx context.Context, f *Factory, opts *pendingOptions) error {
 	}
 	items := consolidate.Pending(m)
 	if opts.JSON {
-		if items == nil {
-			items = []consolidate.PendingItem{}
-		}
-		enc := json.NewEncoder(f.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(items)
+		return writeJSON(f.IO.Out, items)
 	}
 	if len(items) == 0 {
 		fmt.Fprintln(f.IO.ErrOut, "memctl: nothing awaits confirmation")

@@ -52,9 +52,6 @@ func runQueue(ctx context.Context, f *Factory, opts *queueOptions) error {
 	}
 	if opts.Held {
 		if opts.JSON {
-			if held == nil {
-				held = []consolidate.Hold{}
-			}
 			return writeJSON(f.IO.Out, held)
 		}
 		for _, h := range held {
@@ -73,10 +70,11 @@ func runQueue(ctx context.Context, f *Factory, opts *queueOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s: %v (left in place)\n", b.File, b.Err)
 	}
 	if opts.JSON {
-		if cands == nil {
-			cands = []*mdmem.Candidate{}
+		views := make([]mdmem.CandidateJSON, len(cands))
+		for i, c := range cands {
+			views[i] = c.JSON()
 		}
-		return writeJSON(f.IO.Out, cands)
+		return writeJSON(f.IO.Out, views)
 	}
 	for _, c := range cands {
 		fmt.Fprintf(f.IO.Out, "%s  %-10s %s\n", c.ID, c.Category, snippet(c.Content, 80))

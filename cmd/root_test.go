@@ -73,7 +73,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"list", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"add"}, "give the content as an argument"},
-		{[]string{"add", "x", "--json"}, "give the content as an argument"},
+		{[]string{"add", "x", "--stdin-json"}, "not both"},
 		{[]string{"add", "x", "--confidence", "high"}, `invalid --confidence "high": want a number`},
 		{[]string{"add", "x", "--category", "nope"}, `invalid --category "nope": want one of`},
 		{[]string{"inject", "--budget", "abc"}, `invalid --budget "abc": want a whole number`},
@@ -110,7 +110,7 @@ func TestRunAddQueueShow(t *testing.T) {
 		t.Fatalf("init: %d %s", code, errOut)
 	}
 	f, out, errOut := testFactory(env, `{"content":"From stdin","category":"fact","refs":"D1:3"}`+"\n")
-	if code := Run(context.Background(), f, []string{"--dir", dir, "add", "--json"}); code != 0 {
+	if code := Run(context.Background(), f, []string{"--dir", dir, "add", "-"}); code != 0 {
 		t.Fatalf("add: %d %s", code, errOut)
 	}
 	id := strings.TrimSpace(out.String())

@@ -44,7 +44,7 @@ func runShow(ctx context.Context, f *Factory, opts *showOptions) error {
 		return err
 	}
 	var queue map[string]*mdmem.Candidate
-	var out []any
+	out := []any{}
 	for _, id := range opts.IDs {
 		if all := mem.FindAll(id); len(all) > 0 {
 			if len(all) > 1 {
@@ -71,7 +71,7 @@ func runShow(ctx context.Context, f *Factory, opts *showOptions) error {
 			}
 		}
 		if c := queue[id]; c != nil {
-			out = append(out, c)
+			out = append(out, c.JSON())
 			continue
 		}
 		hint := "`memctl list` shows the entries, `memctl queue` the candidates"
@@ -90,8 +90,8 @@ func runShow(ctx context.Context, f *Factory, opts *showOptions) error {
 		switch v := v.(type) {
 		case *mdmem.Entry:
 			printEntry(f, v)
-		case *mdmem.Candidate:
-			printCandidate(f, v)
+		case mdmem.CandidateJSON:
+			printCandidate(f, queue[v.CandidateID])
 		}
 	}
 	return nil

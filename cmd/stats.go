@@ -2,9 +2,10 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/memctl/memctl/consolidate"
@@ -94,19 +95,20 @@ func runStats(ctx context.Context, f *Factory, cmd *cobra.Command, opts *statsOp
 		return err
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(f.IO.Out)
-		enc.SetIndent("", "  ")
-		if soon == nil {
-			soon = []mdmem.ExpiringSoon{}
+		type sectionCount struct {
+			Section string `json:"section"`
+			Entries int    `json:"entries"`
 		}
-		if held == nil {
-			held = []consolidate.Hold{}
+		sections := []sectionCount{}
+		for _, name := range slices.Sorted(maps.Keys(st.Sections)) {
+			sections = append(sections, sectionCount{name, st.Sections[name]})
 		}
-		return enc.Encode(struct {
+		return writeJSON(f.IO.Out, struct {
 			*inject.Stats
+			Sections     []sectionCount       `json:"sections"` // MEMORY.md headings are values, not keys
 			ExpiringSoon []mdmem.ExpiringSoon `json:"expiring_soon"`
 			Held         []consolidate.Hold   `json:"held"`
-		}{st, soon, held})
+		}{st, sections, soon, held})
 	}
 	st.WriteText(f.IO.Out)
 	writeExpiring(f.IO.Out, soon, now)

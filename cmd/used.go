@@ -12,7 +12,13 @@ import (
 
 func init() { register(newUsedCmd) }
 
+type usedOptions struct {
+	IDs  []string
+	JSON bool
+}
+
 func newUsedCmd(f *Factory) *cobra.Command {
+	opts := &usedOptions{}
 	cmd := &cobra.Command{
 		Use:   "used ID...",
 		Short: "Record which injected entries the agent used",
@@ -23,23 +29,26 @@ the closest ids, and recorded nowhere; the exit status is 1 only when no
 given id exists. The record is one JSON line appended (O_APPEND, one write) to the
 git-ignored .memctl/cache/inject.log, so concurrent agents never interleave.
 It is written whether or not inject logging is on; turn that on with
-inject.log = true or MEMCTL_INJECT_LOG=1 so the injects are counted too.`,
+inject.log = true or MEMCTL_INJECT_LOG=1 so the injects are counted too.
+With --json it prints {"recorded_ids": […], "unknown_ids": […]}.`,
 		Example: `  memctl used dec-014 inc-004
   memctl inject --task "$TASK" --format json | jq -r '.entries[].id' | head -2 | xargs memctl used`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runUsed(cmd.Context(), f, args)
+			opts.IDs = args
+			return runUsed(cmd.Context(), f, opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the recorded and unknown ids as JSON")
 	return cmd
 }
 
-func runUsed(ctx context.Context, f *Factory, ids []string) error {
+func runUsed(ctx context.Context, f *Factory, opts *usedOptions) error {
 	s, c, err := loadCorpus(ctx, f)
 	if err != nil {
 		return err
 	}
-	clean, unknown := splitKnown(c, ids)
+	clean, unknown := splitKnown(c, opts.IDs)
 	if len(unknown) > 0 {
 		all := make([]string, 0, len(c.Notes))
 		for i := range c.Notes {
@@ -53,11 +62,21 @@ func runUsed(ctx context.Context, f *Factory, ids []string) error {
 			fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s\n", msg)
 		}
 	}
+	if len(clean) > 0 {
+		if err := inject.AppendLog(s.Dir, inject.LogRecord{Kind: "used", Time: f.Now().UTC(), IDs: clean}); err != nil {
+			return err
+		}
+	}
+	if opts.JSON {
+		if err := writeJSON(f.IO.Out, struct {
+			Recorded []string `json:"recorded_ids"`
+			Unknown  []string `json:"unknown_ids"`
+		}{clean, unknown}); err != nil {
+			return err
+		}
+	}
 	if len(clean) == 0 {
 		return &ExitError{Code: ExitFailure, Msg: "no known id given; nothing recorded"}
-	}
-	if err := inject.AppendLog(s.Dir, inject.LogRecord{Kind: "used", Time: f.Now().UTC(), IDs: clean}); err != nil {
-		return err
 	}
 	if len(unknown) > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: recorded %s\n", strings.Join(clean, ", "))

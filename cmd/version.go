@@ -11,19 +11,29 @@ import (
 func init() { register(newVersionCmd) }
 
 func newVersionCmd(f *Factory) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print memctl's version",
 		Long: `Version prints memctl's version: the one set at build time (make build),
 else the module version of a "go install …@version" binary, else the VCS
 revision the binary was built from, else "dev".`,
 		Args:    cobra.NoArgs,
-		Example: "  memctl version",
+		Example: "  memctl version\n  memctl version --json",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if asJSON {
+				return writeJSON(f.IO.Out, struct {
+					Version   string `json:"version"`
+					GoVersion string `json:"go_version"`
+					Platform  string `json:"platform"`
+				}{version(), runtime.Version(), runtime.GOOS + "/" + runtime.GOARCH})
+			}
 			_, err := fmt.Fprintf(f.IO.Out, "memctl %s (%s, %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
 }
 
 // version returns Version, or what the binary's build information says

@@ -16,13 +16,13 @@ type PendingItem struct {
 	Category string   `json:"category"`
 	Content  string   `json:"content"`
 	Why      []string `json:"why"`
-	See      []string `json:"see,omitempty"`
+	See      []string `json:"see"`
 	Source   string   `json:"source,omitempty"`
-	Created  string   `json:"created,omitempty"`
+	Created  string   `json:"created_at,omitempty"`
 	Line     int      `json:"line"`
 	// Others are the entries it names (See), as they are now, so a person
 	// can compare the two texts.
-	Others []PendingOther `json:"others,omitempty"`
+	Others []PendingOther `json:"others"`
 }
 
 // PendingOther is an entry a pending entry names: the one it may update,
@@ -30,7 +30,7 @@ type PendingItem struct {
 type PendingOther struct {
 	ID           string      `json:"id"`
 	Content      string      `json:"content"`
-	Date         string      `json:"date,omitempty"`
+	Date         string      `json:"created_at,omitempty"`
 	Place        mdmem.Place `json:"place"`
 	SupersededBy string      `json:"superseded_by,omitempty"`
 }
@@ -79,10 +79,10 @@ var ErrNotPending = errors.New("not in Pending confirmation")
 
 // Resolution is what confirm or reject did.
 type Resolution struct {
-	ID       string   `json:"id"`
+	ID       string   `json:"entry_id"`
 	Action   string   `json:"action"` // "confirmed" or "rejected"
 	Place    string   `json:"place"`  // where the entry went
-	Archived []string `json:"archived,omitempty"`
+	Archived []string `json:"archived_ids"`
 	Commit   string   `json:"commit,omitempty"`
 	// HandEdit is what committing the person's uncommitted edits first did.
 	HandEdit *mdmem.HandEdit `json:"hand_edit,omitempty"`

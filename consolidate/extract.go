@@ -96,8 +96,27 @@ type Extractor struct {
 // and, if it was not kept, why.
 type Proposal struct {
 	Candidate *mdmem.Candidate `json:"candidate"`
-	Turns     []int            `json:"turns,omitempty"`
+	Turns     []int            `json:"turns"`
 	Dropped   string           `json:"dropped,omitempty"`
+}
+
+// MarshalJSON prints the candidate as its JSON view (candidate_id, lists
+// always present), as every command's output does.
+func (p *Proposal) MarshalJSON() ([]byte, error) {
+	turns := p.Turns
+	if turns == nil {
+		turns = []int{}
+	}
+	var c *mdmem.CandidateJSON
+	if p.Candidate != nil {
+		j := p.Candidate.JSON()
+		c = &j
+	}
+	return mdmem.MarshalNoEscape(struct {
+		Candidate *mdmem.CandidateJSON `json:"candidate"`
+		Turns     []int                `json:"turns"`
+		Dropped   string               `json:"dropped,omitempty"`
+	}{c, turns, p.Dropped})
 }
 
 // Extraction is what one extraction produced.

@@ -65,13 +65,13 @@ type ExtractReport struct {
 	FromTurn   int         `json:"from_turn"` // first turn number read
 	Turns      int         `json:"turns"`     // turns read (dialogue and tool)
 	Skipped    int         `json:"skipped_records"`
-	Warnings   []string    `json:"warnings,omitempty"`
+	Warnings   []string    `json:"warnings"`
 	NothingNew bool        `json:"nothing_new,omitempty"`
 	DryRun     bool        `json:"dry_run,omitempty"`
 	Model      string      `json:"model,omitempty"`
-	Queued     []string    `json:"queued"`
+	Queued     []string    `json:"candidate_ids"`
 	Proposals  []*Proposal `json:"proposals"`
-	Usage      Usage       `json:"usage"`
+	Usage      Usage       `json:"llm"`
 	// DialogueDigest and ToolDigest are the layered summaries the
 	// candidates were extracted from.
 	DialogueDigest string `json:"dialogue_digest,omitempty"`
@@ -79,7 +79,7 @@ type ExtractReport struct {
 	// Trace is where the transcript was kept (--keep-trace); Pruned the
 	// traces removed for their age.
 	Trace  string   `json:"trace,omitempty"`
-	Pruned []string `json:"pruned_traces,omitempty"`
+	Pruned []string `json:"pruned_traces"`
 }
 
 // extractState is the cache record of one transcript.

@@ -51,9 +51,9 @@ const (
 // Op is one operation of a plan as reported and written to the commit.
 type Op struct {
 	Kind       OpKind   `json:"op"`
-	Entry      string   `json:"entry,omitempty"`   // the entry written or changed
-	Targets    []string `json:"targets,omitempty"` // entries archived, merged into or named
-	Candidates []string `json:"candidates,omitempty"`
+	Entry      string   `json:"entry_id,omitempty"` // the entry written or changed
+	Targets    []string `json:"target_ids"`         // entries archived, merged into or named
+	Candidates []string `json:"candidate_ids"`
 	Text       string   `json:"text,omitempty"`
 	Reason     string   `json:"reason,omitempty"`
 	By         string   `json:"by,omitempty"` // "rule" or "llm"
@@ -111,7 +111,7 @@ type Input struct {
 
 // Hold is a candidate left in the queue (or quarantined), with the reason.
 type Hold struct {
-	Candidate string `json:"candidate"`
+	Candidate string `json:"candidate_id"`
 	Reason    string `json:"reason"`
 	Kind      string `json:"kind"`               // HoldLLM, HoldInvalid, HoldSecret, HoldLimit, HoldPendingFull
 	Attempts  int    `json:"attempts,omitempty"` // failed runs, this one included (not for HoldLimit, HoldPendingFull)
@@ -170,16 +170,16 @@ func (l Limits) over(s Size) bool {
 // Plan is the outcome of consolidation before anything is written.
 type Plan struct {
 	Ops        []Op              `json:"operations"`
-	Consumed   []string          `json:"consumed"`
+	Consumed   []string          `json:"consumed_candidate_ids"`
 	Held       []Hold            `json:"held"`
-	Quarantine []Hold            `json:"quarantine,omitempty"` // to move to .memctl/queue/held/ (not consumed)
-	Entries    []string          `json:"entries"`              // entry ids written or changed
-	Files      map[string][]byte `json:"-"`                    // memory-relative path → new content
+	Quarantine []Hold            `json:"quarantine"` // to move to .memctl/queue/held/ (not consumed)
+	Entries    []string          `json:"entry_ids"`  // entry ids written or changed
+	Files      map[string][]byte `json:"-"`          // memory-relative path → new content
 	CoreBefore Size              `json:"core_before"`
 	CoreAfter  Size              `json:"core_after"` // without Pending confirmation (never injected)
 	// Pending is how full Pending confirmation is after the plan.
 	Pending  PendingCount `json:"pending_confirmation"`
-	Warnings []string     `json:"warnings,omitempty"`
+	Warnings []string     `json:"warnings"`
 }
 
 // Count returns how many operations of kind k the plan holds.

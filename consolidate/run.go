@@ -86,13 +86,13 @@ type Report struct {
 	EmbeddingModel string   `json:"embedding_model,omitempty"`
 	EmbeddingError string   `json:"embedding_error,omitempty"`
 	Queued         int      `json:"queued"`
-	Reconciled     []string `json:"reconciled,omitempty"` // consumed by an earlier run, dequeued now
-	Unreadable     []string `json:"unreadable_queue_files,omitempty"`
+	Reconciled     []string `json:"reconciled_candidate_ids"` // consumed by an earlier run, dequeued now
+	Unreadable     []string `json:"unreadable_queue_files"`
 	// Quarantined lists the candidates moved to .memctl/queue/held/ by
 	// this run; HeldFiles every candidate waiting there for a person
 	// (edit it and move it back to .memctl/queue/, or delete it).
-	Quarantined []Hold     `json:"quarantined,omitempty"`
-	HeldFiles   []Hold     `json:"held_files,omitempty"`
+	Quarantined []Hold     `json:"quarantined"`
+	HeldFiles   []Hold     `json:"held_files"`
 	Usage       *UsageInfo `json:"usage_log,omitempty"`
 	Summary     Summary    `json:"summary"`
 	LLM         Usage      `json:"llm"`
@@ -103,7 +103,7 @@ type Report struct {
 
 	// HandEdits says what committing a person's edits did (stray files
 	// ignored, deleted ids restored, duplicate ids renumbered).
-	HandEdits []*mdmem.HandEdit `json:"hand_edits,omitempty"`
+	HandEdits []*mdmem.HandEdit `json:"hand_edits"`
 }
 
 // addHandEdit records what CommitHandEdits did, if anything.

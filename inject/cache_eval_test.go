@@ -68,8 +68,8 @@ func TestEvalRegressionSet(t *testing.T) {
 		t.Fatalf("set has %d queries, %d memories", rep.Queries, rep.Memories)
 	}
 	for _, r := range rep.Results {
-		if r.Recall < 95 {
-			t.Errorf("%s %s recall %.1f < 95", r.Ranker, r.Cut, r.Recall)
+		if r.Recall < 0.95 {
+			t.Errorf("%s %s recall %.3f < 0.95", r.Ranker, r.Cut, r.Recall)
 		}
 	}
 }

@@ -151,7 +151,7 @@ type CutResult struct {
 	Ranker     string             `json:"ranker"`
 	Cut        string             `json:"cut"` // "top-5", "budget-250"
 	Queries    int                `json:"queries"`
-	Recall     float64            `json:"recall"` // percent
+	Recall     float64            `json:"recall"` // a fraction, 0-1
 	ByCategory map[string]float64 `json:"by_category"`
 	CatCounts  map[string]int     `json:"category_queries"`
 	AvgTokens  float64            `json:"avg_tokens"`
@@ -293,7 +293,7 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 			a := accs[[2]int{ri, ci}]
 			cr := CutResult{Ranker: rname, Cut: ct.name, Queries: a.n, ByCategory: map[string]float64{}, CatCounts: a.catN}
 			if a.n > 0 {
-				cr.Recall = 100 * a.sum / float64(a.n)
+				cr.Recall = a.sum / float64(a.n)
 				cr.AvgTokens = a.tokens / float64(a.n)
 				cr.AvgEntries = a.entries / float64(a.n)
 				cr.AvgFrame = a.frame / float64(a.n)
@@ -303,7 +303,7 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 				}
 			}
 			for k, v := range a.cat {
-				cr.ByCategory[k] = 100 * v / float64(a.catN[k])
+				cr.ByCategory[k] = v / float64(a.catN[k])
 			}
 			cr.P50ms, cr.P95ms = percentileMS(a.lat, 0.50), percentileMS(a.lat, 0.95)
 			rep.Results = append(rep.Results, cr)
@@ -371,9 +371,9 @@ func (r *EvalReport) WriteText(w *strings.Builder) {
 	}
 	fmt.Fprintln(w)
 	for _, cr := range r.Results {
-		fmt.Fprintf(w, "%-12s %-12s %7.1f", cr.Ranker, cr.Cut, cr.Recall)
+		fmt.Fprintf(w, "%-12s %-12s %7.1f", cr.Ranker, cr.Cut, 100*cr.Recall)
 		for _, c := range cats {
-			fmt.Fprintf(w, " %12.1f", cr.ByCategory[c])
+			fmt.Fprintf(w, " %12.1f", 100*cr.ByCategory[c])
 		}
 		fmt.Fprintf(w, " %8.0f %8.1f %8.2f %8.2f", cr.AvgTokens, cr.AvgEntries, cr.P50ms, cr.P95ms)
 		if r.Accounting == "block" {

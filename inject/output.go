@@ -16,7 +16,7 @@ type JSONEntry struct {
 	Tier    string   `json:"tier"`
 	Content string   `json:"content"`
 	Source  string   `json:"source"`
-	Date    string   `json:"date"`
+	Date    string   `json:"created_at"`
 	Refs    []string `json:"refs"`
 	Tokens  int      `json:"tokens"` // tokens of its line in the block
 	Score   float64  `json:"score"`
@@ -32,7 +32,7 @@ type JSONResult struct {
 	Block      string      `json:"block"` // exactly what --format md prints
 	Entries    []JSONEntry `json:"entries"`
 	LeftOut    []LeftOut   `json:"left_out"`
-	Omitted    []string    `json:"omitted"` // the ids of left_out
+	Omitted    []string    `json:"omitted_ids"` // the ids of left_out
 }
 
 // JSON returns the machine form of the result. used_tokens is the token

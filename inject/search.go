@@ -13,11 +13,11 @@ type SearchHit struct {
 	Place        mdmem.Place `json:"place"`
 	File         string      `json:"file"`
 	Line         int         `json:"line"`
-	Date         string      `json:"date,omitempty"`
+	Date         string      `json:"created_at,omitempty"`
 	Score        float64     `json:"score"`
 	Content      string      `json:"content"`
 	Snippet      string      `json:"snippet"`
-	Scope        []string    `json:"scope,omitempty"`
+	Scope        []string    `json:"scope"`
 	SupersededBy string      `json:"superseded_by,omitempty"`
 }
 

@@ -35,7 +35,7 @@ type Stats struct {
 	StaleDays    int      `json:"stale_days"`
 	Stale        int      `json:"stale"`
 	StaleShare   float64  `json:"stale_share"`
-	Conflicting  []string `json:"conflicting"` // pending entries and entries with see links
+	Conflicting  []string `json:"conflicting_ids"` // pending entries and entries with see links
 	Superseded   int      `json:"superseded"`
 
 	Log struct {
@@ -47,9 +47,9 @@ type Stats struct {
 		UsedReports  int     `json:"used_reports"`
 		UsedIDs      int     `json:"used_ids"`
 		HitRate      float64 `json:"hit_rate"` // used ids / injected ids
-		BadLines     int     `json:"bad_lines"`
-		FirstRecord  string  `json:"first,omitempty"`
-		LastRecord   string  `json:"last,omitempty"`
+		BadLines     int     `json:"unreadable_lines"`
+		FirstRecord  string  `json:"first_at,omitempty"`
+		LastRecord   string  `json:"last_at,omitempty"`
 		OmittedTotal int     `json:"omitted_total"`
 	} `json:"log"`
 

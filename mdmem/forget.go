@@ -33,14 +33,14 @@ type ForgetOptions struct {
 
 // ForgetResult is what Forget did.
 type ForgetResult struct {
-	IDs []string `json:"ids"`
+	IDs []string `json:"entry_ids"`
 	// SameText are the ids forgotten because they hold the same text as
 	// an id given (they are in IDs too).
-	SameText []string `json:"same_text,omitempty"`
-	Files    []string `json:"files"`            // memory files changed (committed)
-	Queue    []string `json:"queue,omitempty"`  // queued candidates removed (queue and held)
-	Caches   []string `json:"caches,omitempty"` // derived cache files removed or rewritten
-	Traces   []string `json:"traces,omitempty"` // kept transcripts where the text was replaced by [forgotten]
+	SameText []string `json:"same_text_ids"`
+	Files    []string `json:"files"`         // memory files changed (committed)
+	Queue    []string `json:"candidate_ids"` // queued candidates removed (queue and held)
+	Caches   []string `json:"caches"`        // derived cache files removed or rewritten
+	Traces   []string `json:"traces"`        // kept transcripts where the text was replaced by [forgotten]
 	Commit   string   `json:"commit,omitempty"`
 	// HandEdit is what committing the person's uncommitted edits first did.
 	HandEdit *HandEdit `json:"hand_edit,omitempty"`

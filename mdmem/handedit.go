@@ -36,12 +36,12 @@ const (
 // about deletions and duplicate ids. Notes renders it for stderr.
 type HandEdit struct {
 	Commit      string     `json:"commit,omitempty"`       // the person's commit
-	Files       []string   `json:"files,omitempty"`        // memory files it holds
-	Ignored     []string   `json:"ignored,omitempty"`      // files in topics/ that are not memory files, left uncommitted
-	Deleted     []string   `json:"deleted,omitempty"`      // managed ids the person deleted
+	Files       []string   `json:"files"`                  // memory files it holds
+	Ignored     []string   `json:"ignored"`                // files in topics/ that are not memory files, left uncommitted
+	Deleted     []string   `json:"deleted_ids"`            // managed ids the person deleted
 	KeptDeleted bool       `json:"kept_deleted,omitempty"` // deletions allowed (--allow-delete, git.allow_hand_delete)
-	Restored    []string   `json:"restored,omitempty"`     // ids memctl put back into the archive
-	Renumbered  []Renumber `json:"renumbered,omitempty"`   // duplicate ids memctl renumbered
+	Restored    []string   `json:"restored_ids"`           // ids memctl put back into the archive
+	Renumbered  []Renumber `json:"renumbered"`             // duplicate ids memctl renumbered
 	FixCommit   string     `json:"fix_commit,omitempty"`   // memctl's commit of the restores and renumbers
 }
 

@@ -9,12 +9,12 @@ import (
 
 // ImportResult says what Import did.
 type ImportResult struct {
-	IDs    []string       // allocated entry ids, in input order
-	Files  []string       // files written
-	Places map[string]int // entries per destination ("core", "topics/x.md", …)
-	Commit string         // the commit hash
+	IDs    []string       `json:"entry_ids"` // allocated entry ids, in input order
+	Files  []string       `json:"files"`     // files written
+	Places map[string]int `json:"places"`    // entries per destination ("core", "topics/x.md", …)
+	Commit string         `json:"commit"`    // the commit hash
 	// HandEdit is what committing the person's uncommitted edits first did.
-	HandEdit *HandEdit `json:",omitempty"`
+	HandEdit *HandEdit `json:"hand_edit,omitempty"`
 }
 
 // Import loads normalised candidates straight into the memory, without the
@@ -76,7 +76,10 @@ func (s *Store) ImportStream(ctx context.Context, next func() (*Candidate, error
 	alloc := NewIDAllocator(st, mem)
 	ed := mem.Edit()
 	ed.SetMaxBytes(s.Config.Files.MaxBytes)
-	res := &ImportResult{Places: map[string]int{}, HandEdit: he}
+	res := &ImportResult{Places: map[string]int{}}
+	if !he.Empty() {
+		res.HandEdit = he
+	}
 	titled := map[string]bool{}
 	for c := first; c != nil; {
 		if err := ctx.Err(); err != nil {

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,14 +19,14 @@ import (
 
 // InitResult says what Init did.
 type InitResult struct {
-	Dir        string
-	CreatedGit bool     // a new git repository was created
-	Created    []string // memory-relative files created or extended
-	Commit     string   // the init commit, "" if nothing changed
+	Dir        string   `json:"dir"`
+	CreatedGit bool     `json:"created_git"`   // a new git repository was created
+	Created    []string `json:"created_files"` // memory-relative files created or extended
+	Commit     string   `json:"commit"`        // the init commit, "" if nothing changed
 	// Uncommitted lists memory files that were there before init and are
 	// not committed: init leaves them to the person (the next memctl write
 	// commits them as their hand edit).
-	Uncommitted []string
+	Uncommitted []string `json:"uncommitted_files"`
 }
 
 // Init creates the memory directory dir, or adopts an existing directory
@@ -83,9 +85,7 @@ func Init(ctx context.Context, dir string) (*Store, *InitResult, error) {
 	if err := os.MkdirAll(filepath.Join(abs, TopicDir), 0o755); err != nil {
 		return nil, nil, err
 	}
-	for p := range files {
-		res.Created = append(res.Created, p)
-	}
+	res.Created = slices.Sorted(maps.Keys(files))
 	for p, data := range files {
 		if err := s.writeFile(ctx, p, data); err != nil {
 			return nil, nil, err

@@ -18,10 +18,10 @@ import (
 
 // ExpiringSoon is one entry that retention will act on.
 type ExpiringSoon struct {
-	ID     string    `json:"id"`
+	ID     string    `json:"entry_id"`
 	Place  string    `json:"place"`
 	Action string    `json:"action"` // "archive" (expires) or "delete" (archive retention)
-	When   time.Time `json:"when"`
+	When   time.Time `json:"due_at"`
 }
 
 // ArchivedOn returns the day an archived entry was archived: its
@@ -81,9 +81,9 @@ func RetentionDue(m *Memory, now time.Time, within time.Duration, archiveDays in
 
 // RetentionResult is what ApplyRetention did.
 type RetentionResult struct {
-	Archived []string      `json:"archived,omitempty"` // expired entries moved to the archive
-	Deleted  []string      `json:"deleted,omitempty"`  // archived entries past retention, forgotten
-	Commits  []string      `json:"commits,omitempty"`
+	Archived []string      `json:"archived_ids"` // expired entries moved to the archive
+	Deleted  []string      `json:"deleted_ids"`  // archived entries past retention, forgotten
+	Commits  []string      `json:"commits"`
 	Forget   *ForgetResult `json:"-"`
 	// HandEdit is what committing the person's uncommitted edits first did.
 	HandEdit *HandEdit `json:"hand_edit,omitempty"`
