@@ -374,11 +374,8 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 func embed(ctx context.Context, s *mdmem.Store, in *Input, o *Options, rep *Report) {
 	emb, model := o.Embedder, o.EmbeddingModel
 	if emb == nil {
-		model = s.Config.LLM.EmbeddingModel
-		if v := o.Getenv("MEMCTL_EMBEDDING_MODEL"); v != "" {
-			model = v
-		}
-		base, key, _, _ := LLMEndpoint(s.Config, o.Getenv)
+		var base, key string
+		base, key, model = EmbeddingEndpoint(s.Config, o.Getenv)
 		if model == "" {
 			return
 		}

@@ -1,0 +1,268 @@
+package inject
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func docs(hs []Hit) []int {
+	out := make([]int, len(hs))
+	for i, h := range hs {
+		out[i] = h.Doc
+	}
+	return out
+}
+
+func hitsOf(ds ...int) []Hit {
+	out := make([]Hit, len(ds))
+	for i, d := range ds {
+		out[i] = Hit{Doc: d, Score: float64(len(ds) - i)}
+	}
+	return out
+}
+
+func TestFuse(t *testing.T) {
+	all := func(ds ...int) map[int]bool {
+		m := map[int]bool{}
+		for _, d := range ds {
+			m[d] = true
+		}
+		return m
+	}
+	tests := []struct {
+		name       string
+		lex, dense []Hit
+		has        map[int]bool
+		want       []int
+	}{
+		{"no vectors: the lexical order", hitsOf(3, 1, 2), nil, nil, []int{3, 1, 2}},
+		{"no lexical hit: the dense order", nil, hitsOf(5, 4), all(4, 5), []int{5, 4}},
+		{"agreeing lists", hitsOf(1, 2, 3), hitsOf(1, 2, 3), all(1, 2, 3), []int{1, 2, 3}},
+		// 2: 1/62+1/61 beats 1: 1/61 (1 has a vector the task is far from)
+		{"dense lifts the second", hitsOf(1, 2), hitsOf(2), all(1, 2), []int{2, 1}},
+		// 1 has no vector: its lexical rank counts twice, 2/61 > 1/62+1/61
+		{"a missing vector is not a penalty", hitsOf(1, 2), hitsOf(2), all(2), []int{1, 2}},
+		// a dense-only entry ranks by its dense rank alone: 1/61 < 1/62+1/63
+		{"dense-only entry after entries both lists found", hitsOf(1, 2), hitsOf(7, 1, 2), all(1, 2, 7), []int{1, 2, 7}},
+		// 3 is last by words, first by meaning: 1/63+1/61 > 1/62+1/63
+		{"dense lifts a weak lexical hit", hitsOf(1, 2, 3), hitsOf(3, 1), all(1, 2, 3), []int{1, 3, 2}},
+		// 1 and 2 swap ranks: equal fused scores, the better lexical rank wins
+		{"tie: better lexical rank first", hitsOf(1, 2), hitsOf(2, 1), all(1, 2), []int{1, 2}},
+		// two entries only in the lexical list, both without vectors, equal
+		// rank impossible; dense-only entries at equal dense ranks
+		// impossible: duplicates in a list count once
+		{"duplicates count once", []Hit{{Doc: 1}, {Doc: 1}, {Doc: 2}}, []Hit{{Doc: 2}, {Doc: 2}}, all(1, 2), []int{2, 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := fuse(tt.lex, tt.dense, tt.has)
+			if !reflect.DeepEqual(docs(got), tt.want) {
+				t.Fatalf("fuse = %v, want %v", docs(got), tt.want)
+			}
+			for i := 1; i < len(got); i++ {
+				if got[i].Score > got[i-1].Score {
+					t.Fatalf("scores not descending: %v", got)
+				}
+			}
+		})
+	}
+}
+
+func TestUnitAndDecode(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	tests := []struct {
+		name string
+		v    []float32
+		ok   bool
+	}{
+		{"plain", []float32{3, 4}, true},
+		{"negative", []float32{-1, 0, 0}, true},
+		{"huge but finite", []float32{math.MaxFloat32, math.MaxFloat32}, true},
+		{"empty", nil, false},
+		{"zero", []float32{0, 0, 0}, false},
+		{"NaN", []float32{1, nan}, false},
+		{"infinity", []float32{inf, 1}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := Unit(tt.v)
+			if (u != nil) != tt.ok {
+				t.Fatalf("Unit(%v) = %v, want usable %v", tt.v, u, tt.ok)
+			}
+			if u != nil {
+				var n float64
+				for _, x := range u {
+					n += float64(x) * float64(x)
+				}
+				if math.Abs(n-1) > 1e-6 {
+					t.Fatalf("|Unit(%v)|² = %v", tt.v, n)
+				}
+			}
+			if tt.v != nil {
+				if got := DecodeVector(EncodeVector(tt.v)); len(got) != len(tt.v) || (u != nil && !reflect.DeepEqual(got, tt.v)) {
+					t.Fatalf("round trip of %v = %v", tt.v, got)
+				}
+			}
+			_, err := NewDense(tt.v, nil)
+			if (err == nil) != tt.ok {
+				t.Fatalf("NewDense(%v) error %v, want usable %v", tt.v, err, tt.ok)
+			}
+		})
+	}
+	for _, s := range []string{"", "not base64!", "AAA=", EncodeVector(nil)} {
+		if v := DecodeVector(s); v != nil {
+			t.Errorf("DecodeVector(%q) = %v, want nil", s, v)
+		}
+	}
+}
+
+func TestEmbedText(t *testing.T) {
+	long := strings.Repeat("é", MaxEmbedBytes) // 2 bytes a rune
+	got := EmbedText(" x" + long)
+	if len(got) > MaxEmbedBytes || !strings.HasPrefix(got, "xé") || !strings.HasSuffix(got, "é") {
+		t.Fatalf("EmbedText cut badly: %d bytes, ends %q", len(got), got[len(got)-4:])
+	}
+	if got := EmbedText("  a task \n"); got != "a task" {
+		t.Fatalf("EmbedText = %q", got)
+	}
+}
+
+// denseMem: the wake-up entry shares no word with the task "when does the
+// morning buzzer ring"; a concept axis (vectors below) links them.
+const denseMain = `# Core profile
+
+## User preferences
+
+- [pref-001] Answers in English, short (user_explicit · 2025-01-05)
+
+# Topic index
+
+- Home → topics/home.md
+`
+
+const denseHome = `# Home
+
+- [fact-001] Alex's alarm is set for 6:15 on weekdays (user_explicit · 2025-03-01)
+- [fact-002] The thermostat stays at 19 degrees in winter (user_explicit · 2025-03-01)
+- [fact-003] Bins go out on Thursday evenings; the morning collection is early (user_explicit · 2025-03-01)
+- [fact-004] The front door buzzer battery was replaced (user_explicit · 2025-03-01)
+`
+
+func TestInjectDense(t *testing.T) {
+	c := loadMem(t, map[string]string{"MEMORY.md": denseMain, "topics/home.md": denseHome})
+	cnt, _ := NewCounter("chars:4")
+	// 4 dimensions: alarm/wake-up, heating, bins, door.
+	vec := map[string][]float32{
+		"fact-001": {1, 0, 0, 0.1},
+		"fact-002": {0, 1, 0, 0},
+		"fact-003": {0.2, 0, 1, 0},
+		"fact-004": {0, 0, 0, 1},
+		"pref-001": {0, 0.1, 0, 0},
+	}
+	cache := func(f func(id string, v []float32) []float32) map[string]string {
+		m := map[string]string{}
+		for _, n := range c.Notes {
+			if v, ok := vec[n.ID]; ok {
+				if v = f(n.ID, v); v != nil {
+					m[VectorKey(n.Content)] = EncodeVector(v)
+				}
+			}
+		}
+		return m
+	}
+	same := func(_ string, v []float32) []float32 { return v }
+	task := "when does the morning buzzer ring"
+	query := []float32{0.9, 0, 0, 0.3}
+	run := func(d *Dense) *Result {
+		t.Helper()
+		r, err := Inject(c, Options{Task: task, Budget: 2000, L2Reserve: 0.25, TopK: 3, Counter: cnt, Dense: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	ids := func(r *Result) []string {
+		var out []string
+		for _, it := range r.Items {
+			out = append(out, it.Note.Ref())
+		}
+		return out
+	}
+	mustDense := func(q []float32, m map[string]string) *Dense {
+		d, err := NewDense(q, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	lexical := run(nil)
+	if got := ids(lexical); !reflect.DeepEqual(got, []string{"pref-001", "fact-004", "fact-003", "fact-002"}) {
+		t.Fatalf("by words: %v, want fact-001 out of the top 3", got)
+	}
+
+	// By words (feedback gives the last two a little weight):
+	// fact-004, fact-003, fact-002, fact-001. By meaning: fact-001,
+	// fact-004, fact-003 (fact-002 is orthogonal). Fused (1/(60+rank)
+	// per list; twice the lexical term without a vector), top 3 shown.
+	tests := []struct {
+		name  string
+		d     *Dense
+		want  []string
+		warns int
+	}{
+		// 004 1/61+1/62, 001 1/64+1/61, 003 1/62+1/63, 002 1/63
+		{"every vector", mustDense(query, cache(same)), []string{"pref-001", "fact-004", "fact-001", "fact-003"}, 0},
+		// 004 2/61, 003 2/62, 001 (no vector) 2/64, 002 1/63
+		{"the target's vector missing", mustDense(query, cache(func(id string, v []float32) []float32 {
+			if id == "fact-001" {
+				return nil
+			}
+			return v
+		})), []string{"pref-001", "fact-004", "fact-003", "fact-001"}, 0},
+		// a NaN and a zero vector count as none: 004 2/61, 003 2/62,
+		// 002 2/63, 001 2/64
+		{"NaN and zero vectors count as none", mustDense(query, cache(func(id string, v []float32) []float32 {
+			switch id {
+			case "fact-001":
+				return []float32{float32(math.NaN()), 0, 0, 1}
+			case "fact-002":
+				return []float32{0, 0, 0, 0}
+			}
+			return v
+		})), []string{"pref-001", "fact-004", "fact-003", "fact-002"}, 0},
+		// fact-003's vector is shorter than the task's: 004 1/61+1/62,
+		// 003 2/62, 001 1/64+1/61
+		{"one vector of another length counts as none", mustDense(query, cache(func(id string, v []float32) []float32 {
+			if id == "fact-003" {
+				return v[:3]
+			}
+			return v
+		})), []string{"pref-001", "fact-004", "fact-003", "fact-001"}, 0},
+		{"task vector of another length: words only, with a warning", mustDense([]float32{1, 0, 0}, cache(same)), ids(lexical), 1},
+		{"empty cache: words only, with a warning", mustDense(query, nil), ids(lexical), 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(tt.d)
+			if got := ids(r); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("items %v, want %v (lexical: %v)", got, tt.want, ids(lexical))
+			}
+			if len(r.Warnings) != tt.warns {
+				t.Fatalf("warnings %q, want %d", r.Warnings, tt.warns)
+			}
+			if r.UsedTokens > r.Budget {
+				t.Fatalf("used %d of %d", r.UsedTokens, r.Budget)
+			}
+			if r.Items[0].Tier != TierCore {
+				t.Fatalf("the core is not first: %v", r.Items)
+			}
+		})
+	}
+	// The core is unaffected by embeddings.
+	noTask, _ := Inject(c, Options{Budget: 2000, L2Reserve: 0.25, Counter: cnt, Dense: mustDense(query, cache(same))})
+	if got := ids(noTask); !reflect.DeepEqual(got, []string{"pref-001"}) {
+		t.Fatalf("without a task: %v", got)
+	}
+}
