@@ -185,9 +185,10 @@ func (s *Server) SetConcepts(m map[string]string) {
 
 // EmbeddingFaults are the ways /v1/embeddings can misbehave (see
 // SetEmbeddingFault): "error" answers 500, "empty" an empty data list,
-// "zero" all-zero vectors, "short" vectors of 3 numbers, "slow" after
-// 10 s (or when the client gives up).
-var EmbeddingFaults = []string{"error", "empty", "zero", "short", "slow"}
+// "zero" all-zero vectors, "short" vectors of 3 numbers (other texts' have EmbeddingDims), "nan" vectors
+// holding NaN (not valid JSON), "slow" after 10 s (or when the client
+// gives up).
+var EmbeddingFaults = []string{"error", "empty", "zero", "short", "nan", "slow"}
 
 // SetEmbeddingFault makes /v1/embeddings misbehave from now on as fault
 // names (one of EmbeddingFaults); "" restores deterministic vectors.
@@ -254,6 +255,10 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	case "error":
 		http.Error(w, `{"error":{"message":"embedding model overloaded","type":"server_error"}}`, http.StatusInternalServerError)
 		return
+	case "nan":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[NaN,1]}],"model":"m"}`)
+		return
 	case "slow":
 		select {
 		case <-r.Context().Done():
@@ -270,7 +275,7 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		case "zero":
 			v = make([]float32, EmbeddingDims)
 		case "short":
-			v = v[:3]
+			v = []float32{1, 0.5, 0.25}
 		}
 		data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": v})
 	}
