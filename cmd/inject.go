@@ -63,6 +63,12 @@ source when it is not the user's own statement and marks entries older than
 deterministic: the same memory, flags and --now give the same bytes (the
 today line and the marks need "now": --now, else the clock).
 
+With llm.embedding_model set (or MEMCTL_EMBEDDING_MODEL) and a task, L2 is
+also ranked by meaning: the task is embedded with one call to the configured
+endpoint (within llm.embedding_timeout) and fused with the entry vectors that
+memctl consolidate caches; entries not cached rank by words. Any embedding
+failure prints one warning and ranks by words (see docs/INJECT.md).
+
 The text before the fence comes from templates/inject-header.tmpl, which a
 memory may override in .memctl/templates/inject-header.tmpl.
 
@@ -82,6 +88,7 @@ the git-ignored index cache and the opt-in inject log under .memctl/cache
   memctl inject --task "$TASK" --json | jq -r .block
   memctl inject --task "$TASK" --meta date,source --max-chars 10000
   memctl inject --task "cache design" --scope project:order-service --now 2026-02-01
+  MEMCTL_EMBEDDING_MODEL=nomic-embed-text memctl inject --task "when does the alarm ring"
   memctl inject --write AGENTS.md --scope project:app   # the block between <!-- memctl:begin --> and <!-- memctl:end -->`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -216,11 +223,11 @@ func injectDense(ctx context.Context, f *Factory, s *mdmem.Store, task string) *
 		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s; ranking by words only\n", msg)
 		return nil
 	}
-	vf, err := inject.ReadVectorFile(s.Dir)
+	vs, err := inject.ReadVectors(s.Dir)
 	if err != nil {
 		return warn("embedding cache: %v (memctl consolidate rebuilds it)", err)
 	}
-	if vf.Model != model || len(vf.Vectors) == 0 {
+	if vs.Model != model || vs.Len() == 0 {
 		return warn("no entry vectors of %s in %s/%s yet (an LLM run of memctl consolidate embeds the entries)", model, mdmem.CacheDir, inject.VectorCacheFile)
 	}
 	timeout := s.Config.LLM.EmbeddingTimeout.Duration
@@ -236,7 +243,7 @@ func injectDense(ctx context.Context, f *Factory, s *mdmem.Store, task string) *
 		}
 		return warn("embedding the task (%s): %v", model, err)
 	}
-	d, err := inject.NewDense(v, vf.Vectors)
+	d, err := inject.NewDense(v, vs)
 	if err != nil {
 		return warn("embedding the task (%s): %v", model, err)
 	}

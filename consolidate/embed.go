@@ -2,7 +2,6 @@ package consolidate
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -19,9 +18,9 @@ const embedBatch = 64
 // (so it never outgrows the memory). A cache that cannot be read is
 // rebuilt.
 func Embeddings(ctx context.Context, dir, model string, emb Embedder, texts []string, save bool) (map[string][]float32, error) {
-	cache, err := inject.ReadVectorFile(dir)
+	cache, err := inject.ReadVectors(dir)
 	if err != nil || cache.Model != model {
-		cache = &inject.VectorFile{}
+		cache = &inject.Vectors{}
 	}
 	uniq := map[string]bool{}
 	var todo []string
@@ -31,7 +30,7 @@ func Embeddings(ctx context.Context, dir, model string, emb Embedder, texts []st
 			continue
 		}
 		uniq[t] = true
-		if v := inject.Unit(inject.DecodeVector(cache.Vectors[inject.VectorKey(t)])); v != nil {
+		if v := cache.Lookup(t); v != nil {
 			out[t] = v
 		} else {
 			todo = append(todo, t)
@@ -55,18 +54,10 @@ func Embeddings(ctx context.Context, dir, model string, emb Embedder, texts []st
 			}
 		}
 	}
-	if !save || len(todo) == 0 && len(out) == len(cache.Vectors) {
+	if !save || len(todo) == 0 && len(out) == cache.Len() {
 		return out, nil
 	}
-	next := inject.VectorFile{Model: model, Vectors: map[string]string{}}
-	for t, v := range out {
-		next.Vectors[inject.VectorKey(t)] = inject.EncodeVector(v)
-	}
-	b, err := json.Marshal(next)
-	if err != nil {
-		return nil, err
-	}
-	if err := mdmem.WriteCacheFile(ctx, dir, inject.VectorCacheFile, b); err != nil {
+	if err := inject.WriteVectors(ctx, dir, model, out); err != nil {
 		return out, fmt.Errorf("embedding cache: %w", err)
 	}
 	return out, nil

@@ -1,11 +1,10 @@
 package inject
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -16,61 +15,150 @@ import (
 	"github.com/memctl/memctl/mdmem"
 )
 
-// VectorCacheFile is the cache of embedding vectors in .memctl/cache/:
-// a JSON object {"model": m, "vectors": {VectorKey(text): EncodeVector(v)}}.
-// consolidate fills it (entries and candidates it embeds); inject only
-// reads it. Derived data: deleting it costs one round of embedding calls.
-const VectorCacheFile = "embeddings.json"
+// VectorCacheFile is the cache of embedding vectors in .memctl/cache/,
+// keyed by a hash of the text: consolidate fills it (the entries and
+// candidates it embeds), inject only reads it. Derived data: deleting it
+// costs one round of embedding calls.
+//
+// Layout (little-endian): the magic "MEMCTLV1"; the model's name (uint32
+// length, bytes); the dimension d and the count n (uint32 each); n keys
+// of 16 bytes (the first half of the text's SHA-256), ascending; n
+// vectors of d float32s, in the keys' order. Read in one read, used in
+// place: no parsing per vector.
+const VectorCacheFile = "embeddings.bin"
 
-// VectorFile is the JSON form of VectorCacheFile.
-type VectorFile struct {
-	Model   string            `json:"model"`
-	Vectors map[string]string `json:"vectors"`
+const (
+	vecMagic   = "MEMCTLV1"
+	vecKeySize = 16
+)
+
+// Vectors is a read vector cache.
+type Vectors struct {
+	Model string
+	dims  int
+	keys  []byte // n sorted keys
+	data  []byte // n × dims float32s
 }
 
-// VectorKey is the cache key of a text: a hash of its bytes.
-func VectorKey(text string) string {
-	h := sha256.Sum256([]byte(text))
-	return hex.EncodeToString(h[:16])
-}
-
-// EncodeVector is the cache form of a vector: base64 of little-endian
-// float32s.
-func EncodeVector(v []float32) string {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+// Len is how many vectors the cache holds.
+func (v *Vectors) Len() int {
+	if v == nil {
+		return 0
 	}
-	return base64.StdEncoding.EncodeToString(b)
+	return len(v.keys) / vecKeySize
 }
 
-// DecodeVector reverses EncodeVector; nil for anything that is not a
-// non-empty whole number of float32s.
-func DecodeVector(s string) []float32 {
-	b, err := base64.StdEncoding.DecodeString(s)
-	if err != nil || len(b)%4 != 0 || len(b) == 0 {
+// Dims is the length of the cached vectors.
+func (v *Vectors) Dims() int {
+	if v == nil {
+		return 0
+	}
+	return v.dims
+}
+
+func vectorKey(text string) [vecKeySize]byte {
+	h := sha256.Sum256([]byte(text))
+	return [vecKeySize]byte(h[:vecKeySize])
+}
+
+// raw returns the bytes of text's vector, nil when none is cached.
+func (v *Vectors) raw(text string) []byte {
+	n := v.Len()
+	if n == 0 {
 		return nil
 	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	k := vectorKey(text)
+	i := sort.Search(n, func(i int) bool { return bytes.Compare(v.keys[i*vecKeySize:(i+1)*vecKeySize], k[:]) >= 0 })
+	if i == n || !bytes.Equal(v.keys[i*vecKeySize:(i+1)*vecKeySize], k[:]) {
+		return nil
 	}
-	return v
+	return v.data[i*4*v.dims : (i+1)*4*v.dims]
 }
 
-// ReadVectorFile reads the vector cache of the memory in dir. A missing
-// file is an empty cache; one that is not valid JSON is an error (the
+// Lookup returns the unit vector cached for text, nil when there is none
+// or it has no direction.
+func (v *Vectors) Lookup(text string) []float32 {
+	b := v.raw(text)
+	if b == nil {
+		return nil
+	}
+	out := make([]float32, v.dims)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return Unit(out)
+}
+
+// ReadVectors reads the vector cache of the memory in dir. A missing file
+// is an empty cache; one whose sizes do not add up is an error (the
 // writer replaces it whole, so it is foreign or damaged).
-func ReadVectorFile(dir string) (*VectorFile, error) {
-	f := &VectorFile{}
+func ReadVectors(dir string) (*Vectors, error) {
 	b, err := mdmem.ReadCacheFile(dir, VectorCacheFile)
 	if err != nil || b == nil {
-		return f, err
+		return &Vectors{}, err
 	}
-	if err := json.Unmarshal(b, f); err != nil {
-		return &VectorFile{}, fmt.Errorf("%s/%s: %w", mdmem.CacheDir, VectorCacheFile, err)
+	bad := fmt.Errorf("%s/%s: not a vector cache of this memctl", mdmem.CacheDir, VectorCacheFile)
+	if len(b) < len(vecMagic)+4 || string(b[:len(vecMagic)]) != vecMagic {
+		return &Vectors{}, bad
 	}
-	return f, nil
+	b = b[len(vecMagic):]
+	ml := uint64(binary.LittleEndian.Uint32(b))
+	if uint64(len(b)) < 12+ml {
+		return &Vectors{}, bad
+	}
+	v := &Vectors{Model: string(b[4 : 4+ml])}
+	b = b[4+ml:]
+	d, n := uint64(binary.LittleEndian.Uint32(b)), uint64(binary.LittleEndian.Uint32(b[4:]))
+	b = b[8:]
+	if n > 0 && d == 0 || d > 1<<20 || n > 1<<30 || uint64(len(b)) != n*(vecKeySize+4*d) {
+		return &Vectors{}, bad
+	}
+	v.dims, v.keys, v.data = int(d), b[:n*vecKeySize], b[n*vecKeySize:]
+	return v, nil
+}
+
+// WriteVectors replaces the vector cache with vecs (by text) of model.
+// Vectors of another length than the first one's (in key order) are left
+// out, so the cache holds one dimension.
+func WriteVectors(ctx context.Context, dir, model string, vecs map[string][]float32) error {
+	type kv struct {
+		k [vecKeySize]byte
+		v []float32
+	}
+	all := make([]kv, 0, len(vecs))
+	for t, v := range vecs {
+		all = append(all, kv{vectorKey(t), v})
+	}
+	sort.Slice(all, func(i, j int) bool { return bytes.Compare(all[i].k[:], all[j].k[:]) < 0 })
+	d := 0
+	if len(all) > 0 {
+		d = len(all[0].v)
+	}
+	keep := all[:0]
+	for i, e := range all {
+		if len(e.v) == d && (i == 0 || all[i-1].k != e.k) {
+			keep = append(keep, e)
+		}
+	}
+	out := make([]byte, 0, len(vecMagic)+12+len(model)+len(keep)*(vecKeySize+4*d))
+	out = append(out, vecMagic...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(model)))
+	out = append(out, model...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(d))
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(keep)))
+	for _, e := range keep {
+		out = append(out, e.k[:]...)
+	}
+	for _, e := range keep {
+		for _, x := range e.v {
+			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(x))
+		}
+	}
+	if err := mdmem.WriteCacheFile(ctx, dir, VectorCacheFile, out); err != nil {
+		return err
+	}
+	// The JSON cache of earlier versions, if any, is dead weight.
+	return mdmem.WriteCacheFile(ctx, dir, "embeddings.json", nil)
 }
 
 // MaxEmbedBytes caps the task text embedded for the dense ranking:
@@ -114,21 +202,20 @@ func Unit(v []float32) []float32 {
 }
 
 // Dense is the embedding side of L2 ranking: the task's vector and the
-// cached vectors of entries, by VectorKey of their text. Entries without
-// a usable vector (none cached, another length than the task's, NaN or
-// zero) are ranked by words alone.
+// cached vectors of entries. Entries without a usable vector (none
+// cached, another length than the task's, NaN, infinite or zero) are
+// ranked by words alone.
 type Dense struct {
 	query   []float32
-	vectors map[string]string
+	vectors *Vectors
 }
 
 // ErrBadVector is returned for a task vector that has no direction:
 // empty, all zeros, or holding a NaN or an infinity.
 var ErrBadVector = errors.New("embedding has no direction (empty, zero, NaN or infinite)")
 
-// NewDense pairs the task's vector with the cached entry vectors (a
-// VectorFile's Vectors).
-func NewDense(query []float32, vectors map[string]string) (*Dense, error) {
+// NewDense pairs the task's vector with the cached entry vectors.
+func NewDense(query []float32, vectors *Vectors) (*Dense, error) {
 	q := Unit(query)
 	if q == nil {
 		return nil, ErrBadVector
@@ -136,14 +223,27 @@ func NewDense(query []float32, vectors map[string]string) (*Dense, error) {
 	return &Dense{query: q, vectors: vectors}, nil
 }
 
-// vector is the unit vector cached for text, nil when there is none of
-// the task vector's length or it has no direction.
-func (d *Dense) vector(text string) []float32 {
-	v := DecodeVector(d.vectors[VectorKey(text)])
-	if len(v) != len(d.query) {
-		return nil
+// cosine is the cosine similarity of text's cached vector and the task's;
+// ok is false when there is no usable vector (none, another length, no
+// direction). Computed in place, without decoding the vector.
+func (d *Dense) cosine(text string) (cos float64, ok bool) {
+	if d.vectors.Dims() != len(d.query) {
+		return 0, false
 	}
-	return Unit(v)
+	b := d.vectors.raw(text)
+	if b == nil {
+		return 0, false
+	}
+	var dot, norm float64
+	for i, q := range d.query {
+		x := float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+		dot += x * float64(q)
+		norm += x * x
+	}
+	if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return 0, false
+	}
+	return dot / math.Sqrt(norm), true
 }
 
 // rrfK is the constant of reciprocal rank fusion: a rank r counts 1/(k+r).
@@ -169,15 +269,11 @@ func (d *Dense) rank(c *Corpus, eligible func(int) bool, depth int) (hits []Hit,
 			continue
 		}
 		n++
-		v := d.vector(c.Notes[i].Content)
-		if v == nil {
+		s, ok := d.cosine(c.Notes[i].Content)
+		if !ok {
 			continue
 		}
 		has[i] = true
-		var s float64
-		for k := range v {
-			s += float64(v[k]) * float64(d.query[k])
-		}
 		if s > 0 {
 			hits = append(hits, Hit{Doc: i, Score: s})
 		}

@@ -1,10 +1,16 @@
 package inject
 
 import (
+	"context"
+	"fmt"
 	"math"
+	"math/rand"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/memctl/memctl/mdmem"
 )
 
 func docs(hs []Hit) []int {
@@ -100,20 +106,59 @@ func TestUnitAndDecode(t *testing.T) {
 					t.Fatalf("|Unit(%v)|² = %v", tt.v, n)
 				}
 			}
-			if tt.v != nil {
-				if got := DecodeVector(EncodeVector(tt.v)); len(got) != len(tt.v) || (u != nil && !reflect.DeepEqual(got, tt.v)) {
-					t.Fatalf("round trip of %v = %v", tt.v, got)
-				}
-			}
 			_, err := NewDense(tt.v, nil)
 			if (err == nil) != tt.ok {
 				t.Fatalf("NewDense(%v) error %v, want usable %v", tt.v, err, tt.ok)
 			}
 		})
 	}
-	for _, s := range []string{"", "not base64!", "AAA=", EncodeVector(nil)} {
-		if v := DecodeVector(s); v != nil {
-			t.Errorf("DecodeVector(%q) = %v, want nil", s, v)
+}
+
+func TestVectorCache(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if v, err := ReadVectors(dir); err != nil || v.Len() != 0 {
+		t.Fatalf("no cache: %v, %v", v, err)
+	}
+	nan := float32(math.NaN())
+	// Vectors of another length than the first (in key order) are left
+	// out: the cache holds one length.
+	if err := WriteVectors(ctx, dir, "m", map[string][]float32{"x": {1, 2}, "y": {1, 2, 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := ReadVectors(dir); err != nil || v.Len() != 1 || v.Dims() != 2 && v.Dims() != 3 {
+		t.Fatalf("mixed lengths: %d vectors of %d, %v", v.Len(), v.Dims(), err)
+	}
+	nan, inf := float32(math.NaN()), float32(math.Inf(-1))
+	in := map[string][]float32{"a": {3, 4}, "b": {0, 2}, "nan": {nan, 1}, "inf": {inf, 1}, "zero": {0, 0}, "": {1, 0}}
+	if err := WriteVectors(ctx, dir, "m", in); err != nil {
+		t.Fatal(err)
+	}
+	v, err := ReadVectors(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Model != "m" || v.Dims() != 2 || v.Len() != len(in) {
+		t.Fatalf("model %q, %d vectors of %d", v.Model, v.Len(), v.Dims())
+	}
+	for text, want := range map[string][]float32{"a": {0.6, 0.8}, "b": {0, 1}, "": {1, 0}, "nan": nil, "inf": nil, "zero": nil, "missing": nil} {
+		if got := v.Lookup(text); !reflect.DeepEqual(got, want) {
+			t.Errorf("Lookup(%q) = %v, want %v", text, got, want)
+		}
+	}
+	good, _ := mdmem.ReadCacheFile(dir, VectorCacheFile)
+	for name, b := range map[string][]byte{
+		"garbage":       []byte("{\"model\": \"m\", \"vectors\": {"),
+		"truncated":     good[:len(good)-1],
+		"one more byte": append(append([]byte(nil), good...), 0),
+		"header only":   good[:10],
+		"huge model":    append([]byte(vecMagic), 0xff, 0xff, 0xff, 0xff),
+	} {
+		if err := mdmem.WriteCacheFile(ctx, dir, VectorCacheFile, b); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := ReadVectors(dir); err == nil || v.Len() != 0 {
+			t.Errorf("%s: read %d vectors, error %v", name, v.Len(), err)
 		}
 	}
 }
@@ -161,16 +206,24 @@ func TestInjectDense(t *testing.T) {
 		"fact-004": {0, 0, 0, 1},
 		"pref-001": {0, 0.1, 0, 0},
 	}
-	cache := func(f func(id string, v []float32) []float32) map[string]string {
-		m := map[string]string{}
+	cache := func(f func(id string, v []float32) []float32) *Vectors {
+		m := map[string][]float32{}
 		for _, n := range c.Notes {
 			if v, ok := vec[n.ID]; ok {
 				if v = f(n.ID, v); v != nil {
-					m[VectorKey(n.Content)] = EncodeVector(v)
+					m[n.Content] = v
 				}
 			}
 		}
-		return m
+		dir := t.TempDir()
+		if err := WriteVectors(context.Background(), dir, "m", m); err != nil {
+			t.Fatal(err)
+		}
+		vs, err := ReadVectors(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vs
 	}
 	same := func(_ string, v []float32) []float32 { return v }
 	task := "when does the morning buzzer ring"
@@ -190,7 +243,7 @@ func TestInjectDense(t *testing.T) {
 		}
 		return out
 	}
-	mustDense := func(q []float32, m map[string]string) *Dense {
+	mustDense := func(q []float32, m *Vectors) *Dense {
 		d, err := NewDense(q, m)
 		if err != nil {
 			t.Fatal(err)
@@ -232,14 +285,6 @@ func TestInjectDense(t *testing.T) {
 			}
 			return v
 		})), []string{"pref-001", "fact-004", "fact-003", "fact-002"}, 0},
-		// fact-003's vector is shorter than the task's: 004 1/61+1/62,
-		// 003 2/62, 001 1/64+1/61
-		{"one vector of another length counts as none", mustDense(query, cache(func(id string, v []float32) []float32 {
-			if id == "fact-003" {
-				return v[:3]
-			}
-			return v
-		})), []string{"pref-001", "fact-004", "fact-003", "fact-001"}, 0},
 		{"task vector of another length: words only, with a warning", mustDense([]float32{1, 0, 0}, cache(same)), ids(lexical), 1},
 		{"empty cache: words only, with a warning", mustDense(query, nil), ids(lexical), 1},
 	}
@@ -264,5 +309,65 @@ func TestInjectDense(t *testing.T) {
 	noTask, _ := Inject(c, Options{Budget: 2000, L2Reserve: 0.25, Counter: cnt, Dense: mustDense(query, cache(same))})
 	if got := ids(noTask); !reflect.DeepEqual(got, []string{"pref-001"}) {
 		t.Fatalf("without a task: %v", got)
+	}
+}
+
+// BenchmarkInjectDense is BenchmarkInject10k (and 1k topic entries)
+// by words and with embeddings: each dense iteration also reads a vector
+// cache of every note (768 dimensions) and fuses the rankings, as memctl
+// inject does (the embedding call aside).
+func BenchmarkInjectDense(b *testing.B) {
+	for _, topic := range []int{1000, 10000} {
+		for _, dense := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%dk-%s", topic/1000, map[bool]string{false: "words", true: "dense"}[dense]), func(b *testing.B) {
+				benchDense(b, topic, dense)
+			})
+		}
+	}
+}
+
+func benchDense(b *testing.B, topic int, dense bool) {
+	dir := benchMemory(b, topic)
+	ctx := context.Background()
+	o := Options{Budget: 4000, L2Reserve: 0.25, CoreMaxLines: 200, CoreMaxBytes: 25600, TopK: 8, Counter: o200k(b), StaleDays: 90,
+		Now: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), Task: "fix the slow report api timeout"}
+	c, err := LoadCorpusFor(ctx, dir, true, o.Counter)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(1))
+	vec := func() []float32 {
+		v := make([]float32, 768)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return Unit(v)
+	}
+	vs := map[string][]float32{}
+	for _, n := range c.Notes {
+		vs[n.Content] = vec()
+	}
+	if err := WriteVectors(ctx, dir, "bench", vs); err != nil {
+		b.Fatal(err)
+	}
+	query := vec()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c, err := LoadCorpusFor(ctx, dir, true, o.Counter)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if dense {
+			f, err := ReadVectors(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if o.Dense, err = NewDense(query, f); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := Inject(c, o); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
