@@ -3,13 +3,16 @@ package inject
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/memctl/memctl/consolidate/fakellm"
 	"github.com/memctl/memctl/mdmem"
 )
 
@@ -370,4 +373,71 @@ func benchDense(b *testing.B, topic int, dense bool) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestLocomoDense runs the public LoCoMo dev set (MEMCTL_LOCOMO names it)
+// with offline embeddings, to measure what fusion does to recall; it
+// cannot measure a real model. MEMCTL_DENSE=fake: the fake server's
+// vectors (hashed bags of words: a second, weaker lexical ranking, not
+// meaning); MEMCTL_DENSE=oracle: vectors built from the gold evidence (a
+// memory's refs, a query's evidence ids), a perfect dense ranking, so an
+// upper bound of what fusion keeps of it.
+func TestLocomoDense(t *testing.T) {
+	dir, mode := os.Getenv("MEMCTL_LOCOMO"), os.Getenv("MEMCTL_DENSE")
+	if dir == "" || mode == "" {
+		t.Skip("set MEMCTL_LOCOMO to the locomo-dev folder and MEMCTL_DENSE to fake or oracle")
+	}
+	cases, err := LoadEvalSet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gold := map[string][]string{} // text → refs or evidence
+	for _, c := range cases {
+		for _, m := range c.Memories {
+			gold[strings.TrimSpace(m.Content)] = m.Refs
+		}
+		for _, q := range c.Queries {
+			gold[EmbedText(q.Task)] = q.Evidence
+		}
+	}
+	missed := 0
+	embed := func(_ context.Context, texts []string) ([][]float32, error) {
+		out := make([][]float32, len(texts))
+		for i, text := range texts {
+			switch mode {
+			case "fake":
+				out[i] = fakellm.Vector(text, nil)
+			case "oracle":
+				refs, ok := gold[strings.TrimSpace(text)]
+				if !ok {
+					missed++
+				}
+				v := make([]float32, 4096)
+				v[0] = 1e-3 // no text is without a direction
+				for _, r := range refs {
+					h := fnv.New32a()
+					h.Write([]byte(r))
+					v[1+h.Sum32()%4095]++
+				}
+				out[i] = v
+			default:
+				return nil, fmt.Errorf("MEMCTL_DENSE=%s: want fake or oracle", mode)
+			}
+		}
+		return out, nil
+	}
+	cnt, err := NewCounter("chars:4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Eval(context.Background(), dir, cases, EvalOptions{
+		Budgets: []int{250, 500, 1000}, TopKs: []int{5, 10, 25}, Rankers: []string{"bm25"}, Counter: cnt, ContentOnly: true,
+		Base: Options{L2Reserve: 0.25, CoreMaxLines: 200, CoreMaxBytes: 25600}, Embed: embed,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	rep.WriteText(&b)
+	t.Logf("MEMCTL_DENSE=%s (%d texts without gold)\n%s", mode, missed, b.String())
 }
