@@ -228,7 +228,7 @@ func injectDense(ctx context.Context, f *Factory, s *mdmem.Store, task string) *
 		return warn("embedding cache: %v (memctl consolidate rebuilds it)", err)
 	}
 	if vs.Model != model || vs.Len() == 0 {
-		return warn("no entry vectors of %s in %s/%s yet (an LLM run of memctl consolidate embeds the entries)", model, mdmem.CacheDir, inject.VectorCacheFile)
+		return warn("no entry vectors of %s in %s/%s yet (memctl consolidate embeds the entries)", model, mdmem.CacheDir, inject.VectorCacheFile)
 	}
 	timeout := s.Config.LLM.EmbeddingTimeout.Duration
 	if timeout <= 0 {

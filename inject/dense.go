@@ -344,7 +344,7 @@ func (c *Corpus) denseHits(d *Dense, rk *ranking, eligible func(int) bool, topK 
 		out = out[:topK]
 	}
 	if n > 0 && len(has) == 0 {
-		return out, fmt.Sprintf("none of the %d entries to rank has a cached vector of the task vector's length (%d); ranking by words only (an LLM run of memctl consolidate embeds the entries)", n, len(d.query))
+		return out, fmt.Sprintf("none of the %d entries to rank has a cached vector of the task vector's length (%d); ranking by words only (memctl consolidate embeds the entries)", n, len(d.query))
 	}
 	return out, ""
 }
