@@ -70,7 +70,7 @@ func runConfirm(ctx context.Context, f *Factory, id string, opts *confirmOptions
 func printResolution(f *Factory, r *consolidate.Resolution, asJSON, quiet bool) error {
 	printHandEdits(f, r.HandEdit)
 	if asJSON {
-		return writeJSON(f.IO.Out, r)
+		return f.printJSON(r)
 	}
 	if quiet {
 		return nil

@@ -144,7 +144,7 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 		}
 	}
 	if opts.JSON {
-		if err := writeJSON(f.IO.Out, rep); err != nil {
+		if err := f.printJSON(rep); err != nil {
 			return err
 		}
 		return noModelExit(rep)

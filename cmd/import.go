@@ -133,7 +133,7 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 	}
 	printHandEdits(f, res.HandEdit)
 	if opts.JSON {
-		return writeJSON(f.IO.Out, struct {
+		return f.printJSON(struct {
 			*mdmem.ImportResult
 			Invalid int `json:"invalid"`
 		}{res, bad})
@@ -155,7 +155,7 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 // through, in the memory's cache directory (not a tmpfs /tmp, which would
 // hold it in memory), and unlinks it at once: it lives until closed.
 func newSpool(dir string) (*os.File, error) {
-	cache := filepath.Join(dir, ".memctl", "cache")
+	cache := filepath.Join(dir, filepath.FromSlash(mdmem.CacheDir))
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return nil, err
 	}

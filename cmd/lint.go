@@ -47,7 +47,7 @@ func runLint(ctx context.Context, f *Factory, opts *lintOptions) error {
 		if ps == nil {
 			ps = []mdmem.Problem{}
 		}
-		if err := writeJSON(f.IO.Out, ps); err != nil {
+		if err := f.printJSON(ps); err != nil {
 			return err
 		}
 	} else {

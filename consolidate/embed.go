@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path"
 	"sort"
 
 	"github.com/memctl/memctl/mdmem"
@@ -18,7 +19,7 @@ import (
 // object {"model": m, "vectors": {hash: base64 of little-endian
 // float32s}}, keyed by a hash of the text. Derived data: deleting it costs
 // one round of embedding calls.
-const embeddingCache = "embeddings.json"
+var embeddingCache = path.Base(mdmem.EmbeddingsCachePath)
 
 // embedBatch is how many texts one /v1/embeddings call carries.
 const embedBatch = 64

@@ -36,21 +36,6 @@ func writeFileSync(name string, data []byte, perm os.FileMode) error {
 	return f.Close()
 }
 
-// writeFileAtomic replaces name with data durably: temp file in the same
-// directory, fsync, rename, fsync directory.
-func writeFileAtomic(name string, data []byte, perm os.FileMode) error {
-	tmp := name + ".tmp-" + randHex(6)
-	if err := writeFileSync(tmp, data, perm); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return syncDir(filepath.Dir(name))
-}
-
 // syncFile fsyncs an existing file by name.
 func syncFile(name string) error {
 	if !syncEnabled {
@@ -188,13 +173,13 @@ func acquireLock(gitDir, target, markerName string) (*lockFile, error) {
 		}
 		if !errors.Is(err, os.ErrExist) {
 			_ = os.Remove(marker)
-			return nil, fmt.Errorf("gitstore: create %s: %w", l.lock, err)
+			return nil, fmt.Errorf("git: create %s: %w", l.lock, err)
 		}
 		if time.Now().After(deadline) {
 			if useLink {
 				_ = os.Remove(marker)
 			}
-			return nil, fmt.Errorf("gitstore: unable to create %s: file exists; another git process seems to be running in this repository "+
+			return nil, fmt.Errorf("git: unable to create %s: file exists; another git process seems to be running in this repository "+
 				"(if none is, the lock file is stale and can be removed): %w", l.lock, ErrGitLocked)
 		}
 		time.Sleep(backoff(i))
