@@ -69,12 +69,17 @@ func SyncDir(dir string) error {
 	if runtime.GOOS == "windows" {
 		return nil
 	}
-	d, err := os.Open(dir)
+	return SyncFile(dir)
+}
+
+// SyncFile fsyncs an existing file (or directory) by name.
+func SyncFile(name string) error {
+	f, err := os.Open(name)
 	if err != nil {
 		return err
 	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/memctl/memctl/mdmem/atomicfile"
 )
 
 // syncEnabled can be cleared by tests that measure locking, not durability
@@ -41,31 +43,15 @@ func syncFile(name string) error {
 	if !syncEnabled {
 		return nil
 	}
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return atomicfile.SyncFile(name)
 }
 
 // syncDir fsyncs a directory so that renames and creations in it are durable.
 func syncDir(dir string) error {
-	if runtime.GOOS == "windows" || !syncEnabled {
+	if !syncEnabled {
 		return nil
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return atomicfile.SyncDir(dir)
 }
 
 func randHex(n int) string {
