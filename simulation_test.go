@@ -291,6 +291,10 @@ type sim struct {
 	stepBad          bool            // a write crashed, was killed or failed
 	stepConsolidated bool            // a consolidate exited 0
 	reported         map[string]bool // -sim.explore: checks already reported
+
+	// caught collects the violations instead of failing the test, when
+	// not nil (TestSimulationCatches).
+	caught *[]string
 }
 
 // simPerson is the person's git identity; memctl's is memctl@localhost.
@@ -402,6 +406,10 @@ func (s *sim) pickWeighted() int {
 // command replaying it.
 func (s *sim) violation(check, format string, args ...any) {
 	s.t.Helper()
+	if s.caught != nil {
+		*s.caught = append(*s.caught, check)
+		return
+	}
 	if g, ok := simGated[check]; ok && !s.gated[check] {
 		s.hist = append(s.hist, fmt.Sprintf("     (gated %s, %s: %s)", check, g, fmt.Sprintf(format, args...)))
 		return

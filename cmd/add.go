@@ -175,7 +175,7 @@ func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
 // JSON with the number of invalid lines.
 func printQueued(f *Factory, opts *addOptions, ids []string, invalid int) error {
 	if opts.JSON {
-		return writeJSON(f.IO.Out, struct {
+		return f.printJSON(struct {
 			CandidateIDs []string `json:"candidate_ids"`
 			Invalid      int      `json:"invalid"`
 		}{ids, invalid})

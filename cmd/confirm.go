@@ -13,6 +13,7 @@ type confirmOptions struct {
 	Text             string
 	KeepOther        bool
 	AllowInstruction bool
+	AllowForgotten   bool
 	JSON             bool
 	Quiet            bool
 }
@@ -32,7 +33,8 @@ superseded by it, unless --keep-other. One commit.
 --text is checked like a candidate: secrets are redacted (or the text
 refused, by add.secrets), and a text that reads like an instruction to the
 model ("ignore previous instructions", chat-template tokens, hidden
-Unicode, …) is refused unless --allow-instruction.`,
+Unicode, …) is refused unless --allow-instruction; a text that repeats an
+entry memctl forget deleted is refused unless --allow-forgotten.`,
 		Example: `  memctl confirm dec-015
   memctl confirm todo-002 --text "The production database runs MySQL 8.0"`,
 		Args: cobra.ExactArgs(1),
@@ -46,6 +48,7 @@ Unicode, …) is refused unless --allow-instruction.`,
 	cmd.Flags().StringVar(&opts.Text, "text", "", "store this text instead of the pending wording")
 	cmd.Flags().BoolVar(&opts.KeepOther, "keep-other", false, "keep the entry it conflicted with instead of archiving it")
 	cmd.Flags().BoolVar(&opts.AllowInstruction, "allow-instruction", false, "store a --text that reads like an instruction to the model")
+	cmd.Flags().BoolVar(&opts.AllowForgotten, "allow-forgotten", false, "store a --text that repeats an entry memctl forget deleted")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	cmd.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing on stdout (warnings still go to stderr)")
 	return cmd
@@ -60,6 +63,16 @@ func runConfirm(ctx context.Context, f *Factory, id string, opts *confirmOptions
 		return &HintError{Err: fmt.Errorf("--text %s; nothing confirmed", why),
 			Hint: "reword it as a fact, confirm the pending wording without --text, or pass --allow-instruction"}
 	}
+	if opts.Text != "" && !opts.AllowForgotten {
+		ts, err := s.LoadTombstones()
+		if err != nil {
+			return err
+		}
+		if err := ts.Check(opts.Text); err != nil {
+			return &HintError{Err: fmt.Errorf("--text: %w; nothing confirmed", err),
+				Hint: "confirm the pending wording without --text, or pass --allow-forgotten to bring the text back on purpose"}
+		}
+	}
 	r, err := consolidate.Confirm(ctx, s, id, opts.Text, opts.KeepOther, f.Now())
 	if err != nil {
 		return err
@@ -70,7 +83,7 @@ func runConfirm(ctx context.Context, f *Factory, id string, opts *confirmOptions
 func printResolution(f *Factory, r *consolidate.Resolution, asJSON, quiet bool) error {
 	printHandEdits(f, r.HandEdit)
 	if asJSON {
-		return writeJSON(f.IO.Out, r)
+		return f.printJSON(r)
 	}
 	if quiet {
 		return nil

@@ -123,10 +123,12 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 			}
 		}
 	}
-	if !opts.DryRun {
-		if err := applyRetention(ctx, f, s); err != nil {
+	if opts.DryRun {
+		if err := previewRetention(ctx, f, s); err != nil {
 			return err
 		}
+	} else if err := applyRetention(ctx, f, s); err != nil {
+		return err
 	}
 	rep, err := consolidate.Run(ctx, s, o)
 	if err != nil {
@@ -144,7 +146,7 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 		}
 	}
 	if opts.JSON {
-		if err := writeJSON(f.IO.Out, rep); err != nil {
+		if err := f.printJSON(rep); err != nil {
 			return err
 		}
 		return noModelExit(rep)
@@ -238,6 +240,30 @@ func shortHash(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// previewRetention says what applyRetention would do, changing nothing
+// (--dry-run).
+func previewRetention(ctx context.Context, f *Factory, s *mdmem.Store) error {
+	m, err := s.Load(ctx)
+	if err != nil {
+		return err
+	}
+	var archive, forget []string
+	for _, d := range mdmem.RetentionDue(m, f.Now(), 0, s.Config.Consolidate.ArchiveDays) {
+		if d.Action == "archive" {
+			archive = append(archive, d.ID)
+		} else {
+			forget = append(forget, d.ID)
+		}
+	}
+	if len(archive) > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "consolidate: retention (dry run): would archive %s (expired)\n", strings.Join(archive, ", "))
+	}
+	if len(forget) > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "consolidate: retention (dry run): would forget %s (archived more than %d days ago)\n", strings.Join(forget, ", "), s.Config.Consolidate.ArchiveDays)
+	}
+	return nil
 }
 
 // applyRetention archives expired entries and forgets archived entries

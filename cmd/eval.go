@@ -142,7 +142,7 @@ func runEval(ctx context.Context, f *Factory, set string, opts *evalOptions) err
 		return err
 	}
 	if opts.JSON {
-		return writeJSON(f.IO.Out, rep)
+		return f.printJSON(rep)
 	}
 	var b strings.Builder
 	rep.WriteText(&b)

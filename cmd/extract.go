@@ -167,7 +167,7 @@ func runExtract(ctx context.Context, f *Factory, opts *extractOptions) error {
 		return err
 	}
 	if opts.JSON {
-		return writeJSON(f.IO.Out, rep)
+		return f.printJSON(rep)
 	}
 	w := f.IO.Out
 	if opts.Quiet {
@@ -226,7 +226,7 @@ func runTraceSearch(ctx context.Context, f *Factory, query string, limit int, as
 		if hits == nil {
 			hits = []transcript.TraceHit{}
 		}
-		if err := writeJSON(f.IO.Out, hits); err != nil {
+		if err := f.printJSON(hits); err != nil {
 			return err
 		}
 	}

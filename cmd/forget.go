@@ -102,7 +102,7 @@ func runForget(ctx context.Context, f *Factory, ids []string, opts *forgetOption
 			for _, e := range found {
 				out = append(out, match{e.ID, e.File, e.Line, string(e.Place), e.Content})
 			}
-			return writeJSON(f.IO.Out, struct {
+			return f.printJSON(struct {
 				Matches []match `json:"matches"`
 				Note    string  `json:"note"`
 			}{out, "nothing forgotten: pass --yes to forget these"})
@@ -135,7 +135,7 @@ func runForget(ctx context.Context, f *Factory, ids []string, opts *forgetOption
 			return fmt.Errorf("%w (and purging history as a forgotten id: %v)", err, perr)
 		}
 		if opts.JSON {
-			return writeJSON(f.IO.Out, struct {
+			return f.printJSON(struct {
 				Purge *mdmem.PurgeResult `json:"purge"`
 			}{purge})
 		}
@@ -162,7 +162,7 @@ func runForget(ctx context.Context, f *Factory, ids []string, opts *forgetOption
 		}
 	}
 	if opts.JSON {
-		return writeJSON(f.IO.Out, struct {
+		return f.printJSON(struct {
 			*mdmem.ForgetResult
 			Purge *mdmem.PurgeResult `json:"purge,omitempty"`
 		}{res, purge})

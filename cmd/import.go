@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
@@ -132,8 +133,20 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 		return err
 	}
 	printHandEdits(f, res.HandEdit)
+	if n := len(res.Folded); n > 0 {
+		into := map[string]bool{}
+		var ids []string
+		for _, fo := range res.Folded {
+			if !into[fo.Into] {
+				into[fo.Into] = true
+				ids = append(ids, fo.Into)
+			}
+		}
+		fmt.Fprintf(f.IO.ErrOut, "memctl: note: %d %s read like instructions to the model and repeat %s, waiting in Pending confirmation: folded into it, no entry of their own\n",
+			n, pluralize(n, "line", "lines"), strings.Join(ids, ", "))
+	}
 	if opts.JSON {
-		return writeJSON(f.IO.Out, struct {
+		return f.printJSON(struct {
 			*mdmem.ImportResult
 			Invalid int `json:"invalid"`
 		}{res, bad})
@@ -155,7 +168,7 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 // through, in the memory's cache directory (not a tmpfs /tmp, which would
 // hold it in memory), and unlinks it at once: it lives until closed.
 func newSpool(dir string) (*os.File, error) {
-	cache := filepath.Join(dir, ".memctl", "cache")
+	cache := filepath.Join(dir, filepath.FromSlash(mdmem.CacheDir))
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func runInit(ctx context.Context, f *Factory, opts *initOptions) error {
 		return err
 	}
 	if opts.JSON {
-		return writeJSON(f.IO.Out, res)
+		return f.printJSON(res)
 	}
 	switch {
 	case opts.Quiet:

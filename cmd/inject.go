@@ -201,7 +201,7 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 		return err
 	}
 	if opts.Format == "json" {
-		return res.WriteJSON(f.IO.Out)
+		return f.printJSON(res.JSON())
 	}
 	_, err = fmt.Fprint(f.IO.Out, res.Block)
 	return err

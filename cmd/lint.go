@@ -24,7 +24,10 @@ file:line: message. It also reports what a hand edit may have brought in:
 secrets anywhere in a memory file (by kind and line, never quoted), and
 entries of the core profile or a topic that read like instructions to the
 model (entries a person confirmed aside; docs/GOVERNANCE.md). It changes
-nothing. Exit status 1 when there is any problem, 0 when there is none.`,
+nothing. Exit status 1 when there is any problem, 0 when there is none.
+An entry that repeats the text of one memctl forget deleted (a hand edit
+or an old copy brought it back) is a warning on stderr: delete it, or
+keep it if that was meant (add --allow-forgotten brings texts back too).`,
 		Example: `  memctl lint
   memctl lint --json`,
 		Args: cobra.NoArgs,
@@ -47,7 +50,7 @@ func runLint(ctx context.Context, f *Factory, opts *lintOptions) error {
 		if ps == nil {
 			ps = []mdmem.Problem{}
 		}
-		if err := writeJSON(f.IO.Out, ps); err != nil {
+		if err := f.printJSON(ps); err != nil {
 			return err
 		}
 	} else {
@@ -55,6 +58,7 @@ func runLint(ctx context.Context, f *Factory, opts *lintOptions) error {
 			fmt.Fprintln(f.IO.Out, p.String())
 		}
 	}
+	forgottenWarnings(f, s, mem)
 	if s.Config.Inject.CoreShare != 0 {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s: inject.core_share no longer has an effect (inject.l2_reserve replaced it: the core takes what L2 does not keep); delete the line\n", mdmem.ConfigPath)
 	}
@@ -66,4 +70,20 @@ func runLint(ctx context.Context, f *Factory, opts *lintOptions) error {
 		return &ExitError{Code: ExitFailure}
 	}
 	return nil
+}
+
+// forgottenWarnings warns about entries that repeat a forgotten entry's
+// text (the tombstones hold keyed hashes, never the text).
+func forgottenWarnings(f *Factory, s *mdmem.Store, mem *mdmem.Memory) {
+	ts, err := s.LoadTombstones()
+	if err != nil {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: tombstones not checked: %v\n", err)
+		return
+	}
+	for _, e := range mem.Entries() {
+		if t, ok := ts.Match(e.Content); ok {
+			fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s:%d: %s repeats the text of %s, forgotten on %s; delete it unless it was brought back on purpose\n",
+				e.File, e.Line, e.ID, t.ID, t.Date)
+		}
+	}
 }

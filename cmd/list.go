@@ -77,7 +77,7 @@ func runList(ctx context.Context, f *Factory, opts *listOptions) error {
 		if sel == nil {
 			sel = []*mdmem.Entry{}
 		}
-		return writeJSON(f.IO.Out, sel)
+		return f.printJSON(sel)
 	}
 	group := ""
 	for _, e := range sel {

@@ -88,7 +88,7 @@ func runMemoryLog(ctx context.Context, f *Factory, opts *logOptions) error {
 		out = append(out, logCommit{Hash: c.Hash, Author: c.Author.Name, Email: c.Author.Email, Date: c.When.UTC(), Subject: c.Subject, Trailers: c.Trailers})
 	}
 	if opts.JSON {
-		return writeJSON(f.IO.Out, out)
+		return f.printJSON(out)
 	}
 	for _, c := range out {
 		fmt.Fprintf(f.IO.Out, "%s %s %-20s %s\n", short(c.Hash), c.Date.UTC().Format("2006-01-02 15:04"), c.Author, c.Subject)
@@ -132,7 +132,7 @@ func runEntryLog(ctx context.Context, f *Factory, opts *logOptions) error {
 		})
 	}
 	if opts.JSON {
-		if err := writeJSON(f.IO.Out, out); err != nil {
+		if err := f.printJSON(out); err != nil {
 			return err
 		}
 	} else {

@@ -1,9 +1,16 @@
 package cmd
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"reflect"
+
+	"github.com/itchyny/gojq"
+	"github.com/memctl/memctl/mdmem"
+	"github.com/spf13/cobra"
 )
 
 // writeJSON is the one JSON encoder of every command's --json output
@@ -78,5 +85,80 @@ func fillLists(v reflect.Value, depth int) {
 		if v.IsNil() && v.CanSet() {
 			v.Set(reflect.MakeMap(v.Type()))
 		}
+	}
+}
+
+// printJSON prints v as the command's --json output: whole, or filtered
+// through --jq (a jq expression, evaluated by gojq: strings print raw,
+// other values as compact JSON, one result a line).
+func (f *Factory) printJSON(v any) error {
+	if f.JQ == "" {
+		return writeJSON(f.IO.Out, v)
+	}
+	q, err := gojq.Parse(f.JQ)
+	if err != nil {
+		return &FlagError{Err: fmt.Errorf("invalid --jq %q: %w", f.JQ, err)}
+	}
+	// gojq works on plain JSON values: print v, read it back.
+	var buf bytes.Buffer
+	if err := writeJSON(&buf, v); err != nil {
+		return err
+	}
+	var in any
+	if err := json.Unmarshal(buf.Bytes(), &in); err != nil {
+		return err
+	}
+	iter := q.Run(in)
+	for {
+		out, ok := iter.Next()
+		if !ok {
+			return nil
+		}
+		if err, ok := out.(error); ok {
+			var halt *gojq.HaltError
+			if errors.As(err, &halt) && halt.Value() == nil {
+				return nil
+			}
+			return fmt.Errorf("--jq %q: %w", f.JQ, err)
+		}
+		if s, ok := out.(string); ok {
+			if _, err := fmt.Fprintln(f.IO.Out, s); err != nil {
+				return err
+			}
+			continue
+		}
+		b, err := mdmem.MarshalNoEscape(out)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(f.IO.Out, "%s\n", b); err != nil {
+			return err
+		}
+	}
+}
+
+// addJQFlags gives every command that prints JSON a --jq flag: it turns
+// --json on and filters the output (docs/JSON.md).
+func addJQFlags(f *Factory, c *cobra.Command) {
+	if fl := c.Flags().Lookup("json"); fl != nil && fl.Value.Type() == "bool" {
+		c.Flags().StringVar(&f.JQ, "jq", "", "filter the JSON output with a jq expression (implies --json), e.g. '.[].id'")
+		pre := c.PreRunE
+		c.PreRunE = func(cmd *cobra.Command, args []string) error {
+			if f.JQ != "" {
+				if _, err := gojq.Parse(f.JQ); err != nil {
+					return &FlagError{Err: fmt.Errorf("invalid --jq %q: %w", f.JQ, err)}
+				}
+				if err := cmd.Flags().Set("json", "true"); err != nil {
+					return err
+				}
+			}
+			if pre != nil {
+				return pre(cmd, args)
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		addJQFlags(f, sub)
 	}
 }

@@ -50,7 +50,7 @@ func runPending(ctx context.Context, f *Factory, opts *pendingOptions) error {
 	}
 	items := consolidate.Pending(m)
 	if opts.JSON {
-		return writeJSON(f.IO.Out, items)
+		return f.printJSON(items)
 	}
 	if len(items) == 0 {
 		fmt.Fprintln(f.IO.ErrOut, "memctl: nothing awaits confirmation")

@@ -52,7 +52,7 @@ func runQueue(ctx context.Context, f *Factory, opts *queueOptions) error {
 	}
 	if opts.Held {
 		if opts.JSON {
-			return writeJSON(f.IO.Out, held)
+			return f.printJSON(held)
 		}
 		for _, h := range held {
 			fmt.Fprintf(f.IO.Out, "%s  %s/%s.json  %s\n", h.Candidate, consolidate.HeldDir, h.Candidate, h.Reason)
@@ -74,7 +74,7 @@ func runQueue(ctx context.Context, f *Factory, opts *queueOptions) error {
 		for i, c := range cands {
 			views[i] = c.JSON()
 		}
-		return writeJSON(f.IO.Out, views)
+		return f.printJSON(views)
 	}
 	for _, c := range cands {
 		fmt.Fprintf(f.IO.Out, "%s  %-10s %s\n", c.ID, c.Category, snippet(c.Content, 80))

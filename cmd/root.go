@@ -53,6 +53,8 @@ type Factory struct {
 
 	// NoVerify is --no-verify: memctl's commits skip the git hooks.
 	NoVerify bool
+	// JQ is --jq: a jq expression that filters the command's JSON output.
+	JQ string
 }
 
 // MemoryDir resolves the memory directory: --dir, then MEMCTL_DIR, then the
@@ -214,6 +216,7 @@ memctl; 4 consolidate or extract could not use the configured model
 	sort.Slice(subs, func(i, j int) bool { return subs[i].Name() < subs[j].Name() })
 	root.AddCommand(subs...)
 	markArgErrorsAsUsage(root)
+	addJQFlags(f, root)
 	addCompletions(f, root)
 	return root
 }

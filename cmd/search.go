@@ -73,7 +73,7 @@ func runSearch(ctx context.Context, f *Factory, query string, opts *searchOption
 		if hits == nil {
 			hits = []inject.SearchHit{}
 		}
-		if err := writeJSON(f.IO.Out, hits); err != nil {
+		if err := f.printJSON(hits); err != nil {
 			return err
 		}
 	}

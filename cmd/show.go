@@ -81,7 +81,7 @@ func runShow(ctx context.Context, f *Factory, opts *showOptions) error {
 		return &HintError{Err: fmt.Errorf("no entry or queued candidate %q", id), Hint: hint}
 	}
 	if opts.JSON {
-		return writeJSON(f.IO.Out, out) // always an array, whatever the number of ids
+		return f.printJSON(out) // always an array, whatever the number of ids
 	}
 	for i, v := range out {
 		if i > 0 {

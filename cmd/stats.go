@@ -103,7 +103,7 @@ func runStats(ctx context.Context, f *Factory, cmd *cobra.Command, opts *statsOp
 		for _, name := range slices.Sorted(maps.Keys(st.Sections)) {
 			sections = append(sections, sectionCount{name, st.Sections[name]})
 		}
-		return writeJSON(f.IO.Out, struct {
+		return f.printJSON(struct {
 			*inject.Stats
 			Sections     []sectionCount       `json:"sections"` // MEMORY.md headings are values, not keys
 			ExpiringSoon []mdmem.ExpiringSoon `json:"expiring_soon"`

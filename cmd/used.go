@@ -68,7 +68,7 @@ func runUsed(ctx context.Context, f *Factory, opts *usedOptions) error {
 		}
 	}
 	if opts.JSON {
-		if err := writeJSON(f.IO.Out, struct {
+		if err := f.printJSON(struct {
 			Recorded []string `json:"recorded_ids"`
 			Unknown  []string `json:"unknown_ids"`
 		}{clean, unknown}); err != nil {

@@ -22,7 +22,7 @@ revision the binary was built from, else "dev".`,
 		Example: "  memctl version\n  memctl version --json",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if asJSON {
-				return writeJSON(f.IO.Out, struct {
+				return f.printJSON(struct {
 					Version   string `json:"version"`
 					GoVersion string `json:"go_version"`
 					Platform  string `json:"platform"`

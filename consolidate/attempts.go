@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -28,9 +29,10 @@ import (
 // the hash of the candidate, so editing a held candidate gives it fresh
 // attempts; rewriting queue files would also race with a person editing
 // one.
-const AttemptsPath = mdmem.CacheDir + "/" + attemptsName
+const AttemptsPath = mdmem.AttemptsPath
 
-const attemptsName = "consolidate-attempts.json"
+// attemptsName is AttemptsPath's name inside the cache directory.
+var attemptsName = path.Base(AttemptsPath)
 
 // HeldDir is where candidates that can never be entries (a secret,
 // invalid) go after consolidate.max_attempts failed runs

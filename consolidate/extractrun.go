@@ -20,7 +20,7 @@ import (
 )
 
 // ExtractCacheDir holds, per transcript, how far extract has read it.
-const ExtractCacheDir = mdmem.CacheDir + "/extract"
+const ExtractCacheDir = mdmem.ExtractCacheDir
 
 // ErrNoModel is returned when extract has no LLM to use.
 var ErrNoModel = errors.New("no LLM is configured: extract needs one (set llm.model in .memctl/config.toml or MEMCTL_MODEL, and the endpoint: llm.base_url or OPENAI_BASE_URL, OPENAI_API_KEY)")

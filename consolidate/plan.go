@@ -1035,7 +1035,7 @@ func numbers(norm string) []string {
 	return out
 }
 
-var errPlanInvariant = errors.New("consolidate: internal invariant violated; nothing written")
+var errPlanInvariant = errors.New("internal invariant violated in the consolidation plan; nothing written")
 
 func sortedKeys(m map[string]bool) []string {
 	out := make([]string, 0, len(m))

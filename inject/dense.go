@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -15,17 +16,17 @@ import (
 	"github.com/memctl/memctl/mdmem"
 )
 
-// VectorCacheFile is the cache of embedding vectors in .memctl/cache/,
-// keyed by a hash of the text: consolidate fills it (the entries and
-// candidates it embeds), inject only reads it. Derived data: deleting it
-// costs one round of embedding calls.
+// VectorCacheFile is the cache of embedding vectors in .memctl/cache/
+// (mdmem.EmbeddingsCachePath), keyed by a hash of the text: consolidate
+// fills it (the entries and candidates it embeds), inject only reads it.
+// Derived data: deleting it costs one round of embedding calls.
 //
 // Layout (little-endian): the magic "MEMCTLV1"; the model's name (uint32
 // length, bytes); the dimension d and the count n (uint32 each); n keys
 // of 16 bytes (the first half of the text's SHA-256), ascending; n
 // vectors of d float32s, in the keys' order. Read in one read, used in
 // place: no parsing per vector.
-const VectorCacheFile = "embeddings.bin"
+var VectorCacheFile = path.Base(mdmem.EmbeddingsCachePath)
 
 const (
 	vecMagic   = "MEMCTLV1"
@@ -154,11 +155,7 @@ func WriteVectors(ctx context.Context, dir, model string, vecs map[string][]floa
 			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(x))
 		}
 	}
-	if err := mdmem.WriteCacheFile(ctx, dir, VectorCacheFile, out); err != nil {
-		return err
-	}
-	// The JSON cache of earlier versions, if any, is dead weight.
-	return mdmem.WriteCacheFile(ctx, dir, "embeddings.json", nil)
+	return mdmem.WriteCacheFile(ctx, dir, VectorCacheFile, out)
 }
 
 // MaxEmbedBytes caps the task text embedded for the dense ranking:

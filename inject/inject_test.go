@@ -2,6 +2,7 @@ package inject
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
@@ -320,11 +321,11 @@ func TestDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var b strings.Builder
-		if err := r.WriteJSON(&b); err != nil {
+		b, err := json.Marshal(r.JSON())
+		if err != nil {
 			t.Fatal(err)
 		}
-		got := r.Block + b.String()
+		got := r.Block + string(b)
 		if i == 0 {
 			first = got
 		} else if got != first {

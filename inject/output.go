@@ -1,7 +1,6 @@
 package inject
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -60,13 +59,6 @@ func (r *Result) JSON() JSONResult {
 		out.Entries = append(out.Entries, e)
 	}
 	return out
-}
-
-// WriteJSON writes the JSON form, indented, with a final newline.
-func (r *Result) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r.JSON())
 }
 
 // ReadTask reads the task text from r, keeping at most MaxTaskBytes and

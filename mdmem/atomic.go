@@ -3,7 +3,8 @@ package mdmem
 import (
 	"context"
 	"os"
-	"path/filepath"
+
+	"github.com/memctl/memctl/mdmem/atomicfile"
 )
 
 // PrivateFileMode is the mode of the files memctl creates in a memory
@@ -22,65 +23,19 @@ func ModeOf(path string) os.FileMode {
 }
 
 // WriteFileAtomic replaces path with data: a temp file in the same
-// directory, fsync, rename, fsync of the directory. A reader sees the old or
-// the new content, never a mix; a crash leaves at most a stray temp file.
+// directory, fsync, rename, fsync of the directory (package atomicfile). A
+// reader sees the old or the new content, never a mix; a crash leaves at
+// most a stray temp file.
 func WriteFileAtomic(ctx context.Context, path string, data []byte, perm os.FileMode) error {
-	return WriteFileAtomicFunc(ctx, path, perm, func(f *os.File) error {
-		_, err := f.Write(data)
-		return err
-	})
+	return atomicfile.WriteFile(ctx, path, data, perm)
 }
 
 // WriteFileAtomicFunc is WriteFileAtomic for content that fill streams into
 // the temp file (which fill may also seek in).
 func WriteFileAtomicFunc(ctx context.Context, path string, perm os.FileMode, fill func(*os.File) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	renamed := false
-	defer func() {
-		if !renamed {
-			os.Remove(tmp)
-		}
-	}()
-	if err := fill(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	renamed = true
-	return SyncDir(dir)
+	return atomicfile.WriteFunc(ctx, path, perm, fill)
 }
 
 // SyncDir fsyncs a directory so that renames and creations in it are
 // durable.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+func SyncDir(dir string) error { return atomicfile.SyncDir(dir) }

@@ -15,9 +15,6 @@ import (
 	"github.com/memctl/memctl/mdmem/redact"
 )
 
-// ConfigPath is the memory-relative path of the configuration file.
-const ConfigPath = ".memctl/config.toml"
-
 // Config is .memctl/config.toml. Every field has a documented default (see
 // templates/config.toml); a missing file means all defaults.
 type Config struct {
@@ -343,6 +340,25 @@ func tableHeader(line string) (section, header string, ok bool) {
 	}
 	first, _, _ := strings.Cut(header, ".")
 	return strings.Trim(strings.TrimSpace(first), `"'`), header, true
+}
+
+// keyCheck is one config key's value and whether it is out of range.
+type keyCheck struct {
+	key   string
+	value any
+	bad   bool
+	want  string // what the key must be, e.g. "in [0,1]"
+}
+
+// firstBadKey reports the first out-of-range key of section, by its name:
+// "inject.l2_reserve = 1.5: must be in [0,1]".
+func firstBadKey(section string, checks ...keyCheck) error {
+	for _, c := range checks {
+		if c.bad {
+			return fmt.Errorf("%s.%s = %v: must be %s", section, c.key, c.value, c.want)
+		}
+	}
+	return nil
 }
 
 // validateSection checks the values of one section.

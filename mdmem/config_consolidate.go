@@ -1,7 +1,6 @@
 package mdmem
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -52,9 +51,16 @@ func defaultLLMConfig() LLMConfig {
 }
 
 func (c ConsolidateConfig) validate() error {
-	if c.MaxArchiveShare < 0 || c.MaxArchiveShare > 1 || c.BatchSize <= 0 || c.BatchSize > 200 || c.NearDuplicate <= 0 || c.NearDuplicate > 1 ||
-		c.Related <= 0 || c.Related > c.NearDuplicate || c.Neighbors < 1 || c.Neighbors > 20 || c.CoreMaxTokens < 0 || c.MaxRetries < 0 || c.MaxRetries > 10 || c.MaxAttempts < 0 || c.MaxAttempts > 100 || c.MaxPending < 1 || c.MaxPending > 10000 || c.ArchiveDays < 0 {
-		return fmt.Errorf("consolidate: max_archive_share in [0,1], batch_size in 1..200, near_duplicate in (0,1], related in (0,near_duplicate], neighbors in 1..20, core_max_tokens not negative, max_retries in 0..10, max_attempts in 0..100, max_pending in 1..10000, archive_days not negative")
-	}
-	return nil
+	return firstBadKey("consolidate",
+		keyCheck{"max_archive_share", c.MaxArchiveShare, c.MaxArchiveShare < 0 || c.MaxArchiveShare > 1, "in [0,1]"},
+		keyCheck{"batch_size", c.BatchSize, c.BatchSize <= 0 || c.BatchSize > 200, "in 1..200"},
+		keyCheck{"near_duplicate", c.NearDuplicate, c.NearDuplicate <= 0 || c.NearDuplicate > 1, "in (0,1]"},
+		keyCheck{"related", c.Related, c.Related <= 0 || c.Related > c.NearDuplicate, "in (0, near_duplicate]"},
+		keyCheck{"neighbors", c.Neighbors, c.Neighbors < 1 || c.Neighbors > 20, "in 1..20"},
+		keyCheck{"core_max_tokens", c.CoreMaxTokens, c.CoreMaxTokens < 0, "0 or more"},
+		keyCheck{"max_retries", c.MaxRetries, c.MaxRetries < 0 || c.MaxRetries > 10, "in 0..10"},
+		keyCheck{"max_attempts", c.MaxAttempts, c.MaxAttempts < 0 || c.MaxAttempts > 100, "in 0..100"},
+		keyCheck{"max_pending", c.MaxPending, c.MaxPending < 1 || c.MaxPending > 10000, "in 1..10000"},
+		keyCheck{"archive_days", c.ArchiveDays, c.ArchiveDays < 0, "0 or more"},
+	)
 }

@@ -1,7 +1,5 @@
 package mdmem
 
-import "fmt"
-
 // ExtractConfig governs memctl extract (also run by the agent hooks); its
 // flags override it for one run.
 type ExtractConfig struct {
@@ -15,8 +13,8 @@ func defaultExtractConfig() ExtractConfig {
 }
 
 func (c ExtractConfig) validate() error {
-	if c.MinConfidence < 0 || c.MinConfidence > 1 || c.TraceDays < 0 {
-		return fmt.Errorf("extract: min_confidence in [0,1], trace_days not negative")
-	}
-	return nil
+	return firstBadKey("extract",
+		keyCheck{"min_confidence", c.MinConfidence, c.MinConfidence < 0 || c.MinConfidence > 1, "in [0,1]"},
+		keyCheck{"trace_days", c.TraceDays, c.TraceDays < 0, "0 or more"},
+	)
 }

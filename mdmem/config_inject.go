@@ -27,11 +27,15 @@ func defaultInjectConfig() InjectConfig {
 }
 
 func (c InjectConfig) validate() error {
-	if c.Budget <= 0 || c.L2Reserve < 0 || c.L2Reserve > 1 || c.CoreShare < 0 || c.CoreShare > 1 || c.CoreMaxLines < 0 || c.CoreMaxBytes < 0 || c.TopK < 0 || c.StaleDays < 0 || c.MaxChars < 0 {
-		return fmt.Errorf("inject: budget must be positive, l2_reserve in [0,1], limits, top_k, stale_days and max_chars not negative")
-	}
-	if c.Ranker != "bm25" && c.Ranker != "bm25-plain" {
-		return fmt.Errorf("inject: unknown ranker %q (known: bm25, bm25-plain)", c.Ranker)
-	}
-	return nil
+	return firstBadKey("inject",
+		keyCheck{"budget", c.Budget, c.Budget <= 0, "positive"},
+		keyCheck{"l2_reserve", c.L2Reserve, c.L2Reserve < 0 || c.L2Reserve > 1, "in [0,1]"},
+		keyCheck{"core_share", c.CoreShare, c.CoreShare < 0 || c.CoreShare > 1, "in [0,1]"},
+		keyCheck{"core_max_lines", c.CoreMaxLines, c.CoreMaxLines < 0, "0 or more"},
+		keyCheck{"core_max_bytes", c.CoreMaxBytes, c.CoreMaxBytes < 0, "0 or more"},
+		keyCheck{"top_k", c.TopK, c.TopK < 0, "0 or more"},
+		keyCheck{"stale_days", c.StaleDays, c.StaleDays < 0, "0 or more"},
+		keyCheck{"max_chars", c.MaxChars, c.MaxChars < 0, "0 or more"},
+		keyCheck{"ranker", fmt.Sprintf("%q", c.Ranker), c.Ranker != "bm25" && c.Ranker != "bm25-plain", "bm25 or bm25-plain"},
+	)
 }

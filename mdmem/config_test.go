@@ -30,7 +30,7 @@ func TestConfigTemplateMatchesDefaults(t *testing.T) {
 func TestLoadConfigErrors(t *testing.T) {
 	tests := map[string]string{
 		"[inject]\nbudgt = 5\n":               `unknown setting "inject.budgt"`,
-		"[inject]\nbudget = -1\n":             "budget must be positive",
+		"[inject]\nbudget = -1\n":             "inject.budget = -1: must be positive",
 		"[git]\nlock_wait = \"soon\"\n":       "invalid duration",
 		"[consolidate]\nbatch_size = 0\n":     "batch_size",
 		"not toml at all = = =\n":             "config.toml",

@@ -275,10 +275,6 @@ func (s *Store) dropQueued(ctx context.Context, ts *Tombstones, contents []strin
 	return removed, nil
 }
 
-// TraceDir is the memory-relative directory where extract --keep-trace
-// keeps raw transcripts (never committed).
-const TraceDir = MarkerDir + "/traces"
-
 // forgottenMark replaces a forgotten text inside a kept transcript.
 const forgottenMark = "[forgotten]"
 

@@ -10,12 +10,6 @@ import (
 	"strings"
 )
 
-// HeldQueueDir is where candidates that can never be entries (a secret,
-// invalid, an unreadable queue file) wait for a person: inside the
-// git-ignored queue directory, never committed, not read as queue. Each
-// <id>.json keeps the queue file byte for byte; <id>.reason says why.
-const HeldQueueDir = QueueDir + "/held"
-
 // HoldQueueFile moves a candidate's queue file into HeldQueueDir: first
 // the reason (atomic write), then the queue file itself (one rename, so a
 // crash leaves it either queued or held, never both nor lost). A queue

@@ -3,18 +3,37 @@ package mdmem
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // ImportResult says what Import did.
 type ImportResult struct {
-	IDs    []string       `json:"entry_ids"` // allocated entry ids, in input order
-	Files  []string       `json:"files"`     // files written
-	Places map[string]int `json:"places"`    // entries per destination ("core", "topics/x.md", …)
-	Commit string         `json:"commit"`    // the commit hash
+	IDs    []string       `json:"entry_ids"`        // allocated entry ids, in input order
+	Files  []string       `json:"files"`            // files written
+	Places map[string]int `json:"places"`           // entries per destination ("core", "topics/x.md", …)
+	Commit string         `json:"commit,omitempty"` // the commit hash ("" when every line folded)
 	// HandEdit is what committing the person's uncommitted edits first did.
 	HandEdit *HandEdit `json:"hand_edit,omitempty"`
+	// Folded are the lines that read like instructions to the model and
+	// repeat one already waiting in Pending confirmation (this import's or
+	// an earlier one's) closely: they get no entry of their own, as
+	// consolidate folds such variants of one payload into one question.
+	Folded []ImportFold `json:"folded"`
+}
+
+// ImportFoldMin is the word overlap (Jaccard) at which an instruction-like
+// import line counts as a near repeat of a waiting one: one or two words of
+// a sentence changed. Lower, distinct payloads that share their opening
+// ("ignore previous instructions and …") would fold into each other.
+const ImportFoldMin = 0.6
+
+// ImportFold is one folded import line.
+type ImportFold struct {
+	Into       string  `json:"entry_id"`   // the Pending entry it repeats
+	Similarity float64 `json:"similarity"` // word overlap (Jaccard) with it
 }
 
 // Import loads normalised candidates straight into the memory, without the
@@ -81,9 +100,17 @@ func (s *Store) ImportStream(ctx context.Context, next func() (*Candidate, error
 		res.HandEdit = he
 	}
 	titled := map[string]bool{}
+	payloads := pendingPayloads(mem)
 	for c := first; c != nil; {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if fold, ok := payloads.repeat(c.Content, c.Scope, ImportFoldMin); ok {
+			res.Folded = append(res.Folded, fold)
+			if c, err = next(); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		id, err := alloc.Next(c.Category)
 		if err != nil {
@@ -94,6 +121,7 @@ func (s *Store) ImportStream(ctx context.Context, next func() (*Candidate, error
 		if why := PendingReason(e, s.Config.Consolidate.HoldAgentCore); why != "" {
 			e.Notes = append(e.Notes, PendingNote, why)
 			t = Target{Place: PlacePending}
+			payloads.add(e)
 		}
 		if t.Place == PlaceTopic && c.Topic == "" && !titled[t.Topic] {
 			ed.SetTopicTitle(t.Topic, strings.ToUpper(t.Topic[:1])+t.Topic[1:]+" notes")
@@ -113,6 +141,9 @@ func (s *Store) ImportStream(ctx context.Context, next func() (*Candidate, error
 			return nil, err
 		}
 	}
+	if len(res.IDs) == 0 {
+		return res, nil // every line folded: nothing to write
+	}
 	files, err := ed.Changed()
 	if err != nil {
 		return nil, err
@@ -124,9 +155,13 @@ func (s *Store) ImportStream(ctx context.Context, next func() (*Candidate, error
 		res.Files = append(res.Files, p)
 	}
 	sort.Strings(res.Files)
+	body := placesSummary(res.Places)
+	if n := len(res.Folded); n > 0 {
+		body += fmt.Sprintf("\n%d instruction-like %s folded, as near repeats, into Pending %s\n", n, plural(n, "line", "lines"), foldTargets(res.Folded))
+	}
 	msg := CommitMessage{
 		Subject: fmt.Sprintf("import: %d %s", len(res.IDs), plural(len(res.IDs), "entry", "entries")),
-		Body:    placesSummary(res.Places),
+		Body:    body,
 		Op:      "import",
 		Extra:   idRangeTrailers(res.IDs),
 	}
@@ -246,4 +281,89 @@ func (m *Memory) CheckEditable() error {
 		}
 	}
 	return nil
+}
+
+// payloadSet is the instruction-like entries waiting in Pending
+// confirmation, with their words, so an import can fold near repeats.
+type payloadSet []payload
+
+type payload struct {
+	id    string
+	scope string
+	words map[string]bool
+}
+
+// pendingPayloads collects the instruction-like Pending entries of m.
+func pendingPayloads(m *Memory) *payloadSet {
+	ps := &payloadSet{}
+	for _, e := range m.Entries() {
+		if e.Place == PlacePending && e.ID != "" && InstructionNote(e.Content) != "" {
+			ps.add(e)
+		}
+	}
+	return ps
+}
+
+// add records an instruction-like entry going to Pending confirmation.
+func (ps *payloadSet) add(e *Entry) {
+	if InstructionNote(e.Content) == "" {
+		return
+	}
+	*ps = append(*ps, payload{id: e.ID, scope: strings.Join(e.Scope, ","), words: foldWords(e.Content)})
+}
+
+// repeat finds the waiting payload that an instruction-like text repeats
+// with a word overlap of at least min, in the same scope.
+func (ps *payloadSet) repeat(text string, scope []string, min float64) (ImportFold, bool) {
+	if len(*ps) == 0 || InstructionNote(text) == "" {
+		return ImportFold{}, false
+	}
+	w, sc := foldWords(text), strings.Join(scope, ",")
+	best := ImportFold{}
+	for _, p := range *ps {
+		if p.scope != sc {
+			continue
+		}
+		if j := wordJaccard(w, p.words); j >= min && j > best.Similarity {
+			best = ImportFold{Into: p.id, Similarity: float64(int(j*100+0.5)) / 100}
+		}
+	}
+	return best, best.Into != ""
+}
+
+// foldWords is the set of lower-case words of a text, normalised as
+// forget normalises (width, hidden characters).
+func foldWords(text string) map[string]bool {
+	w := map[string]bool{}
+	for _, f := range strings.FieldsFunc(NormalizeForget(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		w[f] = true
+	}
+	return w
+}
+
+// wordJaccard is |a ∩ b| / |a ∪ b|.
+func wordJaccard(a, b map[string]bool) float64 {
+	if len(a) == 0 || len(b) == 0 {
+		return 0
+	}
+	n := 0
+	for k := range a {
+		if b[k] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(a)+len(b)-n)
+}
+
+// foldTargets lists the distinct entries imports were folded into.
+func foldTargets(fs []ImportFold) string {
+	var ids []string
+	for _, f := range fs {
+		if !slices.Contains(ids, f.Into) {
+			ids = append(ids, f.Into)
+		}
+	}
+	return strings.Join(ids, ", ")
 }

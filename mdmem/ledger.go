@@ -16,8 +16,7 @@ import (
 // line per candidate: "<candidate id> <date> <outcome>". It is written in
 // the same commit as the memory it changed, so "consumed" and "applied"
 // cannot disagree; reconciling a queue reads only the months of the
-// candidates in it.
-const LedgerDir = ".memctl/consumed"
+// candidates in it (LedgerDir).
 
 // LedgerPath returns the ledger file of a candidate id.
 func LedgerPath(candID string) string {

@@ -19,9 +19,6 @@ import (
 	"unicode/utf8"
 )
 
-// QueueDir is the memory-relative directory of queued candidates.
-const QueueDir = ".memctl/queue"
-
 // Candidate is one queued memory awaiting consolidation, in the JSON schema
 // of `memctl add --json` and `memctl import` (the seed's entry).
 type Candidate struct {

@@ -9,10 +9,6 @@ import (
 	"strings"
 )
 
-// CacheDir is the memory-relative directory of derived, git-ignored data
-// (journals, the inject index and log, consolidate's attempts).
-const CacheDir = MarkerDir + "/cache"
-
 // checkWriteDirs refuses to write when one of the git-ignored directories
 // a writer may write in is a link out of the memory directory.
 func checkWriteDirs(dir string) error {

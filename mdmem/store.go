@@ -19,13 +19,6 @@ import (
 	"github.com/memctl/memctl/templates"
 )
 
-// StatePath is the memory-relative path of memctl's committed state: the id
-// high-water marks that keep ids from ever being reused.
-const StatePath = ".memctl/state.json"
-
-// MarkerDir is the directory whose presence marks a memory directory.
-const MarkerDir = ".memctl"
-
 // Trailer keys memctl writes into its commit messages.
 const (
 	TrailerEntry    = "Memctl-Entry"    // an entry id the commit touched
@@ -334,7 +327,7 @@ func uniqueSorted(ids []string) []string {
 // legacyJournals are the journals of earlier releases, which were not
 // bound to a base commit. They are never rolled forward: files that hold
 // their uncommitted content are put back to HEAD, then they are dropped.
-var legacyJournals = []string{".memctl/cache/write-journal.json", ".memctl/cache/consolidate-journal.json"}
+var legacyJournals = []string{legacyWriteJournal, legacyConsolidateJournal}
 
 // Write replaces the given memory-relative files (a nil content deletes
 // the file) and commits exactly those paths, in one transaction planned on

@@ -104,7 +104,7 @@ func TestFinding12_ConfigSections(t *testing.T) {
 	}{
 		{"type error", "[add]\nmax_content_bytes = 100\n[consolidate]\nbatch_size = \"many\"\n", "consolidate", "batch_size", 4},
 		{"unknown key", "[inject]\nbudgt = 5\n", "inject", `unknown setting "inject.budgt"`, 1},
-		{"invalid value", "[inject]\nbudget = -1\n", "inject", "budget must be positive", 1},
+		{"invalid value", "[inject]\nbudget = -1\n", "inject", "inject.budget = -1: must be positive", 1},
 		{"bad duration", "[git]\nlock_wait = \"soon\"\n", "git", "invalid duration", 2},
 		{"syntax error in a section", "[add]\nmax_content_bytes = 100\n\n[llm]\nmodel = = =\n", "llm", "line 5", 5},
 		{"repeated section", "[llm]\nmodel = \"a\"\n[llm]\nmodel = \"b\"\n", "llm", "[llm] appears again (first at line 1)", 3},

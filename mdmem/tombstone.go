@@ -27,8 +27,6 @@ import (
 // key, refuses to bring the text back through add, import or consolidation
 // unless told to (--allow-forgotten).
 const (
-	// TombstonesPath is the memory-relative path of the tombstone list.
-	TombstonesPath = ".memctl/tombstones.jsonl"
 	// TombstoneKeyName is the key's file name inside the git directory.
 	TombstoneKeyName = "memctl-tombstone.key"
 )

@@ -38,8 +38,6 @@ import (
 //	apply.lock              flock: exclusive while a txn applies, shared
 //	                        while a reader reads
 const (
-	TxnDir        = ".memctl/cache/txn"
-	applyLockPath = ".memctl/cache/apply.lock"
 	// TrailerTxn names the transaction a commit completes; recovery looks
 	// for it to know whether an interrupted write landed.
 	TrailerTxn = "Memctl-Txn"

@@ -38,7 +38,7 @@ func (r *Repo) FilesAt(ctx context.Context, commit string, keep func(string) boo
 		h = head
 	} else {
 		if !plumbing.IsHash(commit) {
-			return nil, fmt.Errorf("gitstore: %q is not a commit hash", commit)
+			return nil, fmt.Errorf("git: %q is not a commit hash", commit)
 		}
 		h = plumbing.NewHash(commit)
 	}

@@ -139,14 +139,14 @@ const (
 func (a *attrResolver) conversion(treePath string) (eolMode, error) {
 	at := a.attrs(treePath, "text", "eol", "crlf", "filter", "ident", "working-tree-encoding")
 	if f := at["filter"]; f.value != "" || f.set {
-		return 0, fmt.Errorf("gitstore: %s has a filter attribute (filter=%s, e.g. Git LFS) in .gitattributes; memctl cannot apply clean filters: %w",
+		return 0, fmt.Errorf("git: %s has a filter attribute (filter=%s, e.g. Git LFS) in .gitattributes; memctl cannot apply clean filters: %w",
 			treePath, f.value, ErrUnsupported)
 	}
 	if at["ident"].set {
-		return 0, fmt.Errorf("gitstore: %s has the ident attribute in .gitattributes: %w", treePath, ErrUnsupported)
+		return 0, fmt.Errorf("git: %s has the ident attribute in .gitattributes: %w", treePath, ErrUnsupported)
 	}
 	if w := at["working-tree-encoding"]; w.value != "" {
-		return 0, fmt.Errorf("gitstore: %s has working-tree-encoding=%s in .gitattributes: %w", treePath, w.value, ErrUnsupported)
+		return 0, fmt.Errorf("git: %s has working-tree-encoding=%s in .gitattributes: %w", treePath, w.value, ErrUnsupported)
 	}
 	text := at["text"]
 	if !text.specified() {

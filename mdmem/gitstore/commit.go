@@ -52,7 +52,7 @@ var testHookBeforeRefLock func()
 // validatePath checks a memory-relative path and returns its tree path.
 func (r *Repo) validatePath(p string) (string, error) {
 	bad := func(why string) (string, error) {
-		return "", fmt.Errorf("gitstore: invalid memory path %q: %s", p, why)
+		return "", fmt.Errorf("git: invalid memory path %q: %s", p, why)
 	}
 	switch {
 	case p == "":
@@ -96,9 +96,9 @@ func (r *Repo) lstatInRepo(treePath string) (fi os.FileInfo, missing bool, err e
 		}
 		if fi.Mode()&os.ModeSymlink != 0 {
 			if i == len(parts)-1 {
-				return nil, false, fmt.Errorf("gitstore: %s is a symbolic link; memory files must be regular files", treePath)
+				return nil, false, fmt.Errorf("git: %s is a symbolic link; memory files must be regular files", treePath)
 			}
-			return nil, false, fmt.Errorf("gitstore: %s: %s is a symbolic link; memory paths must not lead through symlinks",
+			return nil, false, fmt.Errorf("git: %s: %s is a symbolic link; memory paths must not lead through symlinks",
 				treePath, strings.Join(parts[:i+1], "/"))
 		}
 		if i < len(parts)-1 && !fi.IsDir() {
@@ -106,7 +106,7 @@ func (r *Repo) lstatInRepo(treePath string) (fi os.FileInfo, missing bool, err e
 		}
 		if i == len(parts)-1 {
 			if !fi.Mode().IsRegular() {
-				return nil, false, fmt.Errorf("gitstore: %s is not a regular file", treePath)
+				return nil, false, fmt.Errorf("git: %s is not a regular file", treePath)
 			}
 			return fi, false, nil
 		}
@@ -206,11 +206,11 @@ func (r *Repo) readWorktree(o *objStore, ar *attrResolver, headTree plumbing.Has
 func checkSignature(s Signature) error {
 	for _, v := range []string{s.Name, s.Email} {
 		if strings.ContainsAny(v, "<>\n\r\x00") {
-			return fmt.Errorf("gitstore: invalid signature %q <%s>: must not contain <, > or newlines", s.Name, s.Email)
+			return fmt.Errorf("git: invalid signature %q <%s>: must not contain <, > or newlines", s.Name, s.Email)
 		}
 	}
 	if strings.TrimSpace(s.Name) == "" {
-		return errors.New("gitstore: signature name is empty")
+		return errors.New("git: signature name is empty")
 	}
 	return nil
 }
@@ -233,10 +233,10 @@ func checkSignature(s Signature) error {
 // Commit finishes; it never leaves an index that would revert the commit.
 func (r *Repo) Commit(ctx context.Context, req CommitRequest) (hash string, err error) {
 	if len(req.Paths) == 0 {
-		return "", errors.New("gitstore: commit: no paths")
+		return "", errors.New("git: commit: no paths")
 	}
 	if strings.TrimSpace(req.Message) == "" {
-		return "", errors.New("gitstore: commit: empty message")
+		return "", errors.New("git: commit: empty message")
 	}
 	if req.Author == (Signature{}) {
 		req.Author = MemctlSignature
@@ -275,14 +275,14 @@ func (r *Repo) commitLocked(ctx context.Context, req CommitRequest, treePaths []
 	}
 	cleanupStaleLocks(r.gitDir)
 	if _, err := os.Stat(filepath.Join(r.gitDir, "MERGE_HEAD")); err == nil {
-		return "", fmt.Errorf("gitstore: a merge is in progress (MERGE_HEAD exists); finish or abort it first: %w", ErrUnsupported)
+		return "", fmt.Errorf("git: a merge is in progress (MERGE_HEAD exists); finish or abort it first: %w", ErrUnsupported)
 	}
 	ref, oldHash, born, err := r.head()
 	if err != nil {
 		return "", err
 	}
 	if req.CheckBase && headString(oldHash, born) != req.Base {
-		return "", fmt.Errorf("gitstore: HEAD is %s, not %s as planned: %w", headString(oldHash, born), req.Base, ErrConcurrentUpdate)
+		return "", fmt.Errorf("git: HEAD is %s, not %s as planned: %w", headString(oldHash, born), req.Base, ErrConcurrentUpdate)
 	}
 	o := r.newObjStore()
 	defer o.close()
@@ -384,7 +384,7 @@ func (r *Repo) commitLocked(ctx context.Context, req CommitRequest, treePaths []
 		}
 	}
 	if um := ix.unmerged(); len(um) > 0 {
-		return "", fmt.Errorf("gitstore: the index has unmerged paths (%s); resolve the conflict first: %w",
+		return "", fmt.Errorf("git: the index has unmerged paths (%s); resolve the conflict first: %w",
 			strings.Join(um, ", "), ErrUnsupported)
 	}
 	if testHookBeforeRefLock != nil {
@@ -400,7 +400,7 @@ func (r *Repo) commitLocked(ctx context.Context, req CommitRequest, treePaths []
 		return "", err
 	}
 	if curOK != born || cur != oldHash {
-		return "", fmt.Errorf("gitstore: %s moved from %s to %s while committing: %w", ref, oldHash, cur, ErrConcurrentUpdate)
+		return "", fmt.Errorf("git: %s moved from %s to %s while committing: %w", ref, oldHash, cur, ErrConcurrentUpdate)
 	}
 	for _, wf := range files {
 		if wf.missing {
@@ -456,12 +456,12 @@ func (o *objStore) commitTree(h plumbing.Hash) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, err
 	}
 	if typ != plumbing.CommitObject {
-		return plumbing.ZeroHash, fmt.Errorf("gitstore: %s is a %s, not a commit", h, typ)
+		return plumbing.ZeroHash, fmt.Errorf("git: %s is a %s, not a commit", h, typ)
 	}
 	line, _, _ := bytes.Cut(b, []byte("\n"))
 	t, ok := bytes.CutPrefix(line, []byte("tree "))
 	if !ok || !plumbing.IsHash(string(t)) {
-		return plumbing.ZeroHash, fmt.Errorf("gitstore: commit %s is corrupt", h)
+		return plumbing.ZeroHash, fmt.Errorf("git: commit %s is corrupt", h)
 	}
 	return plumbing.NewHash(string(t)), nil
 }
@@ -491,7 +491,7 @@ func (r *Repo) indexFromTree(o *objStore, tree plumbing.Hash) (*indexFile, error
 			}
 			var m uint32
 			if _, err := fmt.Sscanf(e.mode, "%o", &m); err != nil {
-				return fmt.Errorf("gitstore: bad mode %q in tree", e.mode)
+				return fmt.Errorf("git: bad mode %q in tree", e.mode)
 			}
 			ie := &idxEntry{name: p, hash: e.hash, mode: m}
 			if e.mode == modeBlob || e.mode == modeExec {

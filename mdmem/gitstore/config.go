@@ -84,7 +84,7 @@ func (c *gitConfig) readBytes(b []byte, origin string) error {
 		return nil
 	}
 	if err := gcfg.ReadWithCallback(bytes.NewReader(b), cb); err != nil {
-		return fmt.Errorf("gitstore: parse git config %s: %w", origin, err)
+		return fmt.Errorf("git: parse git config %s: %w", origin, err)
 	}
 	return nil
 }
@@ -163,7 +163,7 @@ func loadConfig(gitDir string) (*gitConfig, error) {
 }
 
 func unsupported(setting, why string) error {
-	return fmt.Errorf("gitstore: the repository sets %s, which memctl cannot handle safely (%s); unset it or use a repository without it: %w",
+	return fmt.Errorf("git: the repository sets %s, which memctl cannot handle safely (%s); unset it or use a repository without it: %w",
 		setting, why, ErrUnsupported)
 }
 

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/memctl/memctl/mdmem/atomicfile"
 )
 
 // syncEnabled can be cleared by tests that measure locking, not durability
@@ -36,51 +38,20 @@ func writeFileSync(name string, data []byte, perm os.FileMode) error {
 	return f.Close()
 }
 
-// writeFileAtomic replaces name with data durably: temp file in the same
-// directory, fsync, rename, fsync directory.
-func writeFileAtomic(name string, data []byte, perm os.FileMode) error {
-	tmp := name + ".tmp-" + randHex(6)
-	if err := writeFileSync(tmp, data, perm); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return syncDir(filepath.Dir(name))
-}
-
 // syncFile fsyncs an existing file by name.
 func syncFile(name string) error {
 	if !syncEnabled {
 		return nil
 	}
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return atomicfile.SyncFile(name)
 }
 
 // syncDir fsyncs a directory so that renames and creations in it are durable.
 func syncDir(dir string) error {
-	if runtime.GOOS == "windows" || !syncEnabled {
+	if !syncEnabled {
 		return nil
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return atomicfile.SyncDir(dir)
 }
 
 func randHex(n int) string {
@@ -188,13 +159,13 @@ func acquireLock(gitDir, target, markerName string) (*lockFile, error) {
 		}
 		if !errors.Is(err, os.ErrExist) {
 			_ = os.Remove(marker)
-			return nil, fmt.Errorf("gitstore: create %s: %w", l.lock, err)
+			return nil, fmt.Errorf("git: create %s: %w", l.lock, err)
 		}
 		if time.Now().After(deadline) {
 			if useLink {
 				_ = os.Remove(marker)
 			}
-			return nil, fmt.Errorf("gitstore: unable to create %s: file exists; another git process seems to be running in this repository "+
+			return nil, fmt.Errorf("git: unable to create %s: file exists; another git process seems to be running in this repository "+
 				"(if none is, the lock file is stale and can be removed): %w", l.lock, ErrGitLocked)
 		}
 		time.Sleep(backoff(i))

@@ -102,7 +102,7 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return nil, fmt.Errorf("gitstore: open %s: %w", dir, err)
+		return nil, fmt.Errorf("git: open %s: %w", dir, err)
 	}
 	root, gitDir, err := discover(real)
 	if err != nil {
@@ -117,7 +117,7 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 		prefix = ""
 	}
 	if prefix == ".git" || strings.HasPrefix(prefix, ".git/") {
-		return nil, fmt.Errorf("gitstore: %s is inside the .git directory: %w", dir, ErrUnsupported)
+		return nil, fmt.Errorf("git: %s is inside the .git directory: %w", dir, ErrUnsupported)
 	}
 	cfg, err := loadConfig(gitDir)
 	if err != nil {
@@ -161,11 +161,11 @@ func discover(dir string) (root, gitDir string, err error) {
 			return d, gd, nil
 		}
 		if isBareDir(d) {
-			return "", "", fmt.Errorf("gitstore: %s is a bare repository (no worktree): %w", d, ErrUnsupported)
+			return "", "", fmt.Errorf("git: %s is a bare repository (no worktree): %w", d, ErrUnsupported)
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			return "", "", fmt.Errorf("gitstore: %s: %w", dir, ErrNotRepo)
+			return "", "", fmt.Errorf("git: %s: %w", dir, ErrNotRepo)
 		}
 		d = parent
 	}
@@ -190,17 +190,17 @@ func readGitFile(p string) (string, error) {
 	}
 	s := strings.TrimSpace(string(b))
 	if !strings.HasPrefix(s, "gitdir:") {
-		return "", fmt.Errorf("gitstore: %s is not a valid gitfile: %w", p, ErrNotRepo)
+		return "", fmt.Errorf("git: %s is not a valid gitfile: %w", p, ErrNotRepo)
 	}
 	gd := strings.TrimSpace(strings.TrimPrefix(s, "gitdir:"))
 	if !filepath.IsAbs(gd) {
 		gd = filepath.Join(filepath.Dir(p), gd)
 	}
 	if _, err := os.Stat(filepath.Join(gd, "commondir")); err == nil {
-		return "", fmt.Errorf("gitstore: %s is a linked worktree (git worktree add): %w", filepath.Dir(p), ErrUnsupported)
+		return "", fmt.Errorf("git: %s is a linked worktree (git worktree add): %w", filepath.Dir(p), ErrUnsupported)
 	}
 	if fi, err := os.Stat(gd); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("gitstore: gitdir %s named by %s does not exist: %w", gd, p, ErrNotRepo)
+		return "", fmt.Errorf("git: gitdir %s named by %s does not exist: %w", gd, p, ErrNotRepo)
 	}
 	return gd, nil
 }
@@ -286,7 +286,7 @@ func initLayout(gitDir, branch string) error {
 	// half-initialised .git that would be mistaken for a repository.
 	if err := os.Rename(tmp, gitDir); err != nil {
 		_ = os.RemoveAll(tmp)
-		return fmt.Errorf("gitstore: init: %w", err)
+		return fmt.Errorf("git: init: %w", err)
 	}
 	return syncDir(filepath.Dir(gitDir))
 }

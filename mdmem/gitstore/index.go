@@ -280,7 +280,7 @@ func (r *Repo) readIndex() (*indexFile, error) {
 	}
 	ix, err := decodeIndex(b)
 	if err != nil {
-		return nil, fmt.Errorf("gitstore: %s: %w", r.indexPath(), err)
+		return nil, fmt.Errorf("git: %s: %w", r.indexPath(), err)
 	}
 	return ix, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+	"github.com/memctl/memctl/mdmem/atomicfile"
 )
 
 // ErrLocked is matched (errors.Is) by the *LockedError Lock returns when
@@ -54,7 +55,7 @@ func (r *Repo) lockInfoPath() string { return filepath.Join(r.gitDir, "memctl.lo
 // is safe to call more than once.
 func (r *Repo) Lock(ctx context.Context, wait time.Duration) (unlock func() error, err error) {
 	if r.held.Load() != nil {
-		return nil, errors.New("gitstore: Lock called twice on the same Repo")
+		return nil, errors.New("git: Lock called twice on the same Repo")
 	}
 	fl := flock.New(r.lockPath())
 	deadline := time.Now().Add(wait)
@@ -64,7 +65,7 @@ func (r *Repo) Lock(ctx context.Context, wait time.Duration) (unlock func() erro
 		}
 		ok, err := fl.TryLock()
 		if err != nil {
-			return nil, fmt.Errorf("gitstore: lock %s: %w", fl.Path(), err)
+			return nil, fmt.Errorf("git: lock %s: %w", fl.Path(), err)
 		}
 		if ok {
 			break
@@ -91,7 +92,7 @@ func (r *Repo) Lock(ctx context.Context, wait time.Duration) (unlock func() erro
 	host, _ := os.Hostname()
 	info, _ := json.Marshal(lockInfo{PID: os.Getpid(), Host: host, Since: time.Now().UTC().Truncate(time.Second)})
 	// Best effort: the info only improves the waiter's error message.
-	_ = writeFileAtomic(r.lockInfoPath(), info, 0o666)
+	_ = atomicfile.WriteFile(ctx, r.lockInfoPath(), info, 0o600)
 	r.held.Store(fl)
 	released := false
 	return func() error {

@@ -42,7 +42,7 @@ func (o *objStore) close() { _ = o.st.Close() }
 func (o *objStore) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	obj, err := o.st.EncodedObject(plumbing.AnyObject, h)
 	if err != nil {
-		return 0, nil, fmt.Errorf("gitstore: read object %s: %w", h, err)
+		return 0, nil, fmt.Errorf("git: read object %s: %w", h, err)
 	}
 	rd, err := obj.Reader()
 	if err != nil {
@@ -51,7 +51,7 @@ func (o *objStore) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	defer rd.Close()
 	b, err := io.ReadAll(rd)
 	if err != nil {
-		return 0, nil, fmt.Errorf("gitstore: read object %s: %w", h, err)
+		return 0, nil, fmt.Errorf("git: read object %s: %w", h, err)
 	}
 	return obj.Type(), b, nil
 }
@@ -116,7 +116,7 @@ func (o *objStore) write(typ string, content []byte) (plumbing.Hash, error) {
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
-		return h, fmt.Errorf("gitstore: write object %s: %w", h, err)
+		return h, fmt.Errorf("git: write object %s: %w", h, err)
 	}
 	o.dirty[dir] = true
 	o.files = append(o.files, final)
@@ -169,11 +169,11 @@ func parseTree(b []byte) ([]treeEntry, error) {
 	for len(b) > 0 {
 		sp := bytes.IndexByte(b, ' ')
 		if sp < 0 {
-			return nil, errors.New("gitstore: corrupt tree object")
+			return nil, errors.New("git: corrupt tree object")
 		}
 		nul := bytes.IndexByte(b[sp:], 0)
 		if nul < 0 || sp+nul+21 > len(b) {
-			return nil, errors.New("gitstore: corrupt tree object")
+			return nil, errors.New("git: corrupt tree object")
 		}
 		nul += sp
 		var e treeEntry
@@ -221,7 +221,7 @@ func (o *objStore) readTree(h plumbing.Hash) ([]treeEntry, error) {
 		return nil, err
 	}
 	if typ != plumbing.TreeObject {
-		return nil, fmt.Errorf("gitstore: object %s is a %s, not a tree", h, typ)
+		return nil, fmt.Errorf("git: object %s is a %s, not a tree", h, typ)
 	}
 	return parseTree(b)
 }
@@ -286,7 +286,7 @@ func (o *objStore) updateTree(h plumbing.Hash, changes map[string]change) (plumb
 	}
 	for name := range leaf {
 		if _, ok := sub[name]; ok {
-			return h, false, fmt.Errorf("gitstore: path %q is used both as a file and as a directory", name)
+			return h, false, fmt.Errorf("git: path %q is used both as a file and as a directory", name)
 		}
 	}
 	idx := map[string]int{}

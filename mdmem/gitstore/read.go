@@ -236,7 +236,7 @@ func (r *Repo) lstatDirInRepo(tp string) (os.FileInfo, bool, error) {
 			return nil, false, err
 		}
 		if fi.Mode()&os.ModeSymlink != 0 {
-			return nil, false, fmt.Errorf("gitstore: %s: %s is a symbolic link; memory paths must not lead through symlinks",
+			return nil, false, fmt.Errorf("git: %s: %s is a symbolic link; memory paths must not lead through symlinks",
 				tp, strings.Join(parts[:i+1], "/"))
 		}
 		if !fi.IsDir() {
@@ -340,11 +340,11 @@ func (r *Repo) Log(ctx context.Context, match func(*Commit) bool, limit int) ([]
 		}
 		obj, err := o.st.EncodedObject(plumbing.CommitObject, h)
 		if err != nil {
-			return out, fmt.Errorf("gitstore: log: %w", err)
+			return out, fmt.Errorf("git: log: %w", err)
 		}
 		c, err := object.DecodeCommit(o.st, obj)
 		if err != nil {
-			return out, fmt.Errorf("gitstore: log: %w", err)
+			return out, fmt.Errorf("git: log: %w", err)
 		}
 		subject, body, _ := strings.Cut(strings.TrimLeft(c.Message, "\n"), "\n")
 		lc := &Commit{

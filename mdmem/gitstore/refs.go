@@ -38,19 +38,19 @@ func validRefPath(ref string) bool {
 func (r *Repo) headRef() (string, error) {
 	b, err := os.ReadFile(filepath.Join(r.gitDir, "HEAD"))
 	if err != nil {
-		return "", fmt.Errorf("gitstore: read HEAD: %w", err)
+		return "", fmt.Errorf("git: read HEAD: %w", err)
 	}
 	s := strings.TrimRight(string(b), "\r\n")
 	ref, ok := cutPrefix(s, "ref: ")
 	if !ok {
 		if plumbing.IsHash(strings.TrimSpace(s)) {
-			return "", fmt.Errorf("gitstore: %w; check out a branch first", ErrDetachedHead)
+			return "", fmt.Errorf("git: %w; check out a branch first", ErrDetachedHead)
 		}
-		return "", fmt.Errorf("gitstore: HEAD is corrupt (%q)", s)
+		return "", fmt.Errorf("git: HEAD is corrupt (%q)", s)
 	}
 	ref = strings.TrimSpace(ref)
 	if !strings.HasPrefix(ref, "refs/heads/") || !validRefPath(ref) {
-		return "", fmt.Errorf("gitstore: HEAD points to %q, not a branch: %w", ref, ErrUnsupported)
+		return "", fmt.Errorf("git: HEAD points to %q, not a branch: %w", ref, ErrUnsupported)
 	}
 	return ref, nil
 }
@@ -63,13 +63,13 @@ func (r *Repo) readRef(ref string) (h plumbing.Hash, exists bool, err error) {
 	case err == nil:
 		s := strings.TrimSpace(string(b))
 		if s == "" {
-			return h, false, fmt.Errorf("gitstore: ref %s is an empty file (corrupt; run repair)", ref)
+			return h, false, fmt.Errorf("git: ref %s is an empty file (corrupt; run repair)", ref)
 		}
 		if strings.HasPrefix(s, "ref:") {
-			return h, false, fmt.Errorf("gitstore: ref %s is a symbolic ref: %w", ref, ErrUnsupported)
+			return h, false, fmt.Errorf("git: ref %s is a symbolic ref: %w", ref, ErrUnsupported)
 		}
 		if !plumbing.IsHash(s) {
-			return h, false, fmt.Errorf("gitstore: ref %s is corrupt (%q)", ref, s)
+			return h, false, fmt.Errorf("git: ref %s is corrupt (%q)", ref, s)
 		}
 		return plumbing.NewHash(s), true, nil
 	case errors.Is(err, os.ErrNotExist), isNotDir(err):

@@ -30,7 +30,7 @@ func (r *Repo) Check(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("HEAD does not resolve: %w", err))
 	}
 	for _, z := range r.zeroLengthRefs() {
-		errs = append(errs, fmt.Errorf("gitstore: ref %s is an empty file", z))
+		errs = append(errs, fmt.Errorf("git: ref %s is an empty file", z))
 	}
 	if _, err := r.readIndex(); err != nil {
 		errs = append(errs, err)
@@ -38,7 +38,7 @@ func (r *Repo) Check(ctx context.Context) error {
 	if r.held.Load() != nil {
 		for _, m := range staleMarkers(r.gitDir) {
 			if t, ok := markerTarget(r.gitDir, m); ok && sameFile(filepath.Join(r.gitDir, markerDirName, m), t) {
-				errs = append(errs, fmt.Errorf("gitstore: stale lock file %s left by an interrupted memctl commit", t))
+				errs = append(errs, fmt.Errorf("git: stale lock file %s left by an interrupted memctl commit", t))
 			}
 		}
 	}
@@ -152,7 +152,7 @@ func (r *Repo) restoreRefFromReflog(ref string) (string, error) {
 			}
 			return fmt.Sprintf("removed empty loose ref %s; packed-refs has it at %s", ref, h), nil
 		}
-		return "", fmt.Errorf("gitstore: ref %s is an empty file and has no usable reflog; restore it by hand", ref)
+		return "", fmt.Errorf("git: ref %s is an empty file and has no usable reflog; restore it by hand", ref)
 	}
 	if err := l.write([]byte(last.String() + "\n")); err != nil {
 		return "", err

@@ -188,7 +188,7 @@ func (w *rewriter) commit(ctx context.Context, start plumbing.Hash) (plumbing.Ha
 			return h, err
 		}
 		if typ != plumbing.CommitObject {
-			return h, fmt.Errorf("gitstore: %s is a %s, not a commit", h, typ)
+			return h, fmt.Errorf("git: %s is a %s, not a commit", h, typ)
 		}
 		head, msg, _ := bytes.Cut(raw, []byte("\n\n"))
 		lines := strings.Split(string(head), "\n")
@@ -325,7 +325,7 @@ func (r *Repo) RewriteHistory(ctx context.Context, rw Rewrite, who Signature, wh
 	for _, ri := range refs {
 		typ, _, err := o.read(ri.hash)
 		if err != nil {
-			return nil, fmt.Errorf("gitstore: ref %s: %w", ri.name, err)
+			return nil, fmt.Errorf("git: ref %s: %w", ri.name, err)
 		}
 		own := typ == plumbing.CommitObject && (strings.HasPrefix(ri.name, "refs/heads/") || strings.HasPrefix(ri.name, "refs/tags/"))
 		if !own {
@@ -395,7 +395,7 @@ func (r *Repo) RewriteHistory(ctx context.Context, rw Rewrite, who Signature, wh
 		return nil, err
 	}
 	if oldTree != newTree {
-		return nil, fmt.Errorf("gitstore: the current files of %s still hold the text; remove it there first (commit), then purge", ref)
+		return nil, fmt.Errorf("git: the current files of %s still hold the text; remove it there first (commit), then purge", ref)
 	}
 	if err := o.syncDirs(); err != nil {
 		return nil, err
@@ -430,7 +430,7 @@ func (r *Repo) moveRef(ref string, old, nw plumbing.Hash, who Signature, when ti
 		return err
 	}
 	if !ok || cur != old {
-		return fmt.Errorf("gitstore: %s moved from %s to %s while rewriting: %w", ref, old, cur, ErrConcurrentUpdate)
+		return fmt.Errorf("git: %s moved from %s to %s while rewriting: %w", ref, old, cur, ErrConcurrentUpdate)
 	}
 	if err := l.write([]byte(nw.String() + "\n")); err != nil {
 		return err
@@ -468,7 +468,7 @@ func (r *Repo) Dirty(ctx context.Context) ([]string, error) {
 func (r *Repo) git(ctx context.Context, args ...string) (string, error) {
 	path, err := exec.LookPath("git")
 	if err != nil {
-		return "", fmt.Errorf("gitstore: purging history needs the git program (for reflog expire and gc), which is not on PATH: %w", err)
+		return "", fmt.Errorf("git: purging history needs the git program (for reflog expire and gc), which is not on PATH: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = r.root
@@ -476,7 +476,7 @@ func (r *Repo) git(ctx context.Context, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("gitstore: git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return "", fmt.Errorf("git: git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.String(), nil
 }

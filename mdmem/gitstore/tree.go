@@ -57,7 +57,7 @@ func (r *Repo) ReadParent(ctx context.Context, commit, p string) (data []byte, o
 		return nil, false, err
 	}
 	if !plumbing.IsHash(commit) {
-		return nil, false, fmt.Errorf("gitstore: %q is not a commit hash", commit)
+		return nil, false, fmt.Errorf("git: %q is not a commit hash", commit)
 	}
 	o := r.newObjStore()
 	defer o.close()
@@ -66,7 +66,7 @@ func (r *Repo) ReadParent(ctx context.Context, commit, p string) (data []byte, o
 		return nil, false, err
 	}
 	if typ != plumbing.CommitObject {
-		return nil, false, fmt.Errorf("gitstore: %s is a %s, not a commit", commit, typ)
+		return nil, false, fmt.Errorf("git: %s is a %s, not a commit", commit, typ)
 	}
 	header, _, _ := bytes.Cut(b, []byte("\n\n"))
 	var parent string
