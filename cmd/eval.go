@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/memctl/memctl/consolidate"
 	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
@@ -19,6 +20,7 @@ type evalOptions struct {
 	Rankers   string
 	Tokenizer string
 	Account   string
+	Embedding string
 	JSON      bool
 }
 
@@ -44,10 +46,17 @@ side.
 --accounting block counts the whole printed block against the budget, as
 inject does; --accounting content counts only the entries' text, the way
 published retrieval figures are usually measured (use it with
---tokenizer chars:4 to compare with "characters / 4" figures).`,
+--tokenizer chars:4 to compare with "characters / 4" figures).
+
+--embedding-model NAME adds a "<ranker>+dense" row per ranker: the same
+ranking fused with embeddings, as inject does with llm.embedding_model
+(docs/INJECT.md, "Dense retrieval"). Every memory and task of the set is
+embedded through the endpoint OPENAI_BASE_URL names (key OPENAI_API_KEY),
+64 texts a call; latency figures leave the calls out.`,
 		Example: `  memctl eval testdata/eval
   memctl eval ../shared/data/locomo-dev --budget 250,500,1000 --top-k 5,10,25
-  memctl eval ../shared/data/locomo-dev --ranker bm25,bm25-plain --accounting content --tokenizer chars:4 --json`,
+  memctl eval ../shared/data/locomo-dev --ranker bm25,bm25-plain --accounting content --tokenizer chars:4 --json
+  OPENAI_BASE_URL=http://localhost:11434/v1 memctl eval ../shared/data/locomo-dev --embedding-model nomic-embed-text`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runEval(cmd.Context(), f, args[0], opts)
@@ -59,6 +68,7 @@ published retrieval figures are usually measured (use it with
 	fl.StringVar(&opts.Rankers, "ranker", "bm25,bm25-plain", "rankers to compare, comma-separated")
 	fl.StringVar(&opts.Tokenizer, "tokenizer", "o200k", "token counter: o200k, cl100k or chars:N")
 	fl.StringVar(&opts.Account, "accounting", "block", "what the budget counts: block (the printed block) or content (entry text only)")
+	fl.StringVar(&opts.Embedding, "embedding-model", "", "also rank fused with this embedding model's vectors (endpoint: OPENAI_BASE_URL)")
 	fl.BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
 }
@@ -112,7 +122,18 @@ func runEval(ctx context.Context, f *Factory, set string, opts *evalOptions) err
 		return err
 	}
 	def := mdmem.DefaultConfig()
+	var embed func(context.Context, []string) ([][]float32, error)
+	if opts.Embedding != "" {
+		base, key, _ := consolidate.EmbeddingEndpoint(def, f.Getenv)
+		emb := consolidate.NewOpenAIEmbedder(base, key, opts.Embedding)
+		embed = func(ctx context.Context, texts []string) ([][]float32, error) {
+			ctx, cancel := context.WithTimeout(ctx, def.LLM.Timeout.Duration)
+			defer cancel()
+			return emb.Embed(ctx, texts)
+		}
+	}
 	rep, err := inject.Eval(ctx, set, cases, inject.EvalOptions{
+		Embed:   embed,
 		Budgets: budgets, TopKs: topKs, Rankers: rankers, Counter: cnt, ContentOnly: opts.Account == "content",
 		Base: inject.Options{L2Reserve: def.Inject.L2Reserve, CoreMaxTokens: def.Consolidate.CoreMaxTokens, CoreMaxLines: def.Inject.CoreMaxLines,
 			CoreMaxBytes: def.Inject.CoreMaxBytes, StaleDays: def.Inject.StaleDays},

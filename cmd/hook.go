@@ -285,6 +285,7 @@ func hookContext(ctx context.Context, f *Factory, event string, in *hookInput, o
 		// against the prompt instead of repeating it (the whole budget
 		// is L2's; core entries compete there).
 		o.Task, o.L2Reserve = in.Prompt, 1
+		o.Dense = injectDense(ctx, f, s, o.Task)
 	}
 	corpus, err := inject.LoadCorpusFor(ctx, s.Dir, true, o.Counter)
 	if err != nil {

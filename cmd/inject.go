@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/memctl/memctl/consolidate"
 	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
@@ -61,6 +63,12 @@ source when it is not the user's own statement and marks entries older than
 deterministic: the same memory, flags and --now give the same bytes (the
 today line and the marks need "now": --now, else the clock).
 
+With llm.embedding_model set (or MEMCTL_EMBEDDING_MODEL) and a task, L2 is
+also ranked by meaning: the task is embedded with one call to the configured
+endpoint (within llm.embedding_timeout) and fused with the entry vectors that
+memctl consolidate caches; entries not cached rank by words. Any embedding
+failure prints one warning and ranks by words (see docs/INJECT.md).
+
 The text before the fence comes from templates/inject-header.tmpl, which a
 memory may override in .memctl/templates/inject-header.tmpl.
 
@@ -80,6 +88,7 @@ the git-ignored index cache and the opt-in inject log under .memctl/cache
   memctl inject --task "$TASK" --json | jq -r .block
   memctl inject --task "$TASK" --meta date,source --max-chars 10000
   memctl inject --task "cache design" --scope project:order-service --now 2026-02-01
+  MEMCTL_EMBEDDING_MODEL=nomic-embed-text memctl inject --task "when does the alarm ring"
   memctl inject --write AGENTS.md --scope project:app   # the block between <!-- memctl:begin --> and <!-- memctl:end -->`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -166,6 +175,7 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 	if err != nil {
 		return err
 	}
+	io.Dense = injectDense(ctx, f, s, io.Task)
 	res, err := inject.Inject(corpus, io)
 	if err != nil {
 		return err
@@ -195,6 +205,49 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 	}
 	_, err = fmt.Fprint(f.IO.Out, res.Block)
 	return err
+}
+
+// injectDense is the embedding side of the L2 ranking: with
+// llm.embedding_model set, a task, and entry vectors of that model in the
+// cache (consolidate fills it), the task's vector from one embedding call
+// within llm.embedding_timeout. On any failure it warns and returns nil:
+// the block is then ranked by words, and inject still succeeds.
+func injectDense(ctx context.Context, f *Factory, s *mdmem.Store, task string) *inject.Dense {
+	base, key, model := consolidate.EmbeddingEndpoint(s.Config, f.Getenv)
+	text := inject.EmbedText(task)
+	if model == "" || text == "" {
+		return nil
+	}
+	warn := func(format string, a ...any) *inject.Dense {
+		msg := strings.Join(strings.Fields(fmt.Sprintf(format, a...)), " ") // one line, whatever the endpoint said
+		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s; ranking by words only\n", msg)
+		return nil
+	}
+	vs, err := inject.ReadVectors(s.Dir)
+	if err != nil {
+		return warn("embedding cache: %v (memctl consolidate rebuilds it)", err)
+	}
+	if vs.Model != model || vs.Len() == 0 {
+		return warn("no entry vectors of %s in %s/%s yet (memctl consolidate embeds the entries)", model, mdmem.CacheDir, inject.VectorCacheFile)
+	}
+	timeout := s.Config.LLM.EmbeddingTimeout.Duration
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	ectx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := consolidate.EmbedOne(ectx, consolidate.NewOpenAIEmbedder(base, key, model), text)
+	if err != nil {
+		if ectx.Err() != nil && ctx.Err() == nil {
+			return warn("embedding the task (%s): no answer within llm.embedding_timeout %s", model, timeout)
+		}
+		return warn("embedding the task (%s): %v", model, err)
+	}
+	d, err := inject.NewDense(v, vs)
+	if err != nil {
+		return warn("embedding the task (%s): %v", model, err)
+	}
+	return d
 }
 
 // injectOptionsFrom merges flags over the [inject] config (and the core

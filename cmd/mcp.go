@@ -259,6 +259,7 @@ func newMCPServer(f *Factory, opts *mcpOptions) *mcp.Server {
 			if err != nil {
 				return nil, nil, err
 			}
+			o.Dense = injectDense(ctx, f, s, o.Task)
 			res, err := inject.Inject(corpus, o)
 			if err != nil {
 				return nil, nil, err

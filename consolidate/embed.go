@@ -2,57 +2,15 @@ package consolidate
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/binary"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"math"
-	"path"
 	"sort"
 
+	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 )
 
-// embeddingCache is the cache file of vectors, in .memctl/cache/: a JSON
-// object {"model": m, "vectors": {hash: base64 of little-endian
-// float32s}}, keyed by a hash of the text. Derived data: deleting it costs
-// one round of embedding calls.
-var embeddingCache = path.Base(mdmem.EmbeddingsCachePath)
-
 // embedBatch is how many texts one /v1/embeddings call carries.
 const embedBatch = 64
-
-type embeddingFile struct {
-	Model   string            `json:"model"`
-	Vectors map[string]string `json:"vectors"`
-}
-
-func textHash(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:16])
-}
-
-func encodeVec(v []float32) string {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return base64.StdEncoding.EncodeToString(b)
-}
-
-func decodeVec(s string) []float32 {
-	b, err := base64.StdEncoding.DecodeString(s)
-	if err != nil || len(b)%4 != 0 || len(b) == 0 {
-		return nil
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
-}
 
 // Embeddings returns a unit vector per text (keyed by the text), from
 // the cache where it holds one for model, else from emb in batches; when
@@ -60,11 +18,9 @@ func decodeVec(s string) []float32 {
 // (so it never outgrows the memory). A cache that cannot be read is
 // rebuilt.
 func Embeddings(ctx context.Context, dir, model string, emb Embedder, texts []string, save bool) (map[string][]float32, error) {
-	var cache embeddingFile
-	if b, err := mdmem.ReadCacheFile(dir, embeddingCache); err == nil && b != nil {
-		if json.Unmarshal(b, &cache) != nil || cache.Model != model {
-			cache = embeddingFile{}
-		}
+	cache, err := inject.ReadVectors(dir)
+	if err != nil || cache.Model != model {
+		cache = &inject.Vectors{}
 	}
 	uniq := map[string]bool{}
 	var todo []string
@@ -74,7 +30,7 @@ func Embeddings(ctx context.Context, dir, model string, emb Embedder, texts []st
 			continue
 		}
 		uniq[t] = true
-		if v := decodeVec(cache.Vectors[textHash(t)]); v != nil {
+		if v := cache.Lookup(t); v != nil {
 			out[t] = v
 		} else {
 			todo = append(todo, t)
@@ -91,41 +47,44 @@ func Embeddings(ctx context.Context, dir, model string, emb Embedder, texts []st
 			return nil, fmt.Errorf("embeddings (%s): %d vectors for %d texts", model, len(vs), len(part))
 		}
 		for j, v := range vs {
-			out[part[j]] = unit(v)
+			// A vector with no direction (zero, NaN) ranks nothing: the
+			// text is left to words, and asked for again next run.
+			if u := inject.Unit(v); u != nil {
+				out[part[j]] = u
+			}
 		}
 	}
-	if !save || len(todo) == 0 && len(out) == len(cache.Vectors) {
+	if !save || len(todo) == 0 && len(out) == cache.Len() {
 		return out, nil
 	}
-	next := embeddingFile{Model: model, Vectors: map[string]string{}}
-	for t, v := range out {
-		next.Vectors[textHash(t)] = encodeVec(v)
-	}
-	b, err := json.Marshal(next)
-	if err != nil {
-		return nil, err
-	}
-	if err := mdmem.WriteCacheFile(ctx, dir, embeddingCache, b); err != nil {
+	if err := inject.WriteVectors(ctx, dir, model, out); err != nil {
 		return out, fmt.Errorf("embedding cache: %w", err)
 	}
 	return out, nil
 }
 
-// unit scales v to length 1 (a zero vector stays zero).
-func unit(v []float32) []float32 {
-	var n float64
-	for _, x := range v {
-		n += float64(x) * float64(x)
+// EmbeddingEndpoint is the configured embedding endpoint: the LLM's base
+// URL and key (see LLMEndpoint) and the embedding model,
+// llm.embedding_model or MEMCTL_EMBEDDING_MODEL over it ("" = none).
+func EmbeddingEndpoint(cfg *mdmem.Config, getenv func(string) string) (baseURL, key, model string) {
+	baseURL, key, _, _ = LLMEndpoint(cfg, getenv)
+	model = cfg.LLM.EmbeddingModel
+	if v := getenv("MEMCTL_EMBEDDING_MODEL"); v != "" {
+		model = v
 	}
-	out := make([]float32, len(v))
-	if n == 0 {
-		return out
+	return baseURL, key, model
+}
+
+// EmbedOne embeds one text with emb: the vector of, say, inject's task.
+func EmbedOne(ctx context.Context, emb Embedder, text string) ([]float32, error) {
+	vs, err := emb.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, err
 	}
-	n = math.Sqrt(n)
-	for i, x := range v {
-		out[i] = float32(float64(x) / n)
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("%d vectors for 1 text", len(vs))
 	}
-	return out
+	return vs[0], nil
 }
 
 func dot(a, b []float32) float64 {

@@ -227,6 +227,7 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 	}
 	if len(todo) == 0 && !CoreLimits(s.Config).over(MeasureCore(s.Config, mem.Main, o.Now())) {
 		rep.NothingToDo = true
+		refreshVectors(ctx, s, mem, &o, rep)
 		return rep, nil
 	}
 	in, err := input(s, mem, todo, &o)
@@ -366,33 +367,36 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 	}
 }
 
-// embed fills in.Vectors when an embedding model is configured
-// (llm.embedding_model, MEMCTL_EMBEDDING_MODEL) or given: every live
-// entry and candidate, from the cache or the endpoint, within one
-// llm.timeout. A failure costs only the dense ranking: it is reported and
-// the run goes on with words only.
-func embed(ctx context.Context, s *mdmem.Store, in *Input, o *Options, rep *Report) {
-	emb, model := o.Embedder, o.EmbeddingModel
-	if emb == nil {
-		model = s.Config.LLM.EmbeddingModel
-		if v := o.Getenv("MEMCTL_EMBEDDING_MODEL"); v != "" {
-			model = v
-		}
-		base, key, _, _ := LLMEndpoint(s.Config, o.Getenv)
-		if model == "" {
-			return
-		}
-		emb = NewOpenAIEmbedder(base, key, model)
+// embedder is the configured embedding endpoint (llm.embedding_model,
+// MEMCTL_EMBEDDING_MODEL) or the one given in o, and its model; nil when
+// there is none.
+func embedder(s *mdmem.Store, o *Options) (Embedder, string) {
+	if o.Embedder != nil {
+		return o.Embedder, o.EmbeddingModel
 	}
+	base, key, model := EmbeddingEndpoint(s.Config, o.Getenv)
+	if model == "" {
+		return nil, ""
+	}
+	return NewOpenAIEmbedder(base, key, model), model
+}
+
+// liveTexts are the texts of the live entries with an id: what the
+// vector cache holds for inject and the neighbours.
+func liveTexts(mem *mdmem.Memory) []string {
 	var texts []string
-	for _, e := range in.Mem.Entries() {
+	for _, e := range mem.Entries() {
 		if e.ID != "" && live(e.Place) {
 			texts = append(texts, e.Content)
 		}
 	}
-	for _, c := range in.Cands {
-		texts = append(texts, mdmem.OneLine(c.Content))
-	}
+	return texts
+}
+
+// embedTexts embeds texts through the cache (saved unless a dry run)
+// within one llm.timeout. A failure costs only the dense ranking: it is
+// reported and logged.
+func embedTexts(ctx context.Context, s *mdmem.Store, emb Embedder, model string, texts []string, o *Options, rep *Report) map[string][]float32 {
 	t := s.Config.LLM.Timeout.Duration
 	if t <= 0 {
 		t = 2 * time.Minute
@@ -403,9 +407,36 @@ func embed(ctx context.Context, s *mdmem.Store, in *Input, o *Options, rep *Repo
 	rep.EmbeddingModel = model
 	if err != nil {
 		rep.EmbeddingError = err.Error()
-		o.Log("%v; neighbours found by words only", err)
+		o.Log("%v; ranking by words only", err)
 	}
-	in.Vectors = v
+	return v
+}
+
+// embed fills in.Vectors when an embedding model is configured or
+// given: every live entry and candidate, from the cache or the endpoint.
+func embed(ctx context.Context, s *mdmem.Store, in *Input, o *Options, rep *Report) {
+	emb, model := embedder(s, o)
+	if emb == nil {
+		return
+	}
+	texts := liveTexts(in.Mem)
+	for _, c := range in.Cands {
+		texts = append(texts, mdmem.OneLine(c.Content))
+	}
+	in.Vectors = embedTexts(ctx, s, emb, model, texts, o, rep)
+}
+
+// refreshVectors keeps the vector cache current for inject when the
+// queue is empty: live entries not cached yet (imported, edited by hand
+// or rewritten by the last run) are embedded; nothing is sent when all
+// are cached.
+func refreshVectors(ctx context.Context, s *mdmem.Store, mem *mdmem.Memory, o *Options, rep *Report) {
+	if o.NoLLM || o.DryRun {
+		return
+	}
+	if emb, model := embedder(s, o); emb != nil {
+		embedTexts(ctx, s, emb, model, liveTexts(mem), o, rep)
+	}
 }
 
 func boolInt(b bool) int {

@@ -141,6 +141,58 @@ type EvalOptions struct {
 	ContentOnly bool      // count only entry text against the budget (the reference's accounting)
 	Now         time.Time // fixed "now" of the blocks; zero: the day after each case's newest memory
 	Base        Options   // L2 reserve, core limits, stale days
+	// Embed, when set, adds a "<ranker>+dense" row per ranker: the same
+	// ranking fused with embeddings (every note and task embedded once
+	// per case, the vectors kept in the case's vector cache).
+	Embed func(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// DenseSuffix marks the eval rows of a ranker fused with embeddings.
+const DenseSuffix = "+dense"
+
+// caseDense embeds a case's notes into its vector cache and its tasks,
+// in batches; it returns the cache and the task vectors by task.
+func caseDense(ctx context.Context, dir string, c *Corpus, queries []EvalQuery, embed func(context.Context, []string) ([][]float32, error)) (*Vectors, map[string][]float32, error) {
+	all := func(texts []string) (map[string][]float32, error) {
+		out := map[string][]float32{}
+		for i := 0; i < len(texts); i += 64 {
+			part := texts[i:min(i+64, len(texts))]
+			vs, err := embed(ctx, part)
+			if err != nil {
+				return nil, err
+			}
+			if len(vs) != len(part) {
+				return nil, fmt.Errorf("%d vectors for %d texts", len(vs), len(part))
+			}
+			for j, v := range vs {
+				out[part[j]] = v
+			}
+		}
+		return out, nil
+	}
+	var notes, tasks []string
+	for _, n := range c.Notes {
+		notes = append(notes, n.Content)
+	}
+	for _, q := range queries {
+		tasks = append(tasks, EmbedText(q.Task))
+	}
+	nv, err := all(notes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedding notes: %w", err)
+	}
+	if err := WriteVectors(ctx, dir, "eval", nv); err != nil {
+		return nil, nil, err
+	}
+	vs, err := ReadVectors(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	tv, err := all(tasks)
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedding tasks: %w", err)
+	}
+	return vs, tv, nil
 }
 
 // EvalBigBudget is the budget of top-K cuts: large enough that only K limits.
@@ -206,11 +258,18 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 		catN                 map[string]int
 		lat                  []time.Duration
 	}
+	for _, r := range o.Rankers {
+		if _, ok := Rankers[r]; !ok {
+			return nil, fmt.Errorf("unknown ranker %q (known: %s)", r, strings.Join(RankerNames(), ", "))
+		}
+	}
+	if o.Embed != nil {
+		for _, r := range o.Rankers {
+			o.Rankers = append(o.Rankers, r+DenseSuffix)
+		}
+	}
 	accs := map[[2]int]*acc{}
 	for ri := range o.Rankers {
-		if _, ok := Rankers[o.Rankers[ri]]; !ok {
-			return nil, fmt.Errorf("unknown ranker %q (known: %s)", o.Rankers[ri], strings.Join(RankerNames(), ", "))
-		}
 		for ci := range cuts {
 			accs[[2]int{ri, ci}] = &acc{cat: map[string]float64{}, catN: map[string]int{}}
 		}
@@ -245,7 +304,15 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 				blockNow = blockNow.AddDate(0, 0, 1)
 			}
 		}
+		var vecs *Vectors
+		var taskVecs map[string][]float32
+		if o.Embed != nil {
+			if vecs, taskVecs, err = caseDense(ctx, dir, corpus, c.Queries, o.Embed); err != nil {
+				return nil, fmt.Errorf("case %s: %w", c.Name, err)
+			}
+		}
 		for ri, rname := range o.Rankers {
+			rname, dense := strings.CutSuffix(rname, DenseSuffix)
 			for ci, ct := range cuts {
 				a := accs[[2]int{ri, ci}]
 				for _, q := range c.Queries {
@@ -261,6 +328,11 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 					}
 					opt.Budget, opt.TopK, opt.Ranker = ct.budget, ct.k, rname
 					opt.Counter, opt.Now, opt.contentOnly = o.Counter, blockNow, o.ContentOnly
+					if dense {
+						// A task vector with no direction ranks by words,
+						// as inject does.
+						opt.Dense, _ = NewDense(taskVecs[EmbedText(q.Task)], vecs)
+					}
 					t0 := time.Now()
 					res, err := Inject(corpus, opt)
 					a.lat = append(a.lat, time.Since(t0))

@@ -62,6 +62,7 @@ type Options struct {
 	Meta          []string  // per-line metadata fields (MetaFields); nil: compact date lines
 	Header        string    // text before the fence (lines ending in "\n"); "": DefaultHeader
 	RulesHeading  string    // if set, core constraints go in a section of their own under it
+	Dense         *Dense    // with a task: fuse the L2 ranking with embeddings (nil: words only)
 
 	// contentOnly counts only the entries' text against the budget (no
 	// frame, ids or metadata): the accounting of eval's reference figures.
@@ -437,6 +438,21 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 				}
 				hits = rk.top(4 * len(hits))
 				return true
+			}
+		}
+		if o.Dense != nil && strings.TrimSpace(task) != "" {
+			// With embeddings: the lexical ranking fused with the entries
+			// nearest the task by meaning (dense.go).
+			var warn string
+			hits, warn = c.denseHits(o.Dense, rk, eligible, o.TopK)
+			more = func() bool { return false }
+			if warn != "" {
+				r.Warnings = append(r.Warnings, warn)
+			}
+			for _, h := range hits {
+				if overflowSet[h.Doc] {
+					matched[h.Doc] = true
+				}
 			}
 		}
 		if len(rk.hits) == 0 && strings.TrimSpace(task) == "" {

@@ -37,6 +37,9 @@ type LLMConfig struct {
 	// same endpoint (/v1/embeddings) for consolidation's neighbours;
 	// MEMCTL_EMBEDDING_MODEL overrides it. "" = lexical retrieval only.
 	EmbeddingModel string `toml:"embedding_model"`
+	// EmbeddingTimeout bounds the one embedding call of memctl inject
+	// (the task's vector); past it inject ranks by words. 0 = 2s.
+	EmbeddingTimeout Duration `toml:"embedding_timeout"`
 }
 
 func defaultConsolidateConfig() ConsolidateConfig {
@@ -44,7 +47,7 @@ func defaultConsolidateConfig() ConsolidateConfig {
 }
 
 func defaultLLMConfig() LLMConfig {
-	return LLMConfig{APIKeyEnv: "OPENAI_API_KEY", Timeout: Duration{2 * time.Minute}, Deadline: Duration{10 * time.Minute}}
+	return LLMConfig{APIKeyEnv: "OPENAI_API_KEY", Timeout: Duration{2 * time.Minute}, Deadline: Duration{10 * time.Minute}, EmbeddingTimeout: Duration{2 * time.Second}}
 }
 
 func (c ConsolidateConfig) validate() error {

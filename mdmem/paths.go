@@ -50,8 +50,9 @@ const (
 	AttemptsPath = CacheDir + "/consolidate-attempts.json"
 	// ExtractCacheDir keeps extract's per-transcript read offsets.
 	ExtractCacheDir = CacheDir + "/extract"
-	// EmbeddingsCachePath keeps embedding vectors by content hash.
-	EmbeddingsCachePath = CacheDir + "/embeddings.json"
+	// EmbeddingsCachePath keeps embedding vectors by content hash
+	// (format: inject/dense.go).
+	EmbeddingsCachePath = CacheDir + "/embeddings.bin"
 
 	// Journals of versions before the write transaction, recovered once.
 	legacyWriteJournal       = CacheDir + "/write-journal.json"

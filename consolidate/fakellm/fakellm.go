@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -71,6 +72,7 @@ type Server struct {
 	// each word stands for (see SetConcepts).
 	embedded []string
 	concepts map[string]string
+	fault    string // see SetEmbeddingFault
 }
 
 // New starts a server playing steps. With no step left it answers 500
@@ -181,6 +183,25 @@ func (s *Server) SetConcepts(m map[string]string) {
 	s.concepts = m
 }
 
+// EmbeddingFaults are the ways /v1/embeddings can misbehave (see
+// SetEmbeddingFault): "error" answers 500, "empty" an empty data list,
+// "zero" all-zero vectors, "short" vectors of 3 numbers (other texts' have EmbeddingDims), "nan" vectors
+// holding NaN (not valid JSON), "slow" after 10 s (or when the client
+// gives up).
+var EmbeddingFaults = []string{"error", "empty", "zero", "short", "nan", "slow"}
+
+// SetEmbeddingFault makes /v1/embeddings misbehave from now on as fault
+// names (one of EmbeddingFaults); "" restores deterministic vectors.
+func (s *Server) SetEmbeddingFault(fault string) error {
+	if fault != "" && !slices.Contains(EmbeddingFaults, fault) {
+		return fmt.Errorf("unknown embedding fault %q (known: %s)", fault, strings.Join(EmbeddingFaults, ", "))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fault = fault
+	return nil
+}
+
 // Embedded returns the texts /v1/embeddings was asked for, in order.
 func (s *Server) Embedded() []string {
 	s.mu.Lock()
@@ -228,11 +249,35 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.embedded = append(s.embedded, texts...)
-	concepts := s.concepts
+	concepts, fault := s.concepts, s.fault
 	s.mu.Unlock()
-	var data []any
+	switch fault {
+	case "error":
+		http.Error(w, `{"error":{"message":"embedding model overloaded","type":"server_error"}}`, http.StatusInternalServerError)
+		return
+	case "nan":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[NaN,1]}],"model":"m"}`)
+		return
+	case "slow":
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(10 * time.Second):
+		}
+	}
+	data := []any{}
 	for i, t := range texts {
-		data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": Vector(t, concepts)})
+		v := Vector(t, concepts)
+		switch fault {
+		case "empty":
+			continue
+		case "zero":
+			v = make([]float32, EmbeddingDims)
+		case "short":
+			v = []float32{1, 0.5, 0.25}
+		}
+		data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": v})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": er.Model,
