@@ -545,38 +545,22 @@ func (o *objStore) commitTree(h plumbing.Hash) (plumbing.Hash, error) {
 func (r *Repo) indexFromTree(o *objStore, tree plumbing.Hash) (*indexFile, error) {
 	ix := &indexFile{version: 2}
 	ar := newAttrResolver(r)
-	var walk func(h plumbing.Hash, dir string) error
-	walk = func(h plumbing.Hash, dir string) error {
-		ents, err := o.readTree(h)
-		if err != nil {
-			return err
+	enter := func(plumbing.Hash, string) (bool, error) { return true, nil }
+	file := func(p string, e treeEntry) error {
+		var m uint32
+		if _, err := fmt.Sscanf(e.mode, "%o", &m); err != nil {
+			return fmt.Errorf("git: bad mode %q in tree", e.mode)
 		}
-		for _, e := range ents {
-			p := e.name
-			if dir != "" {
-				p = dir + "/" + e.name
+		ie := &idxEntry{name: p, hash: e.hash, mode: m}
+		if e.mode == modeBlob || e.mode == modeExec {
+			if wf, err := r.readWorktree(o, ar, tree, p, nil); err == nil && !wf.missing && wf.hash == e.hash && wf.fi != nil {
+				fillStat(ie, wf.fi)
 			}
-			if e.isTree() {
-				if err := walk(e.hash, p); err != nil {
-					return err
-				}
-				continue
-			}
-			var m uint32
-			if _, err := fmt.Sscanf(e.mode, "%o", &m); err != nil {
-				return fmt.Errorf("git: bad mode %q in tree", e.mode)
-			}
-			ie := &idxEntry{name: p, hash: e.hash, mode: m}
-			if e.mode == modeBlob || e.mode == modeExec {
-				if wf, err := r.readWorktree(o, ar, tree, p, nil); err == nil && !wf.missing && wf.hash == e.hash && wf.fi != nil {
-					fillStat(ie, wf.fi)
-				}
-			}
-			ix.entries = append(ix.entries, ie)
 		}
+		ix.entries = append(ix.entries, ie)
 		return nil
 	}
-	if err := walk(tree, ""); err != nil {
+	if err := o.walkTree(tree, "", enter, file); err != nil {
 		return nil, err
 	}
 	ix.sort()

@@ -125,10 +125,7 @@ func (w *rewriter) tree(ctx context.Context, h plumbing.Hash, dir string) (plumb
 	}
 	changed := false
 	for i, e := range ents {
-		p := e.name
-		if dir != "" {
-			p = dir + "/" + e.name
-		}
+		p := treePath(dir, e.name)
 		var nh plumbing.Hash
 		switch {
 		case e.isTree():
@@ -553,39 +550,23 @@ func (r *Repo) HistoryBlobs(ctx context.Context, match func(path string) bool, f
 	defer o.close()
 	seenTree := map[string]bool{}
 	seenBlob := map[string]bool{}
-	var walk func(h plumbing.Hash, dir string) error
-	walk = func(h plumbing.Hash, dir string) error {
+	enter := func(h plumbing.Hash, dir string) (bool, error) {
 		if seenTree[dir+"\x00"+h.String()] {
-			return nil
+			return false, nil
 		}
 		seenTree[dir+"\x00"+h.String()] = true
-		ents, err := o.readTree(h)
+		return true, nil
+	}
+	file := func(p string, e treeEntry) error {
+		if e.mode == modeGitlnk || !match(p) || seenBlob[p+"\x00"+e.hash.String()] {
+			return nil
+		}
+		seenBlob[p+"\x00"+e.hash.String()] = true
+		_, data, err := o.read(e.hash)
 		if err != nil {
 			return err
 		}
-		for _, e := range ents {
-			p := e.name
-			if dir != "" {
-				p = dir + "/" + e.name
-			}
-			switch {
-			case e.isTree():
-				if err := walk(e.hash, p); err != nil {
-					return err
-				}
-			case e.mode == modeGitlnk || !match(p) || seenBlob[p+"\x00"+e.hash.String()]:
-			default:
-				seenBlob[p+"\x00"+e.hash.String()] = true
-				_, data, err := o.read(e.hash)
-				if err != nil {
-					return err
-				}
-				if err := fn(p, data); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return fn(p, data)
 	}
 	for _, ri := range refs {
 		h := ri.hash
@@ -607,7 +588,7 @@ func (r *Repo) HistoryBlobs(ctx context.Context, match func(path string) bool, f
 			}
 			t, err := o.commitTree(c)
 			if err == nil {
-				err = walk(t, "")
+				err = o.walkTree(t, "", enter, file)
 			}
 			werr = err
 			return werr == nil
