@@ -325,7 +325,7 @@ func mcpUsed(f *Factory) mcp.ToolHandlerFor[usedIn, any] {
 		if len(known) == 0 {
 			return nil, nil, fmt.Errorf("no entry with id %s; nothing recorded", strings.Join(unknown, ", "))
 		}
-		if err := inject.AppendLog(s.Dir, inject.LogRecord{Kind: "used", Time: f.Now().UTC(), IDs: known}); err != nil {
+		if err := mdmem.AppendUsageLog(s.Dir, mdmem.UsageRecord{Kind: mdmem.UsageUsed, Time: f.Now().UTC(), IDs: known}); err != nil {
 			return nil, nil, err
 		}
 		r, err := jsonResult(map[string][]string{"recorded_ids": orEmpty(known), "unknown_ids": orEmpty(unknown)})
