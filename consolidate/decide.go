@@ -197,7 +197,7 @@ func (p *planner) decisionSources(d *Decision) (*decSources, error) {
 		}
 		ce, err := p.candEntry(c)
 		if err != nil {
-			return nil, fmt.Errorf("candidate %s: %v", id, err)
+			return nil, fmt.Errorf("candidate %s: %w", id, err)
 		}
 		if ok, why := instructionLike(ce.Content); ok {
 			return nil, fmt.Errorf("candidate %s %s", id, why)

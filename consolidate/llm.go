@@ -415,12 +415,12 @@ func parseOps(text string) ([]rawOp, error) {
 			return nil, fmt.Errorf("%w: no \"operations\" field", errUnreadable)
 		}
 		if err := json.Unmarshal(raw, &ops); err != nil {
-			return nil, fmt.Errorf("%w: operations: %v", errUnreadable, err)
+			return nil, fmt.Errorf("%w: operations: %w", errUnreadable, err)
 		}
 		return ops, nil
 	}
 	if err := json.Unmarshal([]byte(js), &ops); err != nil {
-		return nil, fmt.Errorf("%w: %v", errUnreadable, err)
+		return nil, fmt.Errorf("%w: %w", errUnreadable, err)
 	}
 	return ops, nil
 }
@@ -498,7 +498,7 @@ func translate(text string, bm *batchMap, capN, plainCap int) ([]*Decision, erro
 		d := &Decision{Op: kind, Text: mdmem.OneLine(o.Text), Category: strings.TrimSpace(o.Category), Reason: mdmem.OneLine(o.Reason), Snap: snap}
 		t, has, err := parseID(o.Target)
 		if err != nil {
-			return nil, fmt.Errorf("operation %d: %v", i+1, err)
+			return nil, fmt.Errorf("operation %d: %w", i+1, err)
 		}
 		if has {
 			e := bm.entries[t]
@@ -512,7 +512,7 @@ func translate(text string, bm *batchMap, capN, plainCap int) ([]*Decision, erro
 		}
 		srcs, err := parseIDs(o.Sources)
 		if err != nil {
-			return nil, fmt.Errorf("operation %d: %v", i+1, err)
+			return nil, fmt.Errorf("operation %d: %w", i+1, err)
 		}
 		seen := map[int]bool{}
 		for _, n := range srcs {

@@ -435,7 +435,7 @@ func (r *runner) reload(ctx context.Context) error {
 // attempt plans on them.
 func (r *runner) stale(ctx context.Context, attempt int, staleErr error) error {
 	if attempt >= maxPlanAttempts {
-		return fmt.Errorf("the memory keeps changing during consolidation (%v); nothing written, retry later", staleErr)
+		return fmt.Errorf("the memory keeps changing during consolidation (%w); nothing written, retry later", staleErr)
 	}
 	r.o.Log("%v; planning again on the new content", staleErr)
 	he, err := r.s.CommitHandEdits(ctx)
