@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -70,25 +69,13 @@ func (r *Repo) listRefs() ([]refInfo, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	if f, err := os.Open(filepath.Join(r.gitDir, "packed-refs")); err == nil {
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64*1024), 1<<20)
-		for sc.Scan() {
-			line := sc.Bytes()
-			if len(line) == 0 || line[0] == '#' || line[0] == '^' {
-				continue
-			}
-			h, name, ok := bytes.Cut(line, []byte(" "))
-			if _, loose := seen[string(name)]; ok && !loose && plumbing.IsHash(string(h)) {
-				seen[string(name)] = plumbing.NewHash(string(h))
-			}
+	err = r.eachPackedRef(func(name string, h plumbing.Hash) bool {
+		if _, loose := seen[name]; !loose {
+			seen[name] = h
 		}
-		err := sc.Err()
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
+		return true
+	})
+	if err != nil {
 		return nil, err
 	}
 	out := make([]refInfo, 0, len(seen))
