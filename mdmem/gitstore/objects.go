@@ -226,6 +226,19 @@ func (o *objStore) readTree(h plumbing.Hash) ([]treeEntry, error) {
 	return parseTree(b)
 }
 
+// peel follows annotated tags from h to the object they name; an object
+// that cannot be read ends the chain.
+func (o *objStore) peel(h plumbing.Hash) plumbing.Hash {
+	for {
+		typ, raw, err := o.read(h)
+		if err != nil || typ != plumbing.TagObject {
+			return h
+		}
+		obj, _, _ := bytes.Cut(raw, []byte("\n"))
+		h = plumbing.NewHash(strings.TrimPrefix(string(obj), "object "))
+	}
+}
+
 // treePath is the path of entry name in directory dir ("" for the root).
 func treePath(dir, name string) string {
 	if dir == "" {

@@ -336,14 +336,7 @@ func (r *Repo) RewriteHistory(ctx context.Context, rw Rewrite, who Signature, wh
 		if err != nil {
 			return nil, err
 		}
-		for {
-			typ, raw, err := o.read(h)
-			if err != nil || typ != plumbing.TagObject {
-				break
-			}
-			obj, _, _ := bytes.Cut(raw, []byte("\n"))
-			h = plumbing.NewHash(strings.TrimPrefix(string(obj), "object "))
-		}
+		h = o.peel(h)
 		hit := false
 		if err := o.reachable(h, func(c plumbing.Hash) bool {
 			if n, ok := w.commits[c]; ok && n != c {
@@ -556,15 +549,7 @@ func (r *Repo) HistoryBlobs(ctx context.Context, match func(path string) bool, f
 		return fn(p, data)
 	}
 	for _, ri := range refs {
-		h := ri.hash
-		for {
-			typ, raw, err := o.read(h)
-			if err != nil || typ != plumbing.TagObject {
-				break
-			}
-			obj, _, _ := bytes.Cut(raw, []byte("\n"))
-			h = plumbing.NewHash(strings.TrimPrefix(string(obj), "object "))
-		}
+		h := o.peel(ri.hash)
 		if typ, _, err := o.read(h); err != nil || typ != plumbing.CommitObject {
 			continue
 		}
