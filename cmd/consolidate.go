@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -87,6 +88,8 @@ held, the model unusable). -q prints nothing on stdout at all.`,
 	return cmd
 }
 
+// runConsolidate applies retention, runs the consolidation and reports
+// it; the exit code says when the model could not be used.
 func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) error {
 	s, err := f.Store(ctx, "consolidate", "llm", "inject", "add")
 	if err != nil {
@@ -95,6 +98,36 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 	if opts.AllowDelete {
 		s.Config.Git.AllowHandDelete = true
 	}
+	o := consolidateRunOptions(f, opts)
+	if opts.DryRun {
+		if err := previewRetention(ctx, f, s); err != nil {
+			return err
+		}
+	} else if err := applyRetention(ctx, f, s); err != nil {
+		return err
+	}
+	rep, err := consolidate.Run(ctx, s, o)
+	if err != nil {
+		return err
+	}
+	defer printHeldFiles(f, s.Dir, rep, opts.Verbose)
+	warnAfterConsolidate(ctx, f, s, rep)
+	if opts.JSON {
+		if err := f.printJSON(rep); err != nil {
+			return err
+		}
+		return noModelExit(rep)
+	}
+	if !opts.Quiet || rep.DryRun {
+		printConsolidate(f.IO.Out, rep, opts)
+	}
+	return noModelExit(rep)
+}
+
+// consolidateRunOptions are the run's options: diagnostics on stderr
+// (the model's retries only with -v or on a terminal) and, on a
+// terminal, a progress bar of the LLM batches.
+func consolidateRunOptions(f *Factory, opts *consolidateOptions) consolidate.Options {
 	var mu sync.Mutex
 	o := consolidate.Options{
 		DryRun: opts.DryRun,
@@ -123,18 +156,13 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 			}
 		}
 	}
-	if opts.DryRun {
-		if err := previewRetention(ctx, f, s); err != nil {
-			return err
-		}
-	} else if err := applyRetention(ctx, f, s); err != nil {
-		return err
-	}
-	rep, err := consolidate.Run(ctx, s, o)
-	if err != nil {
-		return err
-	}
-	defer printHeldFiles(f, s.Dir, rep, opts.Verbose)
+	return o
+}
+
+// warnAfterConsolidate prints on stderr what a person should know after
+// a run: the hand edits committed, batches the model could not answer,
+// and a core profile over its limits.
+func warnAfterConsolidate(ctx context.Context, f *Factory, s *mdmem.Store, rep *consolidate.Report) {
 	printHandEdits(f, rep.HandEdits...)
 	if rep.LLMStatus == "partial" || rep.LLMStatus == "unavailable" {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: the model could not be used for %d batch(es): %s; their candidates stay queued\n",
@@ -145,21 +173,17 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 			fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s\n", w)
 		}
 	}
-	if opts.JSON {
-		if err := f.printJSON(rep); err != nil {
-			return err
-		}
-		return noModelExit(rep)
-	}
-	w := f.IO.Out
-	if opts.Quiet && !rep.DryRun {
-		return noModelExit(rep)
-	}
+}
+
+// printConsolidate prints the text report of a run: nothing for a no-op
+// (unless -v), the diff of a dry run, the operations (-v or dry run), a
+// one-line summary, and with -v the model's usage and the core profile.
+func printConsolidate(w io.Writer, rep *consolidate.Report, opts *consolidateOptions) {
 	if rep.NothingToDo {
 		if opts.Verbose {
 			fmt.Fprintln(w, "consolidate: nothing to do")
 		}
-		return noModelExit(rep)
+		return
 	}
 	if rep.DryRun {
 		fmt.Fprint(w, rep.Diff)
@@ -182,7 +206,7 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 	}
 	fmt.Fprintf(w, "consolidate: %d queued: %s (%s%s)\n", rep.Queued, rep.Summary, verb, llm)
 	if !opts.Verbose {
-		return noModelExit(rep)
+		return
 	}
 	if rep.Mode == "llm" {
 		est := ""
@@ -195,7 +219,6 @@ func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) e
 		fmt.Fprintf(w, "consolidate: core profile %s\n", rep.Plan.CoreAfter)
 		fmt.Fprintf(w, "consolidate: pending confirmation %s\n", rep.Plan.Pending)
 	}
-	return noModelExit(rep)
 }
 
 // noModelExit makes a run whose model could not be used at all exit with

@@ -75,51 +75,17 @@ for real").`,
 	return cmd
 }
 
+// runForget forgets the entries of ids (or those --match finds), purges
+// their history with --purge-history, and reports it.
 func runForget(ctx context.Context, f *Factory, ids []string, opts *forgetOptions) error {
 	s, err := f.Store(ctx, "git")
 	if err != nil {
 		return err
 	}
 	if opts.Match != "" {
-		m, err := s.Load(ctx)
-		if err != nil {
+		var listed bool
+		if ids, listed, err = matchForget(ctx, f, s, ids, opts); err != nil || listed {
 			return err
-		}
-		found := mdmem.MatchEntries(m, opts.Match)
-		if len(found) == 0 {
-			return &HintError{Err: fmt.Errorf("no entry contains %q; nothing was forgotten", opts.Match),
-				Hint: "memctl search TEXT finds entries by words"}
-		}
-		if opts.JSON && !opts.Yes {
-			type match struct {
-				ID      string `json:"id"`
-				File    string `json:"file"`
-				Line    int    `json:"line"`
-				Place   string `json:"place"`
-				Content string `json:"content"`
-			}
-			out := make([]match, 0, len(found))
-			for _, e := range found {
-				out = append(out, match{e.ID, e.File, e.Line, string(e.Place), e.Content})
-			}
-			return f.printJSON(struct {
-				Matches []match `json:"matches"`
-				Note    string  `json:"note"`
-			}{out, "nothing forgotten: pass --yes to forget these"})
-		}
-		w := f.IO.ErrOut
-		fmt.Fprintf(w, "%d %s %s %q:\n", len(found), pluralize(len(found), "entry", "entries"), pluralize(len(found), "contains", "contain"), opts.Match)
-		for _, e := range found {
-			fmt.Fprintf(w, "  %-10s %s:%d  %s\n", e.ID, e.File, e.Line, e.Content)
-			ids = append(ids, e.ID)
-		}
-		if !opts.Yes {
-			fmt.Fprintf(w, "Forget %s? [y/N] ", pluralize(len(found), "it", "them"))
-			line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
-			fmt.Fprintln(w)
-			if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-				return &HintError{Err: errors.New("not confirmed; nothing was forgotten"), Hint: "answer y, or pass --yes"}
-			}
 		}
 	}
 	if opts.Purge {
@@ -129,18 +95,7 @@ func runForget(ctx context.Context, f *Factory, ids []string, opts *forgetOption
 	}
 	res, err := mdmem.Forget(ctx, s, ids, opts.Reason, mdmem.ForgetOptions{})
 	if opts.Purge && errors.Is(err, mdmem.ErrNoEntry) {
-		// Forgotten earlier, without --purge-history: purge only.
-		purge, perr := mdmem.PurgeHistory(ctx, s, ids, nil)
-		if perr != nil {
-			return fmt.Errorf("%w (and purging history as a forgotten id: %v)", err, perr)
-		}
-		if opts.JSON {
-			return f.printJSON(struct {
-				Purge *mdmem.PurgeResult `json:"purge"`
-			}{purge})
-		}
-		printPurge(f, purge)
-		return nil
+		return purgeForgotten(ctx, f, s, ids, opts, err)
 	}
 	if res != nil {
 		printHandEdits(f, res.HandEdit)
@@ -153,14 +108,93 @@ func runForget(ctx context.Context, f *Factory, ids []string, opts *forgetOption
 	}
 	var purge *mdmem.PurgeResult
 	if opts.Purge {
-		if purge, err = mdmem.PurgeHistory(ctx, s, res.IDs, res.Contents); err != nil {
-			if errors.Is(err, mdmem.ErrForeignRefs) {
-				return &HintError{Err: fmt.Errorf("forgot %s (commit %s), but %w", strings.Join(res.IDs, ", "), short(res.Commit), err),
-					Hint: "for a remote: force-push the branch after the purge, or delete the ref (git update-ref -d REF) if that copy is handled elsewhere; for the stash: git stash drop; then run memctl forget " + strings.Join(res.IDs, " ") + " --purge-history again"}
-			}
-			return fmt.Errorf("forgot %s (commit %s), but purging history failed: %w", strings.Join(res.IDs, ", "), short(res.Commit), err)
+		if purge, err = purgeAfterForget(ctx, s, res); err != nil {
+			return err
 		}
 	}
+	return printForget(f, res, purge, opts)
+}
+
+// matchForget adds to ids the entries whose text contains --match, once
+// the person confirmed (or --yes). listed is true when it printed the
+// matches as JSON instead (--json without --yes): nothing is forgotten.
+func matchForget(ctx context.Context, f *Factory, s *mdmem.Store, ids []string, opts *forgetOptions) (_ []string, listed bool, err error) {
+	m, err := s.Load(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	found := mdmem.MatchEntries(m, opts.Match)
+	if len(found) == 0 {
+		return nil, false, &HintError{Err: fmt.Errorf("no entry contains %q; nothing was forgotten", opts.Match),
+			Hint: "memctl search TEXT finds entries by words"}
+	}
+	if opts.JSON && !opts.Yes {
+		type match struct {
+			ID      string `json:"id"`
+			File    string `json:"file"`
+			Line    int    `json:"line"`
+			Place   string `json:"place"`
+			Content string `json:"content"`
+		}
+		out := make([]match, 0, len(found))
+		for _, e := range found {
+			out = append(out, match{e.ID, e.File, e.Line, string(e.Place), e.Content})
+		}
+		return nil, true, f.printJSON(struct {
+			Matches []match `json:"matches"`
+			Note    string  `json:"note"`
+		}{out, "nothing forgotten: pass --yes to forget these"})
+	}
+	w := f.IO.ErrOut
+	fmt.Fprintf(w, "%d %s %s %q:\n", len(found), pluralize(len(found), "entry", "entries"), pluralize(len(found), "contains", "contain"), opts.Match)
+	for _, e := range found {
+		fmt.Fprintf(w, "  %-10s %s:%d  %s\n", e.ID, e.File, e.Line, e.Content)
+		ids = append(ids, e.ID)
+	}
+	if !opts.Yes {
+		fmt.Fprintf(w, "Forget %s? [y/N] ", pluralize(len(found), "it", "them"))
+		line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
+		fmt.Fprintln(w)
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			return nil, false, &HintError{Err: errors.New("not confirmed; nothing was forgotten"), Hint: "answer y, or pass --yes"}
+		}
+	}
+	return ids, false, nil
+}
+
+// purgeForgotten purges the history of ids forgotten earlier without
+// --purge-history (forgetErr says they are not in the memory any more).
+func purgeForgotten(ctx context.Context, f *Factory, s *mdmem.Store, ids []string, opts *forgetOptions, forgetErr error) error {
+	purge, perr := mdmem.PurgeHistory(ctx, s, ids, nil)
+	if perr != nil {
+		return fmt.Errorf("%w (and purging history as a forgotten id: %v)", forgetErr, perr)
+	}
+	if opts.JSON {
+		return f.printJSON(struct {
+			Purge *mdmem.PurgeResult `json:"purge"`
+		}{purge})
+	}
+	printPurge(f, purge)
+	return nil
+}
+
+// purgeAfterForget purges the history of the entries a forget just
+// removed, with a hint when refs memctl does not rewrite hold the text.
+func purgeAfterForget(ctx context.Context, s *mdmem.Store, res *mdmem.ForgetResult) (*mdmem.PurgeResult, error) {
+	purge, err := mdmem.PurgeHistory(ctx, s, res.IDs, res.Contents)
+	if err == nil {
+		return purge, nil
+	}
+	if errors.Is(err, mdmem.ErrForeignRefs) {
+		return nil, &HintError{Err: fmt.Errorf("forgot %s (commit %s), but %w", strings.Join(res.IDs, ", "), short(res.Commit), err),
+			Hint: "for a remote: force-push the branch after the purge, or delete the ref (git update-ref -d REF) if that copy is handled elsewhere; for the stash: git stash drop; then run memctl forget " + strings.Join(res.IDs, " ") + " --purge-history again"}
+	}
+	return nil, fmt.Errorf("forgot %s (commit %s), but purging history failed: %w", strings.Join(res.IDs, ", "), short(res.Commit), err)
+}
+
+// printForget prints what a forget (and its purge, if any) did: JSON,
+// only the note on remotes with --quiet, or a summary.
+func printForget(f *Factory, res *mdmem.ForgetResult, purge *mdmem.PurgeResult, opts *forgetOptions) error {
 	if opts.JSON {
 		return f.printJSON(struct {
 			*mdmem.ForgetResult

@@ -210,7 +210,7 @@ func readHookInput(r io.Reader) (*hookInput, error) {
 	}
 	var in hookInput
 	if err := json.Unmarshal(bytes.TrimSpace(data), &in); err != nil {
-		return nil, fmt.Errorf("stdin is not Claude Code's hook JSON: %v", err)
+		return nil, fmt.Errorf("stdin is not Claude Code's hook JSON: %w", err)
 	}
 	return &in, nil
 }

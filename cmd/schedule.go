@@ -241,7 +241,7 @@ func runSchedule(ctx context.Context, f *Factory, opts *scheduleOptions) error {
 	for _, args := range [][]string{{"--user", "daemon-reload"}, {"--user", "enable", "--now", j.Name + ".timer"}} {
 		out, err := exec.CommandContext(ctx, "systemctl", args...).CombinedOutput()
 		if err != nil {
-			return &HintError{Err: fmt.Errorf("systemctl %s: %v: %s", strings.Join(args, " "), err, bytes.TrimSpace(out)),
+			return &HintError{Err: fmt.Errorf("systemctl %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out)),
 				Hint: "the unit files are written; without a systemd user session use --kind cron"}
 		}
 	}
@@ -273,7 +273,7 @@ func installCron(ctx context.Context, f *Factory, j *scheduleJob, line string) e
 	cmd := exec.CommandContext(ctx, "crontab", "-")
 	cmd.Stdin = strings.NewReader(next)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("crontab -: %v: %s", err, bytes.TrimSpace(out))
+		return fmt.Errorf("crontab -: %w: %s", err, bytes.TrimSpace(out))
 	}
 	fmt.Fprintf(f.IO.Out, "memctl: added to your crontab:\n%s\n", line)
 	return nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
 )
@@ -63,7 +62,7 @@ func runUsed(ctx context.Context, f *Factory, opts *usedOptions) error {
 		}
 	}
 	if len(clean) > 0 {
-		if err := inject.AppendLog(s.Dir, inject.LogRecord{Kind: "used", Time: f.Now().UTC(), IDs: clean}); err != nil {
+		if err := mdmem.AppendUsageLog(s.Dir, mdmem.UsageRecord{Kind: mdmem.UsageUsed, Time: f.Now().UTC(), IDs: clean}); err != nil {
 			return err
 		}
 	}

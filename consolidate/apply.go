@@ -231,7 +231,7 @@ func (p *planner) finish() (*Plan, error) {
 	for round := 0; ; round++ {
 		var err error
 		if files, err = p.render(); err != nil {
-			return nil, fmt.Errorf("%w: %v", errPlanInvariant, err)
+			return nil, fmt.Errorf("%w: %w", errPlanInvariant, err)
 		}
 		main := p.in.Mem.Main
 		if b, ok := files[mdmem.MainFile]; ok {

@@ -133,13 +133,50 @@ func (p *planner) decide(d *Decision, c *mdmem.Candidate) {
 	}
 }
 
+// tryDecide checks decision d against its sources and applies it; an
+// error says why it is rejected (nothing is applied then).
 func (p *planner) tryDecide(d *Decision) error {
-	type src struct {
-		c  *mdmem.Candidate
-		ce *mdmem.Entry
+	ds, err := p.decisionSources(d)
+	if err != nil {
+		return err
 	}
-	var cands []src
-	var texts []string
+	if err := p.checkDecisionText(d, ds); err != nil {
+		return err
+	}
+	needTarget := d.Op == OpMerge || d.Op == OpSupersede || d.Op == OpConflict || d.Op == OpNoop || d.Op == OpArchive
+	if needTarget && ds.target == nil {
+		return fmt.Errorf("needs a target entry")
+	}
+	wording, err := p.checkMerge(d, ds)
+	if err != nil {
+		return err
+	}
+	if d.Op != OpArchive && len(ds.cands) == 0 {
+		return fmt.Errorf("consumes no candidate")
+	}
+	return p.applyDecision(d, ds, wording)
+}
+
+// decSrc is a candidate a decision consumes, with its entry.
+type decSrc struct {
+	c  *mdmem.Candidate
+	ce *mdmem.Entry
+}
+
+// decSources are what a decision names: its candidates, its target entry,
+// the entries it compresses, and all their texts (in that order).
+type decSources struct {
+	cands   []decSrc
+	target  *item
+	entries []*item
+	texts   []string
+}
+
+// decisionSources resolves the candidates and entries decision d names,
+// checking that every candidate is available and not instruction-like and
+// that they are all of one scope.
+func (p *planner) decisionSources(d *Decision) (*decSources, error) {
+	ds := &decSources{}
 	scope := ""
 	first := true
 	sameScope := func(s []string) error {
@@ -156,130 +193,123 @@ func (p *planner) tryDecide(d *Decision) error {
 	for _, id := range d.Candidates {
 		c := p.cands[id]
 		if c == nil || p.consumed[id] || p.held[id] {
-			return fmt.Errorf("candidate %s is not available (already used or held)", id)
+			return nil, fmt.Errorf("candidate %s is not available (already used or held)", id)
 		}
 		ce, err := p.candEntry(c)
 		if err != nil {
-			return fmt.Errorf("candidate %s: %v", id, err)
+			return nil, fmt.Errorf("candidate %s: %w", id, err)
 		}
 		if ok, why := instructionLike(ce.Content); ok {
-			return fmt.Errorf("candidate %s %s", id, why)
+			return nil, fmt.Errorf("candidate %s %s", id, why)
 		}
 		if err := sameScope(ce.Scope); err != nil {
-			return err
+			return nil, err
 		}
-		cands = append(cands, src{c, ce})
-		texts = append(texts, ce.Content)
+		ds.cands = append(ds.cands, decSrc{c, ce})
+		ds.texts = append(ds.texts, ce.Content)
 	}
-	var target *item
 	if d.Target != "" {
 		it, err := p.entryFor(d, d.Target)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := sameScope(it.entry.Scope); err != nil {
-			return err
+			return nil, err
 		}
-		target = it
-		texts = append(texts, it.entry.Content)
+		ds.target = it
+		ds.texts = append(ds.texts, it.entry.Content)
 	}
-	var entries []*item
 	for _, id := range d.Entries {
 		it, err := p.entryFor(d, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := sameScope(it.entry.Scope); err != nil {
-			return err
+			return nil, err
 		}
-		entries = append(entries, it)
-		texts = append(texts, it.entry.Content)
+		ds.entries = append(ds.entries, it)
+		ds.texts = append(ds.texts, it.entry.Content)
+	}
+	return ds, nil
+}
+
+// checkDecisionText applies the output rules to the text the model wrote,
+// if any, and checks that a rewrite never drops a candidate's value: the
+// newer text's names and numbers must survive into the merged or summary
+// text.
+func (p *planner) checkDecisionText(d *Decision, ds *decSources) error {
+	if d.Text == "" {
+		return nil
+	}
+	if err := p.checkText(d.Text, ds.texts); err != nil {
+		return err
+	}
+	if d.Op == OpMerge || d.Op == OpCompress || d.Op == OpSupersede || d.Op == OpAdd {
+		for _, s := range ds.cands {
+			if lost := inventedFacts(s.ce.Content, []string{d.Text}); len(lost) > 0 {
+				return fmt.Errorf("its text drops %s of candidate %s", strings.Join(lost, ", "), s.c.ID)
+			}
+		}
+	}
+	return nil
+}
+
+// checkMerge checks a merge or noop. A merge says the texts are one fact:
+// the entry keeps its value, and no candidate's value is folded away (an
+// update is a supersede, which archives the old value). wording is the
+// newer wording that survives a merge or noop without text, if any.
+func (p *planner) checkMerge(d *Decision, ds *decSources) (wording string, err error) {
+	if (d.Op != OpMerge && d.Op != OpNoop) || ds.target == nil {
+		return "", nil
+	}
+	target := ds.target
+	merged := target.entry.Content
+	if d.Text == "" {
+		var ces []*mdmem.Entry
+		for _, s := range ds.cands {
+			ces = append(ces, s.ce)
+		}
+		if wording = newerWording(target.entry, ces, p.now); wording != "" {
+			merged = wording
+		}
 	}
 	if d.Text != "" {
-		if err := p.checkText(d.Text, texts); err != nil {
-			return err
-		}
-		// A rewrite never drops a candidate's value: the newer text's
-		// names and numbers must survive into the merged or summary text.
-		if d.Op == OpMerge || d.Op == OpCompress || d.Op == OpSupersede || d.Op == OpAdd {
-			for _, s := range cands {
-				if lost := inventedFacts(s.ce.Content, []string{d.Text}); len(lost) > 0 {
-					return fmt.Errorf("its text drops %s of candidate %s", strings.Join(lost, ", "), s.c.ID)
-				}
-			}
+		merged = d.Text
+		if lost := inventedFacts(target.entry.Content, []string{d.Text}); len(lost) > 0 {
+			return "", fmt.Errorf("its text drops %s of entry %s (an update is a supersede)", strings.Join(lost, ", "), target.entry.ID)
 		}
 	}
-	needTarget := d.Op == OpMerge || d.Op == OpSupersede || d.Op == OpConflict || d.Op == OpNoop || d.Op == OpArchive
-	if needTarget && target == nil {
-		return fmt.Errorf("needs a target entry")
-	}
-	// A merge says the texts are one fact: the entry keeps its value, and
-	// no candidate's value is folded away (an update is a supersede, which
-	// archives the old value).
-	var wording string // merge/noop without text: the newer wording that survives, if any
-	if (d.Op == OpMerge || d.Op == OpNoop) && target != nil {
-		merged := target.entry.Content
-		if d.Text == "" {
-			var ces []*mdmem.Entry
-			for _, s := range cands {
-				ces = append(ces, s.ce)
-			}
-			if wording = newerWording(target.entry, ces, p.now); wording != "" {
-				merged = wording
-			}
-		}
-		if d.Text != "" {
-			merged = d.Text
-			if lost := inventedFacts(target.entry.Content, []string{d.Text}); len(lost) > 0 {
-				return fmt.Errorf("its text drops %s of entry %s (an update is a supersede)", strings.Join(lost, ", "), target.entry.ID)
-			}
-		}
-		for _, s := range cands {
-			if lost := inventedFacts(s.ce.Content, []string{merged}); len(lost) > 0 {
-				return fmt.Errorf("merging would drop %s of candidate %s (not a duplicate of %s)", strings.Join(lost, ", "), s.c.ID, target.entry.ID)
-			}
+	for _, s := range ds.cands {
+		if lost := inventedFacts(s.ce.Content, []string{merged}); len(lost) > 0 {
+			return "", fmt.Errorf("merging would drop %s of candidate %s (not a duplicate of %s)", strings.Join(lost, ", "), s.c.ID, target.entry.ID)
 		}
 	}
-	if d.Op != OpArchive && len(cands) == 0 {
-		return fmt.Errorf("consumes no candidate")
-	}
-	reason := d.Reason
+	return wording, nil
+}
+
+// applyDecision applies a checked decision to the plan, or says why its
+// operation cannot be applied.
+func (p *planner) applyDecision(d *Decision, ds *decSources, wording string) error {
+	cands := ds.cands
 	switch d.Op {
 	case OpAdd:
 		if len(cands) != 1 {
 			return fmt.Errorf("add takes exactly one candidate (use compress to combine)")
 		}
-		p.add(cands[0].c, cands[0].ce, d.Text, reason, "llm")
+		p.add(cands[0].c, cands[0].ce, d.Text, d.Reason, "llm")
 	case OpMerge, OpNoop:
 		if d.Op == OpNoop && d.Text != "" {
 			return fmt.Errorf("noop cannot rewrite text")
 		}
-		ed := p.edit(target.entry)
-		ed.changed = true
-		if d.Text != "" {
-			ed.e.Content = mdmem.OneLine(d.Text)
-		} else if wording != "" {
-			ed.e.Content = wording
-		}
-		var ids []string
-		for _, s := range cands {
-			foldProvenance(ed.e, s.c, s.ce, true)
-			ids = append(ids, s.c.ID)
-		}
-		p.consume(ids...)
-		p.ops = append(p.ops, Op{Kind: d.Op, Entry: ed.e.ID, Targets: []string{ed.e.ID}, Candidates: ids, Text: d.Text, Reason: reason, By: "llm"})
+		p.applyMerge(d, ds, wording)
 	case OpSupersede:
 		if p.archived+1 > p.archCap {
 			return fmt.Errorf("this run reached its archive limit")
 		}
-		if !p.supersede(target, cands[0].c, cands[0].ce, d.Text, reason, "llm") {
+		if !p.supersede(ds.target, cands[0].c, cands[0].ce, d.Text, d.Reason, "llm") {
 			return fmt.Errorf("this run reached its archive limit")
 		}
-		for _, s := range cands[1:] {
-			foldProvenance(cands[0].ce, s.c, s.ce, true)
-			p.consume(s.c.ID)
-			p.ops[len(p.ops)-1].Candidates = append(p.ops[len(p.ops)-1].Candidates, s.c.ID)
-		}
+		p.foldRest(cands)
 	case OpConflict:
 		if p.pendingFull() {
 			for _, s := range cands {
@@ -287,33 +317,58 @@ func (p *planner) tryDecide(d *Decision) error {
 			}
 			return nil
 		}
-		p.pending(cands[0].c, cands[0].ce, OpConflict, "conflicts with "+target.entry.ID+": "+mdmem.OneLine(reason), []string{target.entry.ID}, "llm")
-		for _, s := range cands[1:] {
-			foldProvenance(cands[0].ce, s.c, s.ce, true)
-			p.consume(s.c.ID)
-			p.ops[len(p.ops)-1].Candidates = append(p.ops[len(p.ops)-1].Candidates, s.c.ID)
-		}
+		p.pending(cands[0].c, cands[0].ce, OpConflict, "conflicts with "+ds.target.entry.ID+": "+mdmem.OneLine(d.Reason), []string{ds.target.entry.ID}, "llm")
+		p.foldRest(cands)
 	case OpCompress:
-		if len(cands)+len(entries) < 2 {
+		if len(cands)+len(ds.entries) < 2 {
 			return fmt.Errorf("compress needs at least two sources")
 		}
 		if d.Text == "" {
 			return fmt.Errorf("compress needs the summary text")
 		}
-		if p.archived+len(entries) > p.archCap {
+		if p.archived+len(ds.entries) > p.archCap {
 			return fmt.Errorf("this run reached its archive limit")
 		}
 		p.compress(d, cands[0].c, func(yield func(*mdmem.Candidate, *mdmem.Entry)) {
 			for _, s := range cands {
 				yield(s.c, s.ce)
 			}
-		}, entries)
+		}, ds.entries)
 	case OpArchive:
 		return fmt.Errorf("archive consumes no candidate")
 	default:
 		return fmt.Errorf("unknown operation %q", d.Op)
 	}
 	return nil
+}
+
+// applyMerge folds the candidates of a merge or noop into the target
+// entry, rewriting its text to the model's text or the newer wording.
+func (p *planner) applyMerge(d *Decision, ds *decSources, wording string) {
+	ed := p.edit(ds.target.entry)
+	ed.changed = true
+	if d.Text != "" {
+		ed.e.Content = mdmem.OneLine(d.Text)
+	} else if wording != "" {
+		ed.e.Content = wording
+	}
+	var ids []string
+	for _, s := range ds.cands {
+		foldProvenance(ed.e, s.c, s.ce, true)
+		ids = append(ids, s.c.ID)
+	}
+	p.consume(ids...)
+	p.ops = append(p.ops, Op{Kind: d.Op, Entry: ed.e.ID, Targets: []string{ed.e.ID}, Candidates: ids, Text: d.Text, Reason: d.Reason, By: "llm"})
+}
+
+// foldRest folds the candidates after the first into the first one's
+// entry, consumes them and credits them to the last operation.
+func (p *planner) foldRest(cands []decSrc) {
+	for _, s := range cands[1:] {
+		foldProvenance(cands[0].ce, s.c, s.ce, true)
+		p.consume(s.c.ID)
+		p.ops[len(p.ops)-1].Candidates = append(p.ops[len(p.ops)-1].Candidates, s.c.ID)
+	}
 }
 
 // compress writes one entry that summarises candidates and entries, citing

@@ -278,11 +278,19 @@ func (x *Extractor) digest(ctx context.Context, kind string, tool bool, lines []
 	}
 }
 
+// execTemplate loads the prompt template name (the memory's own, else
+// the built-in one) and renders it with data.
 func execTemplate(memDir, name string, data any) (string, error) {
 	src, err := templates.Load(memDir, name)
 	if err != nil {
 		return "", err
 	}
+	return renderTemplate(name, src, data)
+}
+
+// renderTemplate renders the template source src, named name in errors,
+// with data.
+func renderTemplate(name, src string, data any) (string, error) {
 	t, err := template.New(name).Parse(src)
 	if err != nil {
 		return "", fmt.Errorf("template %s: %w", name, err)

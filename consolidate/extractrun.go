@@ -116,110 +116,33 @@ func prefixHash(f *os.File, n int64) (string, error) {
 // its new part. Without a model it fails with ErrNoModel; when the model
 // fails, with an *LLMError: nothing is queued either way.
 func ExtractTranscript(ctx context.Context, s *mdmem.Store, o ExtractOptions) (*ExtractReport, error) {
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.MinConfidence == 0 {
-		o.MinConfidence = DefaultMinConfidence
-	}
-	abs, err := filepath.Abs(o.Path)
+	o.defaults()
+	abs, f, fi, err := openTranscript(o.Path)
 	if err != nil {
 		return nil, err
-	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return nil, fmt.Errorf("transcript: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	rep := &ExtractReport{Transcript: abs, DryRun: o.DryRun, Queued: []string{}, Proposals: []*Proposal{}}
+	format, err := transcriptFormat(f, abs, o.Format)
 	if err != nil {
 		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("transcript %s is not a regular file", o.Path)
-	}
-	rep := &ExtractReport{Transcript: abs, DryRun: o.DryRun, Queued: []string{}, Proposals: []*Proposal{}}
-	format := o.Format
-	if format == "" || format == transcript.Auto {
-		head := make([]byte, 64<<10)
-		n, err := io.ReadFull(f, head)
-		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-			return nil, err
-		}
-		format = transcript.Detect(abs, head[:n])
 	}
 	rep.Format = format
-
-	cacheDir, err := mdmem.SafeDir(s.Dir, ExtractCacheDir)
+	lk, statePath, err := lockTranscript(s.Dir, abs, o.Path)
 	if err != nil {
 		return nil, err
-	}
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		return nil, err
-	}
-	key := stateKey(abs)
-	// One extract per transcript at a time (a SessionEnd and a PreCompact
-	// hook may both fire): the second would read the same part.
-	lk := flock.New(filepath.Join(cacheDir, key+".lock"))
-	locked, err := lk.TryLock()
-	if err != nil {
-		return nil, err
-	}
-	if !locked {
-		return nil, fmt.Errorf("another memctl extract is reading %s: %w", o.Path, mdmem.ErrLocked)
 	}
 	defer lk.Unlock()
-
-	statePath := filepath.Join(cacheDir, key+".json")
-	var st extractState
-	if !o.Full {
-		if b, err := os.ReadFile(statePath); err == nil {
-			if json.Unmarshal(b, &st) != nil || st.Path != abs || st.Format != format {
-				st = extractState{}
-			}
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-	}
-	from, firstTurn := int64(0), 1
-	if st.Next > 0 && format != transcript.OpenAI {
-		switch h, err := prefixHash(f, st.Next); {
-		case st.Next > fi.Size() || err != nil || h != st.Prefix:
-			o.logf("transcript %s changed before the part read already; reading it whole (the queue is checked for duplicates)", o.Path)
-		default:
-			from, firstTurn = st.Next, st.NextTurn
-		}
-	} else if st.NextTurn > 0 && format == transcript.OpenAI {
-		firstTurn = st.NextTurn
-	}
-	if _, err := f.Seek(from, io.SeekStart); err != nil {
+	st, err := readExtractState(statePath, abs, format, o.Full)
+	if err != nil {
 		return nil, err
 	}
-	res, err := transcript.Read(ctx, f, format, from, firstTurn)
+	res, firstTurn, err := o.readNew(ctx, f, fi, st, format)
 	if err != nil {
-		return nil, fmt.Errorf("transcript %s (%s format): %w; nothing was queued", o.Path, format, err)
-	}
-	if format == transcript.OpenAI && res.NextTurn < firstTurn {
-		// fewer messages than last time: another conversation
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return nil, err
-		}
-		if res, err = transcript.Read(ctx, f, format, 0, 1); err != nil {
-			return nil, fmt.Errorf("transcript %s (%s format): %w; nothing was queued", o.Path, format, err)
-		}
+		return nil, err
 	}
 	rep.FromTurn, rep.Turns, rep.Skipped, rep.Warnings = firstTurn, len(res.Turns), res.Skipped, res.Warnings
-	rep.SessionID = o.SessionID
-	if rep.SessionID == "" {
-		rep.SessionID = res.SessionID
-	}
-	if rep.SessionID == "" {
-		base := filepath.Base(abs)
-		rep.SessionID = base[:len(base)-len(filepath.Ext(base))]
-	}
+	rep.SessionID = sessionID(o.SessionID, res.SessionID, abs)
 	next := extractState{Path: abs, Format: format, Next: res.Next, NextTurn: res.NextTurn}
 	if format != transcript.OpenAI {
 		if next.Prefix, err = prefixHash(f, res.Next); err != nil {
@@ -235,20 +158,197 @@ func ExtractTranscript(ctx context.Context, s *mdmem.Store, o ExtractOptions) (*
 		}
 		return rep, o.keepTrace(ctx, s, rep)
 	}
-
-	comp := o.Completer
-	rep.Model = "custom"
-	if comp == nil {
-		base, apiKey, model, ok := LLMEndpoint(s.Config, o.Getenv)
-		if !ok {
-			return nil, ErrNoModel
-		}
-		comp, rep.Model = NewOpenAI(base, apiKey, model), model
+	comp, err := o.completer(s, rep)
+	if err != nil {
+		return nil, err
 	}
 	mem, err := s.Load(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if r, err := o.askModel(ctx, s, comp, mem, res.Turns, rep); err != nil {
+		return r, err
+	}
+	now := o.Now()
+	keep, err := o.screen(ctx, s, mem, rep, now)
+	if err != nil {
+		return nil, err
+	}
+	if o.DryRun {
+		return rep, nil
+	}
+	if len(keep) > 0 {
+		ids, err := mdmem.Enqueue(ctx, s.Dir, keep, now)
+		rep.Queued = append(rep.Queued, ids...)
+		if err != nil {
+			return rep, fmt.Errorf("queued %d of %d candidates, then: %w", len(ids), len(keep), err)
+		}
+	}
+	if err := writeState(ctx, statePath, next); err != nil {
+		return rep, err
+	}
+	return rep, o.keepTrace(ctx, s, rep)
+}
+
+// defaults fills in the options left zero.
+func (o *ExtractOptions) defaults() {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MinConfidence == 0 {
+		o.MinConfidence = DefaultMinConfidence
+	}
+}
+
+// openTranscript opens the transcript at path, which must be a regular
+// file, and returns its absolute path and its file info.
+func openTranscript(path string) (abs string, f *os.File, fi os.FileInfo, err error) {
+	if abs, err = filepath.Abs(path); err != nil {
+		return "", nil, nil, err
+	}
+	if f, err = os.Open(abs); err != nil {
+		return "", nil, nil, fmt.Errorf("transcript: %w", err)
+	}
+	if fi, err = f.Stat(); err != nil {
+		f.Close()
+		return "", nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return "", nil, nil, fmt.Errorf("transcript %s is not a regular file", path)
+	}
+	return abs, f, fi, nil
+}
+
+// transcriptFormat returns format, or the one detected from the file's
+// name and first 64 KiB when format is "" or auto.
+func transcriptFormat(f *os.File, abs, format string) (string, error) {
+	if format != "" && format != transcript.Auto {
+		return format, nil
+	}
+	head := make([]byte, 64<<10)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	return transcript.Detect(abs, head[:n]), nil
+}
+
+// lockTranscript takes the lock of one transcript in the extract cache
+// and returns it with the path of the transcript's state record. One
+// extract per transcript at a time (a SessionEnd and a PreCompact hook
+// may both fire): the second would read the same part.
+func lockTranscript(memDir, abs, path string) (lk *flock.Flock, statePath string, err error) {
+	cacheDir, err := mdmem.SafeDir(memDir, ExtractCacheDir)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return nil, "", err
+	}
+	key := stateKey(abs)
+	lk = flock.New(filepath.Join(cacheDir, key+".lock"))
+	locked, err := lk.TryLock()
+	if err != nil {
+		return nil, "", err
+	}
+	if !locked {
+		return nil, "", fmt.Errorf("another memctl extract is reading %s: %w", path, mdmem.ErrLocked)
+	}
+	return lk, filepath.Join(cacheDir, key+".json"), nil
+}
+
+// readExtractState reads how far the transcript was read; a missing,
+// unreadable or foreign record (another path or format), or full, means
+// from the start.
+func readExtractState(statePath, abs, format string, full bool) (extractState, error) {
+	var st extractState
+	if full {
+		return st, nil
+	}
+	if b, err := os.ReadFile(statePath); err == nil {
+		if json.Unmarshal(b, &st) != nil || st.Path != abs || st.Format != format {
+			st = extractState{}
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return st, err
+	}
+	return st, nil
+}
+
+// readNew reads the turns after the part read already (st): from its byte
+// offset when the part read is unchanged, else whole; an OpenAI
+// conversation is read whole from the next turn, and from its start when
+// it has fewer messages than last time. firstTurn is the number of the
+// first turn read.
+func (o *ExtractOptions) readNew(ctx context.Context, f *os.File, fi os.FileInfo, st extractState, format string) (res *transcript.Result, firstTurn int, err error) {
+	from, firstTurn := int64(0), 1
+	if st.Next > 0 && format != transcript.OpenAI {
+		switch h, err := prefixHash(f, st.Next); {
+		case st.Next > fi.Size() || err != nil || h != st.Prefix:
+			o.logf("transcript %s changed before the part read already; reading it whole (the queue is checked for duplicates)", o.Path)
+		default:
+			from, firstTurn = st.Next, st.NextTurn
+		}
+	} else if st.NextTurn > 0 && format == transcript.OpenAI {
+		firstTurn = st.NextTurn
+	}
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return nil, 0, err
+	}
+	res, err = transcript.Read(ctx, f, format, from, firstTurn)
+	if err != nil {
+		return nil, 0, fmt.Errorf("transcript %s (%s format): %w; nothing was queued", o.Path, format, err)
+	}
+	if format == transcript.OpenAI && res.NextTurn < firstTurn {
+		// fewer messages than last time: another conversation
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, 0, err
+		}
+		if res, err = transcript.Read(ctx, f, format, 0, 1); err != nil {
+			return nil, 0, fmt.Errorf("transcript %s (%s format): %w; nothing was queued", o.Path, format, err)
+		}
+	}
+	return res, firstTurn, nil
+}
+
+// sessionID is the session the candidates cite: the one given, else the
+// one the transcript names, else the transcript's file name without its
+// extension.
+func sessionID(given, named, abs string) string {
+	if given != "" {
+		return given
+	}
+	if named != "" {
+		return named
+	}
+	base := filepath.Base(abs)
+	return base[:len(base)-len(filepath.Ext(base))]
+}
+
+// completer is the model of the options, else the configured one (named
+// in rep); ErrNoModel without one.
+func (o *ExtractOptions) completer(s *mdmem.Store, rep *ExtractReport) (Completer, error) {
+	rep.Model = "custom"
+	if o.Completer != nil {
+		return o.Completer, nil
+	}
+	base, apiKey, model, ok := LLMEndpoint(s.Config, o.Getenv)
+	if !ok {
+		return nil, ErrNoModel
+	}
+	rep.Model = model
+	return NewOpenAI(base, apiKey, model), nil
+}
+
+// askModel has the model propose candidates from the turns, with the core
+// entries of mem as context, and records its proposals and usage in rep.
+// On error it returns the report to return with it (nil unless the model
+// failed, an *LLMError).
+func (o *ExtractOptions) askModel(ctx context.Context, s *mdmem.Store, comp Completer, mem *mdmem.Memory, turns []transcript.Turn, rep *ExtractReport) (*ExtractReport, error) {
 	var core []string
 	for _, e := range mem.Entries() {
 		if e.Place == mdmem.PlaceCore && e.ID != "" {
@@ -256,7 +356,7 @@ func ExtractTranscript(ctx context.Context, s *mdmem.Store, o ExtractOptions) (*
 		}
 	}
 	x := &Extractor{Completer: comp, MemDir: s.Dir, Config: s.Config, MinConfidence: o.MinConfidence, Scopes: o.Scopes, RetryBase: o.RetryBase, Log: o.Log}
-	ex, err := x.Extract(ctx, res.Turns, core, rep.SessionID)
+	ex, err := x.Extract(ctx, turns, core, rep.SessionID)
 	rep.Usage = ex.Usage
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(ctxErr, context.DeadlineExceeded) {
@@ -265,10 +365,15 @@ func ExtractTranscript(ctx context.Context, s *mdmem.Store, o ExtractOptions) (*
 		return rep, &LLMError{Err: err}
 	}
 	rep.DialogueDigest, rep.ToolDigest, rep.Proposals = ex.DialogueDigest, ex.ToolDigest, ex.Proposals
+	return nil, nil
+}
 
-	// The same path as memctl add: normalised (and redacted, once the
-	// redaction hook has detectors), then checked against what is queued
-	// and what the memory holds.
+// screen takes the proposals the path of memctl add takes: normalised
+// (and redacted, once the redaction hook has detectors), then checked
+// against what is queued and what the memory holds. It marks each
+// proposal left out with the reason and returns the candidates to queue,
+// normalised as of now.
+func (o *ExtractOptions) screen(ctx context.Context, s *mdmem.Store, mem *mdmem.Memory, rep *ExtractReport, now time.Time) ([]*mdmem.Candidate, error) {
 	seen := map[string]string{}
 	queued, _, err := mdmem.ReadQueue(ctx, s.Dir)
 	if err != nil {
@@ -282,7 +387,6 @@ func ExtractTranscript(ctx context.Context, s *mdmem.Store, o ExtractOptions) (*
 			seen[k] = "already in memory as " + e.ID
 		}
 	}
-	now := o.Now()
 	var keep []*mdmem.Candidate
 	for _, p := range rep.Proposals {
 		if p.Dropped != "" {
@@ -306,20 +410,7 @@ func ExtractTranscript(ctx context.Context, s *mdmem.Store, o ExtractOptions) (*
 		seen[k] = "proposed twice in this extraction"
 		keep = append(keep, p.Candidate)
 	}
-	if o.DryRun {
-		return rep, nil
-	}
-	if len(keep) > 0 {
-		ids, err := mdmem.Enqueue(ctx, s.Dir, keep, now)
-		rep.Queued = append(rep.Queued, ids...)
-		if err != nil {
-			return rep, fmt.Errorf("queued %d of %d candidates, then: %w", len(ids), len(keep), err)
-		}
-	}
-	if err := writeState(ctx, statePath, next); err != nil {
-		return rep, err
-	}
-	return rep, o.keepTrace(ctx, s, rep)
+	return keep, nil
 }
 
 // keepTrace keeps the transcript as a raw trace and applies the traces'

@@ -1,7 +1,6 @@
 package consolidate
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"text/template"
 	"time"
 
 	"github.com/memctl/memctl/mdmem"
@@ -145,6 +143,16 @@ func promptText(s string) string {
 	return redact.Neutralise(r)
 }
 
+// promptLine is one item of the prompt as a JSON line, dated by its UTC
+// day when date is set.
+func promptLine(it promptItem, date time.Time) string {
+	if !date.IsZero() {
+		it.Date = date.UTC().Format("2006-01-02")
+	}
+	b, _ := json.Marshal(it)
+	return string(b)
+}
+
 func buildPrompt(memDir string, cl *Cluster, now time.Time) (Request, *batchMap, error) {
 	sysT, err := templates.Load(memDir, "consolidate-system.tmpl")
 	if err != nil {
@@ -160,39 +168,18 @@ func buildPrompt(memDir string, cl *Cluster, now time.Time) (Request, *batchMap,
 	for _, e := range cl.Entries {
 		n++
 		bm.entries[n] = e
-		it := promptItem{ID: n, Kind: "entry", Category: e.Category, Scope: e.Scope, Text: promptText(e.Content)}
-		if d := e.Date(); !d.IsZero() {
-			it.Date = d.UTC().Format("2006-01-02")
-		}
-		b, _ := json.Marshal(it)
-		items = append(items, string(b))
+		items = append(items, promptLine(promptItem{ID: n, Kind: "entry", Category: e.Category, Scope: e.Scope, Text: promptText(e.Content)}, e.Date()))
 	}
 	for _, c := range cl.Cands {
 		n++
 		bm.cands[n] = c
-		it := promptItem{ID: n, Kind: "candidate", Category: c.Category, Scope: c.Scope, Text: promptText(mdmem.OneLine(c.Content))}
-		if !c.CreatedAt.IsZero() {
-			it.Date = c.CreatedAt.UTC().Format("2006-01-02")
-		}
-		b, _ := json.Marshal(it)
-		items = append(items, string(b))
+		items = append(items, promptLine(promptItem{ID: n, Kind: "candidate", Category: c.Category, Scope: c.Scope, Text: promptText(mdmem.OneLine(c.Content))}, c.CreatedAt))
 	}
-	exec := func(name, src string, data any) (string, error) {
-		t, err := template.New(name).Parse(src)
-		if err != nil {
-			return "", fmt.Errorf("template %s: %w", name, err)
-		}
-		var b bytes.Buffer
-		if err := t.Execute(&b, data); err != nil {
-			return "", fmt.Errorf("template %s: %w", name, err)
-		}
-		return b.String(), nil
-	}
-	sys, err := exec("consolidate-system.tmpl", sysT, map[string]any{"Categories": strings.Join(mdmem.CategoryNames(), ", ")})
+	sys, err := renderTemplate("consolidate-system.tmpl", sysT, map[string]any{"Categories": strings.Join(mdmem.CategoryNames(), ", ")})
 	if err != nil {
 		return Request{}, nil, err
 	}
-	user, err := exec("consolidate-user.tmpl", userT, map[string]any{"Today": now.UTC().Format("2006-01-02"), "Items": items})
+	user, err := renderTemplate("consolidate-user.tmpl", userT, map[string]any{"Today": now.UTC().Format("2006-01-02"), "Items": items})
 	if err != nil {
 		return Request{}, nil, err
 	}
@@ -428,12 +415,12 @@ func parseOps(text string) ([]rawOp, error) {
 			return nil, fmt.Errorf("%w: no \"operations\" field", errUnreadable)
 		}
 		if err := json.Unmarshal(raw, &ops); err != nil {
-			return nil, fmt.Errorf("%w: operations: %v", errUnreadable, err)
+			return nil, fmt.Errorf("%w: operations: %w", errUnreadable, err)
 		}
 		return ops, nil
 	}
 	if err := json.Unmarshal([]byte(js), &ops); err != nil {
-		return nil, fmt.Errorf("%w: %v", errUnreadable, err)
+		return nil, fmt.Errorf("%w: %w", errUnreadable, err)
 	}
 	return ops, nil
 }
@@ -511,7 +498,7 @@ func translate(text string, bm *batchMap, capN, plainCap int) ([]*Decision, erro
 		d := &Decision{Op: kind, Text: mdmem.OneLine(o.Text), Category: strings.TrimSpace(o.Category), Reason: mdmem.OneLine(o.Reason), Snap: snap}
 		t, has, err := parseID(o.Target)
 		if err != nil {
-			return nil, fmt.Errorf("operation %d: %v", i+1, err)
+			return nil, fmt.Errorf("operation %d: %w", i+1, err)
 		}
 		if has {
 			e := bm.entries[t]
@@ -525,7 +512,7 @@ func translate(text string, bm *batchMap, capN, plainCap int) ([]*Decision, erro
 		}
 		srcs, err := parseIDs(o.Sources)
 		if err != nil {
-			return nil, fmt.Errorf("operation %d: %v", i+1, err)
+			return nil, fmt.Errorf("operation %d: %w", i+1, err)
 		}
 		seen := map[int]bool{}
 		for _, n := range srcs {

@@ -723,47 +723,74 @@ func (p *planner) supersede(it *item, c *mdmem.Candidate, ce *mdmem.Entry, text,
 func (p *planner) liveOK(it *item) bool { return live(p.place(it)) }
 
 // candidate runs the rule stages on one candidate, then the LLM decision
-// if it waits for one.
+// if it waits for one. Each stage returns true when it settled the
+// candidate.
 func (p *planner) candidate(c *mdmem.Candidate) {
 	ce, err := p.candEntry(c)
 	if err != nil {
 		p.hold(c, holdKind(err), err.Error())
 		return
 	}
-	q := newItem(ce.Content, ce.Category, ce.Scope)
-	instr, why := instructionLike(ce.Content)
+	t := &candTurn{c: c, ce: ce, q: newItem(ce.Content, ce.Category, ce.Scope)}
+	t.instr, t.why = instructionLike(ce.Content)
+	if p.exactDuplicate(t) || p.nearDuplicate(t) || p.waitsForPerson(t) || p.directUpdateRule(t) || p.llmTurn(t) {
+		return
+	}
+	p.mayUpdate(t)
+}
 
-	// 1. Exact duplicate: the same tokens (case, spacing and punctuation
-	// aside; symbols such as ">=", "C++", "$" count), the same category.
+// candTurn is one candidate going through the rule stages: its entry,
+// its index item, whether it is instruction-like (and why), and the live
+// entry it may update (upd, with its similarity), found on the way.
+type candTurn struct {
+	c      *mdmem.Candidate
+	ce     *mdmem.Entry
+	q      *item
+	instr  bool
+	why    string
+	upd    *item
+	updSim float64
+}
+
+// exactDuplicate is stage 1: the same tokens (case, spacing and
+// punctuation aside; symbols such as ">=", "C++", "$" count) as an
+// entry. It merges into a live entry of the same category, is dropped
+// when it repeats a text a person rejected (in any category), and waits
+// for a person when it restates an archived entry.
+func (p *planner) exactDuplicate(t *candTurn) bool {
+	c, ce, q := t.c, t.ce, t.q
 	if it := p.idx.findExact(q, func(it *item) bool {
 		pl := p.place(it)
-		return it.cat == q.cat && live(pl) && (!instr || pl == mdmem.PlacePending)
+		return it.cat == q.cat && live(pl) && (!t.instr || pl == mdmem.PlacePending)
 	}); it != nil {
 		p.mergeInto(it, c, ce, OpMerge, "exact duplicate of "+it.current().ID, true, "rule")
-		return
+		return true
 	}
 	// A text a person rejected is not re-added, in any category.
 	if it := p.idx.findExact(q, func(it *item) bool { return p.place(it) == mdmem.PlaceArchive && isRejected(it.current()) }); it != nil {
 		cur := it.current()
 		p.consume(c.ID)
 		p.ops = append(p.ops, Op{Kind: OpNoop, Targets: []string{cur.ID}, Candidates: []string{c.ID}, Reason: "repeats " + cur.ID + ", which was rejected; not re-added", By: "rule"})
-		return
+		return true
 	}
-	if it := p.idx.findExact(q, func(it *item) bool { return it.cat == q.cat && p.place(it) == mdmem.PlaceArchive }); it != nil && !instr {
+	if it := p.idx.findExact(q, func(it *item) bool { return it.cat == q.cat && p.place(it) == mdmem.PlaceArchive }); it != nil && !t.instr {
 		cur := it.current()
 		see := union([]string{cur.ID}, []string{cur.SupersededBy})
 		p.pending(c, ce, OpConflict, "restates archived "+cur.ID+supersededNote(cur), see, "rule")
-		return
+		return true
 	}
-	// 2. Near duplicate (shingle Jaccard) of a live entry of the same
-	// category. It is merged only when it states the same content words;
-	// one that changes a word (upd) may update the entry and is never
-	// merged: the LLM decides, or, without one, a person (step 5).
-	var upd *item
-	var updSim float64
+	return false
+}
+
+// nearDuplicate is stage 2: a near duplicate (shingle Jaccard) of a live
+// entry of the same category. It is merged only when it states the same
+// content words; one that changes a word (t.upd) may update the entry and
+// is never merged: the LLM decides, or, without one, a person (stage 6).
+func (p *planner) nearDuplicate(t *candTurn) bool {
+	c, ce, q := t.c, t.ce, t.q
 	its, js := p.idx.best(q, p.cfg.Consolidate.NearDuplicate, 4, func(it *item) bool {
 		pl := p.place(it)
-		return live(pl) && it.cat == q.cat && (!instr || pl == mdmem.PlacePending) && !hasDigitDiff(q, it)
+		return live(pl) && it.cat == q.cat && (!t.instr || pl == mdmem.PlacePending) && !hasDigitDiff(q, it)
 	})
 	for i, it := range its {
 		if it.key == q.key {
@@ -780,90 +807,114 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 				cur.Content = text
 				p.ops[len(p.ops)-1].Text = text
 			}
-			return
+			return true
 		}
 	}
-	if len(its) > 0 && !instr {
-		upd, updSim = its[0], js[0]
+	if len(its) > 0 && !t.instr {
+		t.upd, t.updSim = its[0], js[0]
 	}
-	// 3. Instruction-like text is never promoted: it waits for a person.
-	// A near repeat of one already waiting (similarity at least related,
-	// the same scope) folds into it: variants of one payload are one
-	// question, not one each.
-	if instr {
+	return false
+}
+
+// waitsForPerson is stage 3: instruction-like text is never promoted: it
+// waits for a person. A near repeat of one already waiting (similarity at
+// least related, the same scope) folds into it: variants of one payload
+// are one question, not one each. An agent's preference or constraint
+// waits for a person too (consolidate.hold_agent_core).
+func (p *planner) waitsForPerson(t *candTurn) bool {
+	c, ce, q := t.c, t.ce, t.q
+	if t.instr {
 		if its, js := p.idx.best(q, p.cfg.Consolidate.Related, 1, func(it *item) bool {
 			ok, _ := instructionLike(it.current().Content)
 			return p.place(it) == mdmem.PlacePending && it.scope == q.scope && ok
 		}); len(its) > 0 {
 			p.mergeInto(its[0], c, ce, OpMerge, fmt.Sprintf("near repeat of instruction-like %s (similarity %.2f)", its[0].current().ID, js[0]), false, "rule")
-			return
+			return true
 		}
-		p.pending(c, ce, OpPending, why, nil, "rule")
-		return
+		p.pending(c, ce, OpPending, t.why, nil, "rule")
+		return true
 	}
-	// An agent's preference or constraint waits for a person
-	// (consolidate.hold_agent_core).
 	if mdmem.HoldsAgentCore(ce.Category, ce.Source, p.cfg.Consolidate.HoldAgentCore) {
 		var see []string
-		if upd != nil {
-			see = []string{upd.current().ID}
+		if t.upd != nil {
+			see = []string{t.upd.current().ID}
 		}
 		p.pending(c, ce, OpPending, mdmem.AgentCoreNote, see, "rule")
-		return
+		return true
 	}
-	// 4. A direct update: the candidate names a live entry of its category
-	// in its refs, or states the same as one with one other number. Newer
-	// wins; with an LLM, the number case is the model's call.
-	if it := p.directUpdate(c, q); it != nil {
-		old := it.current()
-		if !ce.Date().Before(mdmem.TrustedDate(old.Date(), p.now)) {
-			if p.supersede(it, c, ce, "", "same statement as "+old.ID+" with new values; newer wins", "rule") {
-				return
-			}
-			p.hold(c, HoldLimit, "would supersede "+old.ID+" but this run reached its archive limit; retried next run")
-			return
-		}
-		if !p.countBatchArchive() {
-			p.hold(c, HoldLimit, "older than "+old.ID+", to be archived, but this run reached its archive limit; retried next run")
-			return
-		}
-		ce.ID = p.newID(ce.Category)
-		ce.SupersededBy, ce.SupersededOn = old.ID, p.today
-		p.insert(ce, mdmem.Target{Place: mdmem.PlaceArchive}, c.ID)
-		p.consume(c.ID)
-		p.ops = append(p.ops, Op{Kind: OpArchive, Entry: ce.ID, Targets: []string{old.ID}, Candidates: []string{c.ID}, Text: ce.Content, Reason: "older than " + old.ID + ", which states newer values", By: "rule"})
-		return
+	return false
+}
+
+// directUpdateRule is stage 4, a direct update: the candidate names a
+// live entry of its category in its refs, or states the same as one with
+// one other number. Newer wins; with an LLM, the number case is the
+// model's call.
+func (p *planner) directUpdateRule(t *candTurn) bool {
+	c, ce := t.c, t.ce
+	it := p.directUpdate(c, t.q)
+	if it == nil {
+		return false
 	}
-	// 5. The LLM decides, with the entries retrieval finds for it and
-	// the earlier candidates of this run it resembles.
+	old := it.current()
+	if !ce.Date().Before(mdmem.TrustedDate(old.Date(), p.now)) {
+		if p.supersede(it, c, ce, "", "same statement as "+old.ID+" with new values; newer wins", "rule") {
+			return true
+		}
+		p.hold(c, HoldLimit, "would supersede "+old.ID+" but this run reached its archive limit; retried next run")
+		return true
+	}
+	if !p.countBatchArchive() {
+		p.hold(c, HoldLimit, "older than "+old.ID+", to be archived, but this run reached its archive limit; retried next run")
+		return true
+	}
+	ce.ID = p.newID(ce.Category)
+	ce.SupersededBy, ce.SupersededOn = old.ID, p.today
+	p.insert(ce, mdmem.Target{Place: mdmem.PlaceArchive}, c.ID)
+	p.consume(c.ID)
+	p.ops = append(p.ops, Op{Kind: OpArchive, Entry: ce.ID, Targets: []string{old.ID}, Candidates: []string{c.ID}, Text: ce.Content, Reason: "older than " + old.ID + ", which states newer values", By: "rule"})
+	return true
+}
+
+// llmTurn is stage 5: the LLM decides, with the entries retrieval finds
+// for it and the earlier candidates of this run it resembles. When
+// triaging, it records them; when the model was asked about the
+// candidate, it applies the model's decision or holds the candidate.
+func (p *planner) llmTurn(t *candTurn) bool {
+	c, q := t.c, t.q
 	if p.triage {
-		its := p.neighbors(c, q, upd)
+		its := p.neighbors(c, q, t.upd)
 		cs, _ := p.idx.best(q, p.cfg.Consolidate.Related, 4, func(it *item) bool { return it.cand != "" && p.liveOK(it) })
 		if len(its)+len(cs) > 0 {
 			p.amb[c.ID] = append(its, cs...)
 		}
 	}
-	if p.in.LLMCands[c.ID] {
-		d := p.byCand[c.ID]
-		if d == nil {
-			why := p.in.LLMNotes[c.ID]
-			if why == "" {
-				why = "the model gave no operation for it"
-			}
-			p.hold(c, HoldLLM, "waits for an LLM decision: "+why)
-			return
-		}
-		p.decide(d, c)
-		return
+	if !p.in.LLMCands[c.ID] {
+		return false
 	}
-	// 6. Without a model: a candidate that changes a word of a near
-	// duplicate, or that retrieval finds closely related to an entry of
-	// its category, may be a new value of it. The rules cannot tell an
-	// update from a compatible fact, so a person decides; two
-	// contradicting live values are never kept silently.
+	d := p.byCand[c.ID]
+	if d == nil {
+		why := p.in.LLMNotes[c.ID]
+		if why == "" {
+			why = "the model gave no operation for it"
+		}
+		p.hold(c, HoldLLM, "waits for an LLM decision: "+why)
+		return true
+	}
+	p.decide(d, c)
+	return true
+}
+
+// mayUpdate is stage 6, without a model: a candidate that changes a word
+// of a near duplicate, or that retrieval finds closely related to an
+// entry of its category, may be a new value of it. The rules cannot tell
+// an update from a compatible fact, so a person decides; two
+// contradicting live values are never kept silently. Any other candidate
+// is added.
+func (p *planner) mayUpdate(t *candTurn) {
+	c, ce, q, upd := t.c, t.ce, t.q, t.upd
 	mayWhy := ""
 	if upd != nil {
-		mayWhy = fmt.Sprintf("near duplicate, similarity %.2f, changes %s", updSim, changedWords(upd.key, q.key))
+		mayWhy = fmt.Sprintf("near duplicate, similarity %.2f, changes %s", t.updSim, changedWords(upd.key, q.key))
 	} else if !p.triage && p.in.LLMCands == nil {
 		// (With an LLM, a candidate reaches this point only when
 		// retrieval found nothing for it, or the model was not asked.)

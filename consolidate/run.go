@@ -170,201 +170,281 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 	o.defaults()
 	s.Getenv, s.Exit = o.Getenv, o.Exit
 	start := time.Now()
-	rep := &Report{DryRun: o.DryRun, Mode: "rules"}
+	r := &runner{s: s, o: &o, rep: &Report{DryRun: o.DryRun, Mode: "rules"}}
+	rep := r.rep
 	defer func() { rep.Elapsed = time.Since(start).Seconds() }()
-	var unlock func() error
-	release := func() {
-		if unlock != nil {
-			_ = unlock()
-			unlock = nil
+	defer r.release()
+	if err := r.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer r.recordHeld()
+	done, err := r.prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if done {
+		return rep, nil
+	}
+	reload, err := r.llmStage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o.failpoint(FailAfterLLM)
+	if err := r.planAndCommit(ctx, reload); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// runner is one consolidation run: the store, the options, the report it
+// fills, the lock it holds and the input it plans on, shared by the steps
+// of Run.
+type runner struct {
+	s            *mdmem.Store
+	o            *Options
+	rep          *Report
+	unlock       func() error
+	in           *Input
+	usage        map[string]Use
+	prevAttempts map[string]attemptRec
+}
+
+// release lets go of the memory lock if the run holds it.
+func (r *runner) release() {
+	if r.unlock != nil {
+		_ = r.unlock()
+		r.unlock = nil
+	}
+}
+
+// lock takes the memory lock, finishes or undoes an interrupted write
+// and commits a person's uncommitted edits. A dry run takes no lock.
+func (r *runner) lock(ctx context.Context) error {
+	if r.o.DryRun {
+		return nil
+	}
+	u, err := r.s.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	r.unlock = u
+	for _, rec := range r.s.Recovered {
+		r.o.Log("%s", rec)
+		if r.rep.Recovered != "" {
+			r.rep.Recovered += "; "
+		}
+		r.rep.Recovered += rec
+	}
+	r.s.Recovered = nil
+	he, err := r.s.CommitHandEdits(ctx)
+	if err != nil {
+		return fmt.Errorf("commit hand edits: %w", err)
+	}
+	r.rep.addHandEdit(he)
+	return nil
+}
+
+// recordHeld lists in the report every candidate waiting in the held
+// directory for a person, whatever the run did.
+func (r *runner) recordHeld() {
+	hf, err := HeldFiles(r.s.Dir)
+	if err != nil {
+		r.o.Log("%s: %v", HeldDir, err)
+	}
+	r.rep.HeldFiles = hf
+}
+
+// prepare reads the queue and the memory and builds the planner's input
+// (usage counts loaded on demand, attempts of earlier runs). done is true
+// when there is nothing to do: an empty queue and a core within its limits.
+func (r *runner) prepare(ctx context.Context) (done bool, err error) {
+	todo, err := readTodo(ctx, r.s, r.rep, r.o)
+	if err != nil {
+		return false, err
+	}
+	r.rep.Queued = len(todo)
+	mem, err := r.s.Load(ctx)
+	if err != nil {
+		return false, err
+	}
+	if len(todo) == 0 && !CoreLimits(r.s.Config).over(MeasureCore(r.s.Config, mem.Main, r.o.Now())) {
+		r.rep.NothingToDo = true
+		refreshVectors(ctx, r.s, mem, r.o, r.rep)
+		return true, nil
+	}
+	if r.in, err = input(r.s, mem, todo, r.o); err != nil {
+		return false, err
+	}
+	r.in.LoadUsage = r.loadUsage
+	r.in.Attempts, r.prevAttempts = readAttempts(r.s.Dir, todo, r.o.Log)
+	return false, nil
+}
+
+// loadUsage reads the inject usage log the first time the planner asks
+// for it and records what it found in the report.
+func (r *runner) loadUsage() map[string]Use {
+	if r.rep.Usage == nil {
+		var info UsageInfo
+		r.usage, info = ReadUsage(r.s.Dir, r.in.Now)
+		r.rep.Usage = &info
+		if info.Error != "" {
+			r.o.Log("inject log: %s; usage counts may be incomplete", info.Error)
 		}
 	}
-	defer release()
-	// lock takes the memory lock, finishes or undoes an interrupted write
-	// and commits a person's uncommitted edits.
-	lock := func() error {
-		if o.DryRun {
-			return nil
+	return r.usage
+}
+
+// finishQueue runs once the plan is committed (or needs no commit):
+// quarantined candidates leave the queue, attempts are recorded.
+func (r *runner) finishQueue(ctx context.Context, plan *Plan) error {
+	if err := quarantine(ctx, r.s.Dir, plan.Quarantine); err != nil {
+		return fmt.Errorf("quarantine: %w", err)
+	}
+	r.rep.Quarantined = plan.Quarantine
+	for _, h := range plan.Quarantine {
+		r.o.Log("candidate %s moved to %s/ after %d failed runs (%s); it never enters the memory: edit it and move it back to %s/, or delete it", h.Candidate, HeldDir, h.Attempts, h.Reason, mdmem.QueueDir)
+	}
+	return writeAttempts(ctx, r.s.Dir, plan, r.in.Cands, r.prevAttempts, r.in.Now)
+}
+
+// completer picks the model for the run: the one in the options, else the
+// configured endpoint; ok is false for a rules-only run.
+func (r *runner) completer() (comp Completer, ok bool) {
+	if r.o.NoLLM {
+		return nil, false
+	}
+	if r.o.Completer != nil {
+		r.rep.Model = "custom"
+		return r.o.Completer, true
+	}
+	if base, key, model, ok := LLMEndpoint(r.s.Config, r.o.Getenv); ok {
+		r.rep.Model = model
+		return NewOpenAI(base, key, model), true
+	}
+	return nil, false
+}
+
+// llmStage asks the model about the candidates the rules cannot settle.
+// The lock is released meanwhile: a hanging model must not stop imports,
+// adds or the next cron run, and everything is planned again under the
+// lock afterwards (reload is true then).
+func (r *runner) llmStage(ctx context.Context) (reload bool, err error) {
+	comp, ok := r.completer()
+	if !ok {
+		return false, nil
+	}
+	r.rep.Mode = "llm"
+	embed(ctx, r.s, r.in, r.o, r.rep)
+	clusters := Triage(r.in)
+	if len(clusters) == 0 {
+		return false, nil
+	}
+	r.release()
+	t0 := time.Now()
+	st := &LLMStage{Completer: comp, MemDir: r.s.Dir, Config: r.s.Config, Now: r.in.Now, RetryBase: r.o.RetryBase, Progress: r.o.Progress, Log: r.o.Log, Trace: r.o.Trace}
+	ds, sent, notes, u, err := st.Run(ctx, r.in, clusters)
+	r.rep.LLM = u
+	r.rep.LLMSeconds = time.Since(t0).Seconds()
+	if err != nil {
+		return false, err
+	}
+	r.rep.LLMStatus, r.rep.LLMError = llmStatus(u, notes)
+	r.in.Decisions, r.in.LLMCands, r.in.LLMNotes = ds, sent, notes
+	if err := r.lock(ctx); err != nil {
+		return false, err
+	}
+	return !r.o.DryRun, nil
+}
+
+// llmStatus says whether the model could be used ("ok", "partial" or
+// "unavailable") and, when a batch failed, one of the reasons.
+func llmStatus(u Usage, notes map[string]string) (status, lastErr string) {
+	if u.FailedBatches == 0 {
+		return "ok", ""
+	}
+	status = "partial"
+	if u.FailedBatches >= u.Batches+boolInt(u.DeadlineHit && u.Batches == 0) {
+		status = "unavailable"
+	}
+	for _, n := range notes {
+		lastErr = n
+	}
+	return status, lastErr
+}
+
+// planAndCommit plans on the input and commits the plan, planning again
+// on the new content (up to maxPlanAttempts times) when the memory
+// changed under the run. reload says the input must be read again first.
+func (r *runner) planAndCommit(ctx context.Context, reload bool) error {
+	for attempt := 1; ; attempt++ {
+		if reload {
+			if err := r.reload(ctx); err != nil {
+				return err
+			}
 		}
-		u, err := s.Lock(ctx)
+		plan, err := Compute(r.in)
 		if err != nil {
 			return err
 		}
-		unlock = u
-		for _, r := range s.Recovered {
-			o.Log("%s", r)
-			if rep.Recovered != "" {
-				rep.Recovered += "; "
-			}
-			rep.Recovered += r
-		}
-		s.Recovered = nil
-		he, err := s.CommitHandEdits(ctx)
-		if err != nil {
-			return fmt.Errorf("commit hand edits: %w", err)
-		}
-		rep.addHandEdit(he)
-		return nil
-	}
-	if err := lock(); err != nil {
-		return nil, err
-	}
-	defer func() {
-		hf, err := HeldFiles(s.Dir)
-		if err != nil {
-			o.Log("%s: %v", HeldDir, err)
-		}
-		rep.HeldFiles = hf
-	}()
-	todo, err := readTodo(ctx, s, rep, &o)
-	if err != nil {
-		return nil, err
-	}
-	rep.Queued = len(todo)
-	mem, err := s.Load(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if len(todo) == 0 && !CoreLimits(s.Config).over(MeasureCore(s.Config, mem.Main, o.Now())) {
-		rep.NothingToDo = true
-		refreshVectors(ctx, s, mem, &o, rep)
-		return rep, nil
-	}
-	in, err := input(s, mem, todo, &o)
-	if err != nil {
-		return nil, err
-	}
-	var usage map[string]Use
-	in.LoadUsage = func() map[string]Use {
-		if rep.Usage == nil {
-			var info UsageInfo
-			usage, info = ReadUsage(s.Dir, in.Now)
-			rep.Usage = &info
-			if info.Error != "" {
-				o.Log("inject log: %s; usage counts may be incomplete", info.Error)
-			}
-		}
-		return usage
-	}
-	var prevAttempts map[string]attemptRec
-	in.Attempts, prevAttempts = readAttempts(s.Dir, todo, o.Log)
-	// finishQueue runs once the plan is committed (or needs no commit):
-	// quarantined candidates leave the queue, attempts are recorded.
-	finishQueue := func(plan *Plan) error {
-		if err := quarantine(ctx, s.Dir, plan.Quarantine); err != nil {
-			return fmt.Errorf("quarantine: %w", err)
-		}
-		rep.Quarantined = plan.Quarantine
-		for _, h := range plan.Quarantine {
-			o.Log("candidate %s moved to %s/ after %d failed runs (%s); it never enters the memory: edit it and move it back to %s/, or delete it", h.Candidate, HeldDir, h.Attempts, h.Reason, mdmem.QueueDir)
-		}
-		return writeAttempts(ctx, s.Dir, plan, in.Cands, prevAttempts, in.Now)
-	}
-
-	// The LLM stage, for the candidates the rules cannot settle. The lock
-	// is released meanwhile: a hanging model must not stop imports, adds
-	// or the next cron run, and everything is planned again under the
-	// lock afterwards.
-	useLLM := false
-	var comp Completer
-	if !o.NoLLM {
-		if o.Completer != nil {
-			comp, useLLM, rep.Model = o.Completer, true, "custom"
-		} else if base, key, model, ok := LLMEndpoint(s.Config, o.Getenv); ok {
-			comp, useLLM, rep.Model = NewOpenAI(base, key, model), true, model
-		}
-	}
-	reload := false
-	if useLLM {
-		rep.Mode = "llm"
-		embed(ctx, s, in, &o, rep)
-		clusters := Triage(in)
-		if len(clusters) > 0 {
-			release()
-			t0 := time.Now()
-			st := &LLMStage{Completer: comp, MemDir: s.Dir, Config: s.Config, Now: in.Now, RetryBase: o.RetryBase, Progress: o.Progress, Log: o.Log, Trace: o.Trace}
-			ds, sent, notes, u, err := st.Run(ctx, in, clusters)
-			rep.LLM = u
-			rep.LLMSeconds = time.Since(t0).Seconds()
-			if err != nil {
-				return nil, err
-			}
-			rep.LLMStatus = "ok"
-			if u.FailedBatches > 0 {
-				rep.LLMStatus = "partial"
-				if u.FailedBatches >= u.Batches+boolInt(u.DeadlineHit && u.Batches == 0) {
-					rep.LLMStatus = "unavailable"
-				}
-				for _, n := range notes {
-					rep.LLMError = n
-				}
-			}
-			in.Decisions, in.LLMCands, in.LLMNotes = ds, sent, notes
-			if err := lock(); err != nil {
-				return nil, err
-			}
-			reload = !o.DryRun
-		}
-	}
-	o.failpoint(FailAfterLLM)
-
-	for attempt := 1; ; attempt++ {
-		if reload {
-			// Time passed without the lock: another run may have applied
-			// some candidates, a person may have edited. Plan on what is
-			// there now.
-			if in.Cands, err = stillQueued(ctx, s, in.Cands); err != nil {
-				return nil, err
-			}
-			if in.Mem, err = s.Load(ctx); err != nil {
-				return nil, err
-			}
-			if in.State, err = s.ReadState(); err != nil {
-				return nil, err
-			}
-		}
-		plan, err := Compute(in)
-		if err != nil {
-			return nil, err
-		}
-		rep.Plan = plan
-		rep.Summary = summarize(plan)
+		r.rep.Plan = plan
+		r.rep.Summary = summarize(plan)
 		for _, w := range plan.Warnings {
-			o.Log("%s", w)
+			r.o.Log("%s", w)
 		}
-		if o.DryRun {
-			rep.Diff = UnifiedDiff(func(p string) []byte { return docSrc(in.Mem, p) }, plan.Files)
-			return rep, nil
+		if r.o.DryRun {
+			r.rep.Diff = UnifiedDiff(func(p string) []byte { return docSrc(r.in.Mem, p) }, plan.Files)
+			return nil
 		}
 		if len(plan.Files) == 0 && len(plan.Consumed) == 0 {
-			rep.NothingToDo = len(plan.Held) == 0 && len(plan.Quarantine) == 0
-			if err := finishQueue(plan); err != nil {
-				return nil, err
-			}
-			return rep, nil
+			r.rep.NothingToDo = len(plan.Held) == 0 && len(plan.Quarantine) == 0
+			return r.finishQueue(ctx, plan)
 		}
-		rep.Commit, err = commitPlan(ctx, s, in, plan, commitMessage(rep, plan, s.Config))
+		r.rep.Commit, err = commitPlan(ctx, r.s, r.in, plan, commitMessage(r.rep, plan, r.s.Config))
 		if errors.Is(err, mdmem.ErrStale) {
-			if attempt >= maxPlanAttempts {
-				return nil, fmt.Errorf("the memory keeps changing during consolidation (%v); nothing written, retry later", err)
+			if err := r.stale(ctx, attempt, err); err != nil {
+				return err
 			}
-			o.Log("%v; planning again on the new content", err)
-			he, err := s.CommitHandEdits(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("commit hand edits: %w", err)
-			}
-			rep.addHandEdit(he)
 			reload = true
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if err := finishQueue(plan); err != nil {
-			return nil, err
-		}
-		return rep, nil
+		return r.finishQueue(ctx, plan)
 	}
+}
+
+// reload reads the queue, the memory and the state again. Time passed
+// without the lock: another run may have applied some candidates, a
+// person may have edited. The run plans on what is there now.
+func (r *runner) reload(ctx context.Context) error {
+	var err error
+	if r.in.Cands, err = stillQueued(ctx, r.s, r.in.Cands); err != nil {
+		return err
+	}
+	if r.in.Mem, err = r.s.Load(ctx); err != nil {
+		return err
+	}
+	if r.in.State, err = r.s.ReadState(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// stale handles a commit refused because the memory changed: it gives up
+// after maxPlanAttempts, else commits the person's edits so the next
+// attempt plans on them.
+func (r *runner) stale(ctx context.Context, attempt int, staleErr error) error {
+	if attempt >= maxPlanAttempts {
+		return fmt.Errorf("the memory keeps changing during consolidation (%w); nothing written, retry later", staleErr)
+	}
+	r.o.Log("%v; planning again on the new content", staleErr)
+	he, err := r.s.CommitHandEdits(ctx)
+	if err != nil {
+		return fmt.Errorf("commit hand edits: %w", err)
+	}
+	r.rep.addHandEdit(he)
+	return nil
 }
 
 // embedder is the configured embedding endpoint (llm.embedding_model,

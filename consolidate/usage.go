@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/memctl/memctl/inject"
+	"github.com/memctl/memctl/mdmem"
 )
 
 // Use is how often and how recently the agent reported using an entry
@@ -38,11 +38,11 @@ const (
 )
 
 // ReadUsage reads the per-entry use counts from the inject log of the
-// memory in dir with inject.ReadLog (tolerant: unreadable lines are
+// memory in dir with mdmem.ReadUsageLog (tolerant: unreadable lines are
 // skipped). Uses dated after now count as now. A log that cannot be read
 // yields what was read before the fault and the error in info.
 func ReadUsage(dir string, now time.Time) (map[string]Use, UsageInfo) {
-	recs, bad, err := inject.ReadLog(dir)
+	recs, bad, err := mdmem.ReadUsageLog(dir)
 	info := UsageInfo{Unreadable: bad}
 	if err != nil {
 		info.Error = err.Error()
@@ -50,10 +50,10 @@ func ReadUsage(dir string, now time.Time) (map[string]Use, UsageInfo) {
 	return usageFrom(recs, now, &info), info
 }
 
-func usageFrom(recs []inject.LogRecord, now time.Time, info *UsageInfo) map[string]Use {
+func usageFrom(recs []mdmem.UsageRecord, now time.Time, info *UsageInfo) map[string]Use {
 	out := map[string]Use{}
 	for _, r := range recs {
-		if r.Kind != "used" {
+		if r.Kind != mdmem.UsageUsed {
 			continue
 		}
 		info.Records++

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 )
 
@@ -42,7 +41,7 @@ func TestValueUsage(t *testing.T) {
 }
 
 func TestUsageFromLog(t *testing.T) {
-	recs := []inject.LogRecord{
+	recs := []mdmem.UsageRecord{
 		{Kind: "inject", Time: testNow, IDs: []string{"pref-001", "pref-002"}}, // exposure, not use
 		{Kind: "used", Time: testNow.Add(-usageHalfLife), IDs: []string{"pref-001", "pref-001", ""}},
 		{Kind: "used", Time: testNow.Add(time.Hour), IDs: []string{"pref-001"}}, // future: counts as now
@@ -97,11 +96,11 @@ func TestDemotionKeepsUsedEntries(t *testing.T) {
 func TestRunReadsInjectLog(t *testing.T) {
 	dir := newRepo(t, prefMemory(150), "[consolidate]\ncore_max_tokens = 2000\n")
 	for _, id := range []string{"pref-001", "pref-002", "pref-003"} {
-		if err := inject.AppendLog(dir, inject.LogRecord{Kind: "used", Time: testNow.Add(-time.Hour), IDs: []string{id}}); err != nil {
+		if err := mdmem.AppendUsageLog(dir, mdmem.UsageRecord{Kind: "used", Time: testNow.Add(-time.Hour), IDs: []string{id}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	f, err := os.OpenFile(filepath.Join(dir, filepath.FromSlash(inject.LogFile)), os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(filepath.Join(dir, filepath.FromSlash(mdmem.InjectLogPath)), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

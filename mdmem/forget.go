@@ -60,16 +60,8 @@ type ForgetResult struct {
 // memory stays as it was. An unknown id is an error wrapping ErrNoEntry and nothing is
 // written. It takes the lock (the caller must not hold it).
 func Forget(ctx context.Context, s *Store, ids []string, reason string, opts ForgetOptions) (*ForgetResult, error) {
-	if len(ids) == 0 {
-		return nil, errors.New("forget: no entry id given")
-	}
-	for _, id := range ids {
-		if !IsValidID(id) {
-			return nil, fmt.Errorf("invalid entry id %q (want e.g. dec-014)", id)
-		}
-	}
-	if err := ValidText("reason", reason, MaxForgetReasonBytes); err != nil {
-		return nil, fmt.Errorf("%w; give a short reason, one line", err)
+	if err := checkForgetArgs(ids, reason); err != nil {
+		return nil, err
 	}
 	if opts.Now.IsZero() {
 		opts.Now = s.now()
@@ -94,6 +86,52 @@ func Forget(ctx context.Context, s *Store, ids []string, reason string, opts For
 	if err != nil {
 		return nil, err
 	}
+	gone, err := forgotten(m, ids, res)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkForgetReason(reason, gone); err != nil {
+		return nil, err
+	}
+	ts, err := s.LoadTombstones()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.ensureKey(ctx, ts); err != nil {
+		return nil, err
+	}
+	files, err := s.forgetFiles(m, ts, gone, res, opts.Now)
+	if err != nil {
+		return nil, err
+	}
+	subject := opts.Op + " " + strings.Join(res.IDs, ", ")
+	if err := s.commitForget(ctx, files, res, subject, reason, opts.Op); err != nil {
+		return nil, err
+	}
+	return res, s.cleanAfterForget(ctx, ts, res, subject)
+}
+
+// checkForgetArgs checks the ids and the reason of a forget.
+func checkForgetArgs(ids []string, reason string) error {
+	if len(ids) == 0 {
+		return errors.New("forget: no entry id given")
+	}
+	for _, id := range ids {
+		if !IsValidID(id) {
+			return fmt.Errorf("invalid entry id %q (want e.g. dec-014)", id)
+		}
+	}
+	if err := ValidText("reason", reason, MaxForgetReasonBytes); err != nil {
+		return fmt.Errorf("%w; give a short reason, one line", err)
+	}
+	return nil
+}
+
+// forgotten returns every entry to forget: those of the ids (all their
+// copies) and the other entries holding the same text, which is the same
+// memory: it goes too, or the forgotten text would stay live under
+// another id. It records their ids in res.
+func forgotten(m *Memory, ids []string, res *ForgetResult) ([]*Entry, error) {
 	var gone []*Entry
 	seen := map[string]bool{}
 	for _, id := range ids {
@@ -108,8 +146,6 @@ func Forget(ctx context.Context, s *Store, ids []string, reason string, opts For
 		gone = append(gone, all...)
 		res.IDs = append(res.IDs, id)
 	}
-	// Another entry holding the same text is the same memory: it goes too,
-	// or the forgotten text would stay live under another id.
 	texts := map[string]bool{}
 	for _, e := range gone {
 		if nc := NormalizeForget(e.Content); nc != "" {
@@ -125,20 +161,29 @@ func Forget(ctx context.Context, s *Store, ids []string, reason string, opts For
 		res.IDs = append(res.IDs, e.ID)
 		res.SameText = append(res.SameText, e.ID)
 	}
-	if nr := NormalizeForget(reason); nr != "" {
-		for _, e := range gone {
-			if nc := NormalizeForget(e.Content); nc != "" && strings.Contains(nr, nc) {
-				return nil, fmt.Errorf("the reason repeats the text of %s, and the reason goes into the commit message; give a reason without the content (nothing was forgotten)", e.ID)
-			}
+	return gone, nil
+}
+
+// checkForgetReason refuses a reason that repeats a forgotten text: the
+// reason goes into the commit message.
+func checkForgetReason(reason string, gone []*Entry) error {
+	nr := NormalizeForget(reason)
+	if nr == "" {
+		return nil
+	}
+	for _, e := range gone {
+		if nc := NormalizeForget(e.Content); nc != "" && strings.Contains(nr, nc) {
+			return fmt.Errorf("the reason repeats the text of %s, and the reason goes into the commit message; give a reason without the content (nothing was forgotten)", e.ID)
 		}
 	}
-	ts, err := s.LoadTombstones()
-	if err != nil {
-		return nil, err
-	}
-	if err := s.ensureKey(ctx, ts); err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// forgetFiles returns the new content of every file a forget changes: the
+// memory files without the entries, the tombstones dated now, and the
+// state when the forgotten ids raise its high-water marks (ids are never
+// reused). It records the forgotten texts in res.
+func (s *Store) forgetFiles(m *Memory, ts *Tombstones, gone []*Entry, res *ForgetResult, now time.Time) (map[string][]byte, error) {
 	ed := m.Edit()
 	ed.SetMaxBytes(s.Config.Files.MaxBytes)
 	for _, e := range gone {
@@ -153,8 +198,7 @@ func Forget(ctx context.Context, s *Store, ids []string, reason string, opts For
 	if err != nil {
 		return nil, err
 	}
-	files[TombstonesPath] = ts.add(tsBase, gone, opts.Now.UTC().Format("2006-01-02"))
-	// ids are never reused: the high-water marks cover the forgotten ids.
+	files[TombstonesPath] = ts.add(tsBase, gone, now.UTC().Format("2006-01-02"))
 	st, err := s.ReadState()
 	if err != nil {
 		return nil, err
@@ -169,40 +213,48 @@ func Forget(ctx context.Context, s *Store, ids []string, reason string, opts For
 		data, _ := json.MarshalIndent(st, "", "  ")
 		files[StatePath] = append(data, '\n')
 	}
+	return files, nil
+}
+
+// commitForget writes the files and commits them in one transaction,
+// with a message naming the ids and the reason, never the content.
+func (s *Store) commitForget(ctx context.Context, files map[string][]byte, res *ForgetResult, subject, reason, op string) error {
 	tx, err := s.Begin(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer tx.Abort()
 	for _, p := range sortedKeys(files) {
 		if err := tx.PutOnDisk(ctx, p, files[p]); err != nil {
-			return nil, err
+			return err
 		}
 		if p != TombstonesPath && p != StatePath {
 			res.Files = append(res.Files, p)
 		}
 	}
-	subject := opts.Op + " " + strings.Join(res.IDs, ", ")
 	body := ""
 	if r := OneLine(reason); r != "" {
 		body = "Reason: " + r
 	}
-	res.Commit, err = tx.Commit(ctx, CommitMessage{Subject: subject, Body: body, Op: opts.Op, Entries: res.IDs})
-	if err != nil {
-		return nil, err
-	}
-	// Working data outside git, after the commit: a crash before this
-	// point leaves candidates that consolidation drops by their tombstone.
+	res.Commit, err = tx.Commit(ctx, CommitMessage{Subject: subject, Body: body, Op: op, Entries: res.IDs})
+	return err
+}
+
+// cleanAfterForget removes the forgotten texts from the working data
+// outside git, after the commit: a crash before this point leaves
+// candidates that consolidation drops by their tombstone.
+func (s *Store) cleanAfterForget(ctx context.Context, ts *Tombstones, res *ForgetResult, subject string) error {
+	var err error
 	if res.Queue, err = s.dropQueued(ctx, ts, res.Contents); err != nil {
-		return res, fmt.Errorf("forgot %s (commit %.12s), but cleaning the queue failed: %w", subject, res.Commit, err)
+		return fmt.Errorf("forgot %s (commit %.12s), but cleaning the queue failed: %w", subject, res.Commit, err)
 	}
 	if res.Traces, err = s.scrubTraces(ctx, res.Contents); err != nil {
-		return res, fmt.Errorf("forgot %s (commit %.12s), but cleaning the kept transcripts failed: %w", subject, res.Commit, err)
+		return fmt.Errorf("forgot %s (commit %.12s), but cleaning the kept transcripts failed: %w", subject, res.Commit, err)
 	}
 	if res.Caches, err = s.scrubCaches(ctx, res.IDs, res.Contents); err != nil {
-		return res, fmt.Errorf("forgot %s (commit %.12s), but cleaning the caches failed: %w", subject, res.Commit, err)
+		return fmt.Errorf("forgot %s (commit %.12s), but cleaning the caches failed: %w", subject, res.Commit, err)
 	}
-	return res, nil
+	return nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -88,6 +88,31 @@ func PurgeHistory(ctx context.Context, s *Store, ids, extra []string) (*PurgeRes
 		return nil, err
 	}
 	defer unlock()
+	want, err := s.purgeIDs(ids)
+	if err != nil {
+		return nil, err
+	}
+	pu := &purger{prefix: s.Repo.Prefix(), want: want}
+	if err := pu.findTexts(ctx, s, extra); err != nil {
+		return nil, err
+	}
+	rr, err := s.Repo.RewriteHistory(ctx, pu.rewrite(), s.Signature(), s.now())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Repo.PurgeUnreachable(ctx); err != nil {
+		return nil, fmt.Errorf("history rewritten (%d commits), but removing the old objects failed: %w", rr.Commits, err)
+	}
+	n, err := s.verifyPurged(ctx, pu.needles)
+	if err != nil {
+		return nil, err
+	}
+	return &PurgeResult{RewriteResult: rr, Versions: len(pu.needles), Objects: n, CannotReach: PurgeCannotReach}, nil
+}
+
+// purgeIDs returns the set of ids to purge, refusing an id without a
+// tombstone (not forgotten).
+func (s *Store) purgeIDs(ids []string) (map[string]bool, error) {
 	ts, err := s.LoadTombstones()
 	if err != nil {
 		return nil, err
@@ -107,60 +132,87 @@ func PurgeHistory(ctx context.Context, s *Store, ids, extra []string) (*PurgeRes
 		}
 		want[id] = true
 	}
-	prefix := s.Repo.Prefix()
-	memRel := func(p string) (string, bool) {
-		if prefix == "" {
-			return p, true
-		}
-		return strings.CutPrefix(p, prefix+"/")
+	return want, nil
+}
+
+// purger cuts the entries of the ids in want from the memory files of
+// every commit (the memory is at prefix in the repository) and replaces
+// any other occurrence of their texts (needles) by purgeReplacement.
+type purger struct {
+	prefix  string
+	want    map[string]bool
+	needles [][]byte
+}
+
+// memRel returns the memory-relative path of repository path p; ok is
+// false outside the memory.
+func (pu *purger) memRel(p string) (string, bool) {
+	if pu.prefix == "" {
+		return p, true
 	}
-	isMemFile := func(p string) bool {
-		rel, ok := memRel(p)
-		return ok && (rel == MainFile || isTopicPath(rel))
-	}
+	return strings.CutPrefix(p, pu.prefix+"/")
+}
+
+// isMemFile says whether repository path p is a memory file (MEMORY.md or
+// a topic file).
+func (pu *purger) isMemFile(p string) bool {
+	rel, ok := pu.memRel(p)
+	return ok && (rel == MainFile || isTopicPath(rel))
+}
+
+// findTexts collects every text the entries to purge had in any version
+// of any memory file, plus extra, as the needles, longest first (so a
+// text containing another is replaced whole).
+func (pu *purger) findTexts(ctx context.Context, s *Store, extra []string) error {
 	texts := map[string]bool{}
 	for _, c := range extra {
 		texts[c] = true
 	}
-	err = s.Repo.HistoryBlobs(ctx, isMemFile, func(p string, data []byte) error {
-		rel, _ := memRel(p)
+	err := s.Repo.HistoryBlobs(ctx, pu.isMemFile, func(p string, data []byte) error {
+		rel, _ := pu.memRel(p)
 		for _, e := range ParseDoc(rel, data).Entries {
-			if want[e.ID] {
+			if pu.want[e.ID] {
 				texts[e.Content] = true
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var needles [][]byte
 	for t := range texts {
 		if t = strings.TrimSpace(t); t != "" {
-			needles = append(needles, []byte(t))
+			pu.needles = append(pu.needles, []byte(t))
 		}
 	}
-	// Longest first, so a text containing another is replaced whole.
-	sort.Slice(needles, func(i, j int) bool { return len(needles[i]) > len(needles[j]) })
-	scrub := func(b []byte) ([]byte, bool) {
-		changed := false
-		for _, n := range needles {
-			if bytes.Contains(b, n) {
-				b = bytes.ReplaceAll(b, n, []byte(purgeReplacement))
-				changed = true
-			}
+	sort.Slice(pu.needles, func(i, j int) bool { return len(pu.needles[i]) > len(pu.needles[j]) })
+	return nil
+}
+
+// scrub replaces every needle in b; changed says whether one was there.
+func (pu *purger) scrub(b []byte) ([]byte, bool) {
+	changed := false
+	for _, n := range pu.needles {
+		if bytes.Contains(b, n) {
+			b = bytes.ReplaceAll(b, n, []byte(purgeReplacement))
+			changed = true
 		}
-		return b, changed
 	}
-	rw := gitstore.Rewrite{
+	return b, changed
+}
+
+// rewrite is the history rewrite: memory files lose the entries to
+// purge, and every blob and commit message is scrubbed.
+func (pu *purger) rewrite() gitstore.Rewrite {
+	return gitstore.Rewrite{
 		Blob: func(p string, data []byte) ([]byte, bool) {
 			changed := false
-			if isMemFile(p) {
-				rel, _ := memRel(p)
+			if pu.isMemFile(p) {
+				rel, _ := pu.memRel(p)
 				var out []byte
 				pos := 0
 				for _, e := range ParseDoc(rel, data).Entries {
-					if want[e.ID] && e.Start >= pos {
+					if pu.want[e.ID] && e.Start >= pos {
 						out = append(out, data[pos:e.Start]...)
 						pos, changed = e.End, true
 					}
@@ -169,38 +221,36 @@ func PurgeHistory(ctx context.Context, s *Store, ids, extra []string) (*PurgeRes
 					data = append(out, data[pos:]...)
 				}
 			}
-			data, sc := scrub(data)
+			data, sc := pu.scrub(data)
 			return data, changed || sc
 		},
 		Message: func(msg string) (string, bool) {
-			b, changed := scrub([]byte(msg))
+			b, changed := pu.scrub([]byte(msg))
 			return string(b), changed
 		},
 	}
-	rr, err := s.Repo.RewriteHistory(ctx, rw, s.Signature(), s.now())
-	if err != nil {
-		return nil, err
-	}
-	if err := s.Repo.PurgeUnreachable(ctx); err != nil {
-		return nil, fmt.Errorf("history rewritten (%d commits), but removing the old objects failed: %w", rr.Commits, err)
-	}
+}
+
+// verifyPurged checks that no object and no other file of the git
+// directory still holds a needle; n is the number of objects checked.
+func (s *Store) verifyPurged(ctx context.Context, needles [][]byte) (n int, err error) {
 	hits, n, err := s.Repo.ObjectsHolding(ctx, needles)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	if len(hits) > 0 {
-		return nil, fmt.Errorf("history rewritten, but %d of %d objects in %s still hold the text (%s): %w",
+		return 0, fmt.Errorf("history rewritten, but %d of %d objects in %s still hold the text (%s): %w",
 			len(hits), n, path.Base(s.Repo.GitDir()), strings.Join(hits, ", "), ErrPurgeIncomplete)
 	}
 	files, err := s.Repo.FilesHolding(needles)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	if len(files) > 0 {
-		return nil, fmt.Errorf("history rewritten and no object holds the text, but these files of %s still do: %s (edit or delete them): %w",
+		return 0, fmt.Errorf("history rewritten and no object holds the text, but these files of %s still do: %s (edit or delete them): %w",
 			path.Base(s.Repo.GitDir()), strings.Join(files, ", "), ErrPurgeIncomplete)
 	}
-	return &PurgeResult{RewriteResult: rr, Versions: len(needles), Objects: n, CannotReach: PurgeCannotReach}, nil
+	return n, nil
 }
 
 // ErrForeignRefs is returned (wrapped) by PurgeHistory when refs memctl

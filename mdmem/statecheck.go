@@ -19,7 +19,7 @@ func stateError(err error) error {
 	if errors.As(err, &typ) {
 		return fmt.Errorf("%s: %s holds %s, not an id number from 0 to %d; %s", StatePath, typ.Field, typ.Value, MaxIDNumber, stateHint)
 	}
-	return fmt.Errorf("%s is not valid JSON (%v); %s", StatePath, err, stateHint)
+	return fmt.Errorf("%s is not valid JSON (%w); %s", StatePath, err, stateHint)
 }
 
 // check refuses high-water marks no id can have: negative, or beyond

@@ -75,14 +75,24 @@ func KeepTrace(ctx context.Context, memDir, src, format, session string) (string
 	return filepath.ToSlash(filepath.Join(TraceDir, name)), err
 }
 
+// readTraceDir lists the directory of kept transcripts of the memory at
+// memDir; none when the directory does not exist.
+func readTraceDir(memDir string) (dir string, ents []os.DirEntry, err error) {
+	dir = filepath.Join(memDir, filepath.FromSlash(TraceDir))
+	ents, err = os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return dir, nil, nil
+	}
+	if err != nil {
+		return dir, nil, err
+	}
+	return dir, ents, nil
+}
+
 // PruneTraces removes kept transcripts not modified for maxAge (the
 // retention of raw traces) and returns their memory-relative paths.
 func PruneTraces(ctx context.Context, memDir string, maxAge time.Duration, now time.Time) ([]string, error) {
-	dir := filepath.Join(memDir, filepath.FromSlash(TraceDir))
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	dir, ents, err := readTraceDir(memDir)
 	if err != nil {
 		return nil, err
 	}
@@ -119,11 +129,7 @@ func SearchTraces(ctx context.Context, memDir, query string, limit int) ([]Trace
 	if len(words) == 0 {
 		return nil, errors.New("the query has no words")
 	}
-	dir := filepath.Join(memDir, filepath.FromSlash(TraceDir))
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	dir, ents, err := readTraceDir(memDir)
 	if err != nil {
 		return nil, err
 	}

@@ -265,7 +265,7 @@ func claudeRecord(res *Result, n int, body []byte) error {
 		} `json:"message"`
 	}
 	if err := json.Unmarshal(body, &rec); err != nil {
-		return fmt.Errorf("invalid JSON: %v", err)
+		return fmt.Errorf("invalid JSON: %w", err)
 	}
 	if res.SessionID == "" && rec.SessionID != "" {
 		res.SessionID = rec.SessionID
@@ -308,7 +308,7 @@ func claudeContent(raw json.RawMessage, role string, add func(Turn)) error {
 	if raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return fmt.Errorf("message.content: %v", err)
+			return fmt.Errorf("message.content: %w", err)
 		}
 		add(Turn{Role: role, Kind: KindText, Text: s})
 		return nil
@@ -323,7 +323,7 @@ func claudeContent(raw json.RawMessage, role string, add func(Turn)) error {
 		Thinking string          `json:"thinking"`
 	}
 	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return fmt.Errorf("message.content is neither a string nor a list of blocks: %v", err)
+		return fmt.Errorf("message.content is neither a string nor a list of blocks: %w", err)
 	}
 	for _, b := range blocks {
 		switch b.Type {
@@ -389,7 +389,7 @@ func codexRecord(res *Result, n int, body []byte) error {
 		Payload   json.RawMessage `json:"payload"`
 	}
 	if err := json.Unmarshal(body, &rec); err != nil {
-		return fmt.Errorf("invalid JSON: %v", err)
+		return fmt.Errorf("invalid JSON: %w", err)
 	}
 	at := parseTime(rec.Timestamp)
 	switch rec.Type {
@@ -399,7 +399,7 @@ func codexRecord(res *Result, n int, body []byte) error {
 			Cwd string `json:"cwd"`
 		}
 		if err := json.Unmarshal(rec.Payload, &m); err != nil {
-			return fmt.Errorf("session_meta payload: %v", err)
+			return fmt.Errorf("session_meta payload: %w", err)
 		}
 		if res.SessionID == "" {
 			res.SessionID = m.ID
@@ -457,7 +457,7 @@ func codexItem(res *Result, n int, at time.Time, raw json.RawMessage) error {
 		Output    json.RawMessage `json:"output"`
 	}
 	if err := json.Unmarshal(raw, &it); err != nil {
-		return fmt.Errorf("response_item payload: %v", err)
+		return fmt.Errorf("response_item payload: %w", err)
 	}
 	add := func(t Turn) {
 		t.N, t.Time = n, at
@@ -544,7 +544,7 @@ func readOpenAI(ctx context.Context, r io.Reader, firstTurn int) (*Result, error
 		return res, nil
 	case t[0] == '[':
 		if err := json.Unmarshal(t, &msgs); err != nil {
-			return nil, &LineError{Line: lineOf(t, err), What: "line", Err: fmt.Errorf("invalid JSON: %v", err)}
+			return nil, &LineError{Line: lineOf(t, err), What: "line", Err: fmt.Errorf("invalid JSON: %w", err)}
 		}
 	default:
 		var doc struct {

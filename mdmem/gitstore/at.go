@@ -3,6 +3,7 @@ package gitstore
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -58,42 +59,27 @@ func (r *Repo) FilesAt(ctx context.Context, commit string, keep func(string) boo
 		tree = e.hash
 	}
 	snap := &Snapshot{Files: map[string][]byte{}, Hashes: map[string]string{}}
-	var walk func(t plumbing.Hash, dir string) error
-	walk = func(t plumbing.Hash, dir string) error {
-		if err := ctx.Err(); err != nil {
-			return err
+	enter := func(_ plumbing.Hash, dir string) (bool, error) {
+		if dir != "" && (path.Base(dir) == ".git" || !keepDir(keep, dir)) {
+			return false, nil
 		}
-		ents, err := o.readTree(t)
-		if err != nil {
-			return err
-		}
-		for _, e := range ents {
-			p := e.name
-			if dir != "" {
-				p = dir + "/" + e.name
+		return true, ctx.Err()
+	}
+	file := func(p string, e treeEntry) error {
+		switch {
+		case e.mode == modeGitlnk || e.mode == modeLink:
+			// submodules and symlinks are never memory files
+		case keep(p):
+			_, b, err := o.read(e.hash)
+			if err != nil {
+				return err
 			}
-			switch {
-			case e.isTree():
-				if e.name == ".git" || !keepDir(keep, p) {
-					continue
-				}
-				if err := walk(e.hash, p); err != nil {
-					return err
-				}
-			case e.mode == modeGitlnk || e.mode == modeLink:
-				// submodules and symlinks are never memory files
-			case keep(p):
-				_, b, err := o.read(e.hash)
-				if err != nil {
-					return err
-				}
-				snap.Files[p] = b
-				snap.Hashes[p] = e.hash.String()
-			}
+			snap.Files[p] = b
+			snap.Hashes[p] = e.hash.String()
 		}
 		return nil
 	}
-	if err := walk(tree, ""); err != nil {
+	if err := o.walkTree(tree, "", enter, file); err != nil {
 		return nil, err
 	}
 	return snap, nil

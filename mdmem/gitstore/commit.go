@@ -269,42 +269,90 @@ func (r *Repo) Commit(ctx context.Context, req CommitRequest) (hash string, err 
 	return hash, err
 }
 
+// commitJob is one commit in the making, passed between the steps of
+// commitLocked: the branch and the commit it builds on, the trees, the
+// worktree files, and the new commit.
+type commitJob struct {
+	req     CommitRequest
+	o       *objStore
+	ref     string
+	oldHash plumbing.Hash
+	born    bool // the branch has a commit (oldHash)
+	oldTree plumbing.Hash
+	newTree plumbing.Hash
+	files   []*worktreeFile
+	msg     string
+	when    time.Time
+	newHash plumbing.Hash
+}
+
+// commitLocked makes the commit under memctl.lock, in the order of
+// durable steps documented on Commit.
 func (r *Repo) commitLocked(ctx context.Context, req CommitRequest, treePaths []string, overrides map[string][]byte) (string, error) {
-	if err := ctx.Err(); err != nil {
+	j := &commitJob{req: req}
+	if err := r.checkCommitBase(ctx, j); err != nil {
 		return "", err
+	}
+	j.o = r.newObjStore()
+	defer j.o.close()
+	if j.born {
+		var err error
+		if j.oldTree, err = j.o.commitTree(j.oldHash); err != nil {
+			return "", err
+		}
+	}
+	if err := r.writeTree(ctx, j, treePaths, overrides); err != nil {
+		return "", err
+	}
+	if j.born && j.newTree == j.oldTree {
+		return "", nil
+	}
+	if err := r.writeCommitObject(ctx, j); err != nil {
+		return "", err
+	}
+	if err := r.publish(j); err != nil {
+		return "", err
+	}
+	return j.newHash.String(), nil
+}
+
+// checkCommitBase refuses to commit during a merge or (with
+// req.CheckBase) on top of a HEAD other than the planned base, and
+// records the branch and the commit the job builds on.
+func (r *Repo) checkCommitBase(ctx context.Context, j *commitJob) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	cleanupStaleLocks(r.gitDir)
 	if _, err := os.Stat(filepath.Join(r.gitDir, "MERGE_HEAD")); err == nil {
-		return "", fmt.Errorf("git: a merge is in progress (MERGE_HEAD exists); finish or abort it first: %w", ErrUnsupported)
+		return fmt.Errorf("git: a merge is in progress (MERGE_HEAD exists); finish or abort it first: %w", ErrUnsupported)
 	}
-	ref, oldHash, born, err := r.head()
+	var err error
+	j.ref, j.oldHash, j.born, err = r.head()
 	if err != nil {
-		return "", err
+		return err
 	}
-	if req.CheckBase && headString(oldHash, born) != req.Base {
-		return "", fmt.Errorf("git: HEAD is %s, not %s as planned: %w", headString(oldHash, born), req.Base, ErrConcurrentUpdate)
+	if j.req.CheckBase && headString(j.oldHash, j.born) != j.req.Base {
+		return fmt.Errorf("git: HEAD is %s, not %s as planned: %w", headString(j.oldHash, j.born), j.req.Base, ErrConcurrentUpdate)
 	}
-	o := r.newObjStore()
-	defer o.close()
-	var oldTree plumbing.Hash
-	if born {
-		oldTree, err = o.commitTree(oldHash)
-		if err != nil {
-			return "", err
-		}
-	}
+	return nil
+}
+
+// writeTree reads the worktree files of treePaths (or their overrides),
+// writes their blobs and the new tree (objects only, nothing visible).
+func (r *Repo) writeTree(ctx context.Context, j *commitJob, treePaths []string, overrides map[string][]byte) error {
 	ar := newAttrResolver(r)
-	files := make([]*worktreeFile, 0, len(treePaths))
+	j.files = make([]*worktreeFile, 0, len(treePaths))
 	changes := map[string]change{}
 	for _, tp := range treePaths {
 		if err := ctx.Err(); err != nil {
-			return "", err
+			return err
 		}
-		wf, err := r.readWorktree(o, ar, oldTree, tp, overrides[tp])
+		wf, err := r.readWorktree(j.o, ar, j.oldTree, tp, overrides[tp])
 		if err != nil {
-			return "", err
+			return err
 		}
-		files = append(files, wf)
+		j.files = append(j.files, wf)
 		if wf.missing {
 			changes[tp] = change{del: true}
 		} else {
@@ -312,96 +360,146 @@ func (r *Repo) commitLocked(ctx context.Context, req CommitRequest, treePaths []
 		}
 	}
 	// Write blobs that changed (unchanged ones exist already).
-	for _, wf := range files {
+	for _, wf := range j.files {
 		if wf.missing {
 			continue
 		}
-		if _, err := o.write("blob", wf.data); err != nil {
-			return "", err
+		if _, err := j.o.write("blob", wf.data); err != nil {
+			return err
 		}
 	}
-	newTree, empty, err := o.updateTree(oldTree, changes)
+	newTree, empty, err := j.o.updateTree(j.oldTree, changes)
 	if err != nil {
-		return "", err
+		return err
 	}
 	if empty {
-		if newTree, err = o.write("tree", nil); err != nil {
-			return "", err
+		if newTree, err = j.o.write("tree", nil); err != nil {
+			return err
 		}
 	}
-	if born && newTree == oldTree {
-		return "", nil
-	}
+	j.newTree = newTree
+	return nil
+}
+
+// writeCommitObject runs the commit hooks on the message, writes the
+// (signed, if configured) commit object and fsyncs the object
+// directories.
+func (r *Repo) writeCommitObject(ctx context.Context, j *commitJob) error {
 	sign, err := r.signer()
 	if err != nil {
-		return "", err
+		return err
 	}
-	when := req.When
-	if when.IsZero() {
-		when = time.Now()
+	j.when = j.req.When
+	if j.when.IsZero() {
+		j.when = time.Now()
 	}
-	msg, err := r.runCommitHooks(ctx, o, oldTree, files, strings.TrimRight(req.Message, " \t\r\n")+"\n")
+	j.msg, err = r.runCommitHooks(ctx, j.o, j.oldTree, j.files, strings.TrimRight(j.req.Message, " \t\r\n")+"\n")
 	if err != nil {
-		return "", err
+		return err
 	}
 	var cb strings.Builder
-	fmt.Fprintf(&cb, "tree %s\n", newTree)
-	if born {
-		fmt.Fprintf(&cb, "parent %s\n", oldHash)
+	fmt.Fprintf(&cb, "tree %s\n", j.newTree)
+	if j.born {
+		fmt.Fprintf(&cb, "parent %s\n", j.oldHash)
 	}
-	sig := formatSig(req.Author, when)
-	fmt.Fprintf(&cb, "author %s\ncommitter %s\n\n%s", sig, sig, msg)
+	sig := formatSig(j.req.Author, j.when)
+	fmt.Fprintf(&cb, "author %s\ncommitter %s\n\n%s", sig, sig, j.msg)
 	payload := []byte(cb.String())
 	if sign != nil {
 		s, err := sign(ctx, payload)
 		if err != nil {
-			return "", err
+			return err
 		}
 		payload = withSignature(payload, s)
 	}
-	newHash, err := o.write("commit", payload)
-	if err != nil {
-		return "", err
+	if j.newHash, err = j.o.write("commit", payload); err != nil {
+		return err
 	}
-	if err := o.syncDirs(); err != nil {
-		return "", err
-	}
+	return j.o.syncDirs()
+}
 
-	// Locks: index first, then the ref (as git commit does).
+// publish makes the commit visible: index.lock and then the ref lock are
+// taken (as git commit does), the ref is compared with the commit the job
+// built on, the new index and ref are written into their lock files and
+// fsynced, index.lock is renamed first, then the ref lock, and the reflogs
+// are appended.
+func (r *Repo) publish(j *commitJob) error {
 	ilock, err := acquireLock(r.gitDir, r.indexPath(), "index")
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer ilock.release()
-	ix, err := r.readIndex()
+	ix, err := r.commitIndex(j)
 	if err != nil {
-		if !errors.Is(err, errIndexCorrupt) {
-			return "", err
-		}
-		// derived state: rebuild from the commit we build on
-		if ix, err = r.indexFromTree(o, oldTree); err != nil {
-			return "", err
-		}
-	}
-	if um := ix.unmerged(); len(um) > 0 {
-		return "", fmt.Errorf("git: the index has unmerged paths (%s); resolve the conflict first: %w",
-			strings.Join(um, ", "), ErrUnsupported)
+		return err
 	}
 	if testHookBeforeRefLock != nil {
 		testHookBeforeRefLock()
 	}
-	rlock, err := acquireLock(r.gitDir, filepath.Join(r.gitDir, filepath.FromSlash(ref)), refMarker(ref))
+	rlock, err := acquireLock(r.gitDir, filepath.Join(r.gitDir, filepath.FromSlash(j.ref)), refMarker(j.ref))
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer rlock.release()
-	cur, curOK, err := r.readRef(ref)
+	cur, curOK, err := r.readRef(j.ref)
 	if err != nil {
-		return "", err
+		return err
 	}
-	if curOK != born || cur != oldHash {
-		return "", fmt.Errorf("git: %s moved from %s to %s while committing: %w", ref, oldHash, cur, ErrConcurrentUpdate)
+	if curOK != j.born || cur != j.oldHash {
+		return fmt.Errorf("git: %s moved from %s to %s while committing: %w", j.ref, j.oldHash, cur, ErrConcurrentUpdate)
 	}
+	setIndexEntries(ix, j.files)
+	if err := ilock.writeNoSync(ix.encode()); err != nil {
+		return err
+	}
+	if err := rlock.writeNoSync([]byte(j.newHash.String() + "\n")); err != nil {
+		return err
+	}
+	if err := ilock.sync(); err != nil {
+		return err
+	}
+	if err := rlock.sync(); err != nil {
+		return err
+	}
+	if err := ilock.commit(); err != nil {
+		return err
+	}
+	if err := rlock.commit(); err != nil {
+		return err
+	}
+	subject, _, _ := strings.Cut(j.msg, "\n")
+	logMsg := "commit: " + subject
+	if !j.born {
+		logMsg = "commit (initial): " + subject
+	}
+	r.appendReflog(j.ref, j.oldHash, j.newHash, j.req.Author, j.when, logMsg)
+	return nil
+}
+
+// commitIndex reads the index to update (the caller holds index.lock),
+// rebuilding it from the commit the job builds on when it is corrupt
+// (it is derived state), and refuses an index with unmerged paths.
+func (r *Repo) commitIndex(j *commitJob) (*indexFile, error) {
+	ix, err := r.readIndex()
+	if err != nil {
+		if !errors.Is(err, errIndexCorrupt) {
+			return nil, err
+		}
+		if ix, err = r.indexFromTree(j.o, j.oldTree); err != nil {
+			return nil, err
+		}
+	}
+	if um := ix.unmerged(); len(um) > 0 {
+		return nil, fmt.Errorf("git: the index has unmerged paths (%s); resolve the conflict first: %w",
+			strings.Join(um, ", "), ErrUnsupported)
+	}
+	return ix, nil
+}
+
+// setIndexEntries records the committed files in the index (stat data
+// included, so git status needs no rehash) and removes the deleted ones,
+// keeping the assume-valid and skip-worktree bits of existing entries.
+func setIndexEntries(ix *indexFile, files []*worktreeFile) {
 	for _, wf := range files {
 		if wf.missing {
 			ix.removeEntry(wf.treePath)
@@ -422,31 +520,6 @@ func (r *Repo) commitLocked(ctx context.Context, req CommitRequest, treePaths []
 		ix.setEntry(e)
 		ix.sort()
 	}
-	if err := ilock.writeNoSync(ix.encode()); err != nil {
-		return "", err
-	}
-	if err := rlock.writeNoSync([]byte(newHash.String() + "\n")); err != nil {
-		return "", err
-	}
-	if err := ilock.sync(); err != nil {
-		return "", err
-	}
-	if err := rlock.sync(); err != nil {
-		return "", err
-	}
-	if err := ilock.commit(); err != nil {
-		return "", err
-	}
-	if err := rlock.commit(); err != nil {
-		return "", err
-	}
-	subject, _, _ := strings.Cut(msg, "\n")
-	logMsg := "commit: " + subject
-	if !born {
-		logMsg = "commit (initial): " + subject
-	}
-	r.appendReflog(ref, oldHash, newHash, req.Author, when, logMsg)
-	return newHash.String(), nil
 }
 
 // commitTree returns the tree of a commit.
@@ -472,38 +545,22 @@ func (o *objStore) commitTree(h plumbing.Hash) (plumbing.Hash, error) {
 func (r *Repo) indexFromTree(o *objStore, tree plumbing.Hash) (*indexFile, error) {
 	ix := &indexFile{version: 2}
 	ar := newAttrResolver(r)
-	var walk func(h plumbing.Hash, dir string) error
-	walk = func(h plumbing.Hash, dir string) error {
-		ents, err := o.readTree(h)
-		if err != nil {
-			return err
+	enter := func(plumbing.Hash, string) (bool, error) { return true, nil }
+	file := func(p string, e treeEntry) error {
+		var m uint32
+		if _, err := fmt.Sscanf(e.mode, "%o", &m); err != nil {
+			return fmt.Errorf("git: bad mode %q in tree", e.mode)
 		}
-		for _, e := range ents {
-			p := e.name
-			if dir != "" {
-				p = dir + "/" + e.name
+		ie := &idxEntry{name: p, hash: e.hash, mode: m}
+		if e.mode == modeBlob || e.mode == modeExec {
+			if wf, err := r.readWorktree(o, ar, tree, p, nil); err == nil && !wf.missing && wf.hash == e.hash && wf.fi != nil {
+				fillStat(ie, wf.fi)
 			}
-			if e.isTree() {
-				if err := walk(e.hash, p); err != nil {
-					return err
-				}
-				continue
-			}
-			var m uint32
-			if _, err := fmt.Sscanf(e.mode, "%o", &m); err != nil {
-				return fmt.Errorf("git: bad mode %q in tree", e.mode)
-			}
-			ie := &idxEntry{name: p, hash: e.hash, mode: m}
-			if e.mode == modeBlob || e.mode == modeExec {
-				if wf, err := r.readWorktree(o, ar, tree, p, nil); err == nil && !wf.missing && wf.hash == e.hash && wf.fi != nil {
-					fillStat(ie, wf.fi)
-				}
-			}
-			ix.entries = append(ix.entries, ie)
 		}
+		ix.entries = append(ix.entries, ie)
 		return nil
 	}
-	if err := walk(tree, ""); err != nil {
+	if err := o.walkTree(tree, "", enter, file); err != nil {
 		return nil, err
 	}
 	ix.sort()

@@ -64,7 +64,7 @@ func (r *Repo) runHook(ctx context.Context, name string, env []string, args ...s
 	cmd.Stdout = io.MultiWriter(out, &tail)
 	cmd.Stderr = io.MultiWriter(out, &tail)
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%w: the %s hook (%s) refused the commit (%v); nothing was committed", ErrHookFailed, name, p, err)
+		return fmt.Errorf("%w: the %s hook (%s) refused the commit (%w); nothing was committed", ErrHookFailed, name, p, err)
 	}
 	return nil
 }
@@ -165,7 +165,7 @@ func (r *Repo) signer() (func(ctx context.Context, payload []byte) (string, erro
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb
 			if err := cmd.Run(); err != nil || !strings.Contains(errb.String(), "[GNUPG:] SIG_CREATED ") {
-				return "", fmt.Errorf("%w: %s could not sign with key %s (%v): %s", ErrSigning, prog, key, err, lastLines(errb.String(), 3))
+				return "", fmt.Errorf("%w: %s could not sign with key %s (%w): %s", ErrSigning, prog, key, err, lastLines(errb.String(), 3))
 			}
 			return out.String(), nil
 		}, nil
@@ -205,11 +205,11 @@ func (r *Repo) signer() (func(ctx context.Context, payload []byte) (string, erro
 			var errb bytes.Buffer
 			cmd.Stderr = &errb
 			if err := cmd.Run(); err != nil {
-				return "", fmt.Errorf("%w: %s could not sign with %s (%v): %s", ErrSigning, prog, key, err, lastLines(errb.String(), 3))
+				return "", fmt.Errorf("%w: %s could not sign with %s (%w): %s", ErrSigning, prog, key, err, lastLines(errb.String(), 3))
 			}
 			sig, err := os.ReadFile(buf + ".sig")
 			if err != nil {
-				return "", fmt.Errorf("%w: %s wrote no signature: %v", ErrSigning, prog, err)
+				return "", fmt.Errorf("%w: %s wrote no signature: %w", ErrSigning, prog, err)
 			}
 			return string(sig), nil
 		}, nil

@@ -226,6 +226,53 @@ func (o *objStore) readTree(h plumbing.Hash) ([]treeEntry, error) {
 	return parseTree(b)
 }
 
+// peel follows annotated tags from h to the object they name; an object
+// that cannot be read ends the chain.
+func (o *objStore) peel(h plumbing.Hash) plumbing.Hash {
+	for {
+		typ, raw, err := o.read(h)
+		if err != nil || typ != plumbing.TagObject {
+			return h
+		}
+		obj, _, _ := bytes.Cut(raw, []byte("\n"))
+		h = plumbing.NewHash(strings.TrimPrefix(string(obj), "object "))
+	}
+}
+
+// treePath is the path of entry name in directory dir ("" for the root).
+func treePath(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// walkTree walks tree h, at path dir, depth first in tree order. enter is
+// asked about every tree, the root included, before it is read (false
+// skips it); file is called with the path of every entry that is not a
+// tree.
+func (o *objStore) walkTree(h plumbing.Hash, dir string, enter func(h plumbing.Hash, dir string) (bool, error), file func(p string, e treeEntry) error) error {
+	if ok, err := enter(h, dir); !ok || err != nil {
+		return err
+	}
+	ents, err := o.readTree(h)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		p := treePath(dir, e.name)
+		if e.isTree() {
+			err = o.walkTree(e.hash, p, enter, file)
+		} else {
+			err = file(p, e)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // lookup finds the entry for a slash path under tree root.
 func (o *objStore) lookup(root plumbing.Hash, p string) (treeEntry, bool, error) {
 	cur := root

@@ -87,13 +87,29 @@ func isNotDir(err error) bool {
 	return false
 }
 
-func (r *Repo) readPackedRef(ref string) (plumbing.Hash, bool, error) {
+// readPackedRef returns the commit ref names in packed-refs; ok is false
+// when packed-refs does not hold it.
+func (r *Repo) readPackedRef(ref string) (h plumbing.Hash, ok bool, err error) {
+	err = r.eachPackedRef(func(name string, ph plumbing.Hash) bool {
+		if name == ref {
+			h, ok = ph, true
+			return false
+		}
+		return true
+	})
+	return h, ok, err
+}
+
+// eachPackedRef calls fn with every ref of packed-refs and the object it
+// names (peeled lines and comments skipped), until fn returns false. A
+// missing packed-refs holds no ref.
+func (r *Repo) eachPackedRef(fn func(name string, h plumbing.Hash) bool) error {
 	f, err := os.Open(filepath.Join(r.gitDir, "packed-refs"))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return plumbing.ZeroHash, false, nil
+			return nil
 		}
-		return plumbing.ZeroHash, false, err
+		return err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -104,11 +120,11 @@ func (r *Repo) readPackedRef(ref string) (plumbing.Hash, bool, error) {
 			continue
 		}
 		h, name, ok := bytes.Cut(line, []byte(" "))
-		if ok && string(name) == ref && plumbing.IsHash(string(h)) {
-			return plumbing.NewHash(string(h)), true, nil
+		if ok && plumbing.IsHash(string(h)) && !fn(string(name), plumbing.NewHash(string(h))) {
+			return nil
 		}
 	}
-	return plumbing.ZeroHash, false, sc.Err()
+	return sc.Err()
 }
 
 // head returns the branch and its current commit (zero when unborn).

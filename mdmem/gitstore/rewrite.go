@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -70,25 +69,13 @@ func (r *Repo) listRefs() ([]refInfo, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	if f, err := os.Open(filepath.Join(r.gitDir, "packed-refs")); err == nil {
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64*1024), 1<<20)
-		for sc.Scan() {
-			line := sc.Bytes()
-			if len(line) == 0 || line[0] == '#' || line[0] == '^' {
-				continue
-			}
-			h, name, ok := bytes.Cut(line, []byte(" "))
-			if _, loose := seen[string(name)]; ok && !loose && plumbing.IsHash(string(h)) {
-				seen[string(name)] = plumbing.NewHash(string(h))
-			}
+	err = r.eachPackedRef(func(name string, h plumbing.Hash) bool {
+		if _, loose := seen[name]; !loose {
+			seen[name] = h
 		}
-		err := sc.Err()
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
+		return true
+	})
+	if err != nil {
 		return nil, err
 	}
 	out := make([]refInfo, 0, len(seen))
@@ -125,10 +112,7 @@ func (w *rewriter) tree(ctx context.Context, h plumbing.Hash, dir string) (plumb
 	}
 	changed := false
 	for i, e := range ents {
-		p := e.name
-		if dir != "" {
-			p = dir + "/" + e.name
-		}
+		p := treePath(dir, e.name)
 		var nh plumbing.Hash
 		switch {
 		case e.isTree():
@@ -352,14 +336,7 @@ func (r *Repo) RewriteHistory(ctx context.Context, rw Rewrite, who Signature, wh
 		if err != nil {
 			return nil, err
 		}
-		for {
-			typ, raw, err := o.read(h)
-			if err != nil || typ != plumbing.TagObject {
-				break
-			}
-			obj, _, _ := bytes.Cut(raw, []byte("\n"))
-			h = plumbing.NewHash(strings.TrimPrefix(string(obj), "object "))
-		}
+		h = o.peel(h)
 		hit := false
 		if err := o.reachable(h, func(c plumbing.Hash) bool {
 			if n, ok := w.commits[c]; ok && n != c {
@@ -476,7 +453,7 @@ func (r *Repo) git(ctx context.Context, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git: git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return "", fmt.Errorf("git: git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.String(), nil
 }
@@ -553,50 +530,26 @@ func (r *Repo) HistoryBlobs(ctx context.Context, match func(path string) bool, f
 	defer o.close()
 	seenTree := map[string]bool{}
 	seenBlob := map[string]bool{}
-	var walk func(h plumbing.Hash, dir string) error
-	walk = func(h plumbing.Hash, dir string) error {
+	enter := func(h plumbing.Hash, dir string) (bool, error) {
 		if seenTree[dir+"\x00"+h.String()] {
-			return nil
+			return false, nil
 		}
 		seenTree[dir+"\x00"+h.String()] = true
-		ents, err := o.readTree(h)
+		return true, nil
+	}
+	file := func(p string, e treeEntry) error {
+		if e.mode == modeGitlnk || !match(p) || seenBlob[p+"\x00"+e.hash.String()] {
+			return nil
+		}
+		seenBlob[p+"\x00"+e.hash.String()] = true
+		_, data, err := o.read(e.hash)
 		if err != nil {
 			return err
 		}
-		for _, e := range ents {
-			p := e.name
-			if dir != "" {
-				p = dir + "/" + e.name
-			}
-			switch {
-			case e.isTree():
-				if err := walk(e.hash, p); err != nil {
-					return err
-				}
-			case e.mode == modeGitlnk || !match(p) || seenBlob[p+"\x00"+e.hash.String()]:
-			default:
-				seenBlob[p+"\x00"+e.hash.String()] = true
-				_, data, err := o.read(e.hash)
-				if err != nil {
-					return err
-				}
-				if err := fn(p, data); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return fn(p, data)
 	}
 	for _, ri := range refs {
-		h := ri.hash
-		for {
-			typ, raw, err := o.read(h)
-			if err != nil || typ != plumbing.TagObject {
-				break
-			}
-			obj, _, _ := bytes.Cut(raw, []byte("\n"))
-			h = plumbing.NewHash(strings.TrimPrefix(string(obj), "object "))
-		}
+		h := o.peel(ri.hash)
 		if typ, _, err := o.read(h); err != nil || typ != plumbing.CommitObject {
 			continue
 		}
@@ -607,7 +560,7 @@ func (r *Repo) HistoryBlobs(ctx context.Context, match func(path string) bool, f
 			}
 			t, err := o.commitTree(c)
 			if err == nil {
-				err = walk(t, "")
+				err = o.walkTree(t, "", enter, file)
 			}
 			werr = err
 			return werr == nil
