@@ -188,8 +188,8 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 		for _, it := range res.Items {
 			ids = append(ids, it.Note.Ref())
 		}
-		rec := inject.LogRecord{Kind: "inject", Time: f.Now().UTC(), Budget: res.Budget, Tokens: res.UsedTokens, IDs: ids, Omitted: len(res.LeftOut)}
-		if err := inject.AppendLog(s.Dir, rec); err != nil {
+		rec := mdmem.UsageRecord{Kind: mdmem.UsageInject, Time: f.Now().UTC(), Budget: res.Budget, Tokens: res.UsedTokens, IDs: ids, Omitted: len(res.LeftOut)}
+		if err := mdmem.AppendUsageLog(s.Dir, rec); err != nil {
 			fmt.Fprintf(f.IO.ErrOut, "memctl: warning: inject log: %v\n", err)
 		}
 	}

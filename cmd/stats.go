@@ -76,7 +76,7 @@ func runStats(ctx context.Context, f *Factory, cmd *cobra.Command, opts *statsOp
 	if err != nil {
 		return err
 	}
-	recs, bad, err := inject.ReadLog(s.Dir)
+	recs, bad, err := mdmem.ReadUsageLog(s.Dir)
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ type Stats struct {
 
 // ComputeStats measures a corpus under the inject options (budget, core
 // limits, stale days, tokenizer), with the log records if any.
-func ComputeStats(c *Corpus, o Options, recs []LogRecord, bad int, logEnabled bool) *Stats {
+func ComputeStats(c *Corpus, o Options, recs []mdmem.UsageRecord, bad int, logEnabled bool) *Stats {
 	s := &Stats{ByPlace: map[string]int{}, Sections: map[string]int{}, Topics: map[string]int{}, StaleDays: o.StaleDays, Tokenizer: o.Counter.Name()}
 	if !o.Now.IsZero() {
 		s.Now = mdmem.FormatTime(o.Now)
