@@ -10,29 +10,22 @@ import (
 	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func init() { register(newInjectCmd) }
 
 type injectOptions struct {
-	Task         string
-	Tags         []string
-	Scope        string
-	Budget       int
-	L2Reserve    float64
-	CoreMaxLines int
-	CoreMaxBytes int
-	TopK         int
-	Tokenizer    string
-	Ranker       string
-	Format       string
-	Now          string
-	StaleDays    int
-	NoCache      bool
-	Write        string
-	Meta         string
-	MaxChars     int
-	JSON         bool
+	injectFlags
+	Task     string
+	Tags     []string
+	Scope    string
+	Format   string
+	NoCache  bool
+	Write    string
+	Meta     string
+	MaxChars int
+	JSON     bool
 }
 
 func newInjectCmd(f *Factory) *cobra.Command {
@@ -92,7 +85,8 @@ the git-ignored index cache and the opt-in inject log under .memctl/cache
   memctl inject --write AGENTS.md --scope project:app   # the block between <!-- memctl:begin --> and <!-- memctl:end -->`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runInject(cmd.Context(), f, cmd, opts)
+			opts.Given = givenFlags(cmd)
+			return runInject(cmd.Context(), f, opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -117,9 +111,9 @@ the git-ignored index cache and the opt-in inject log under .memctl/cache
 	return cmd
 }
 
-func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *injectOptions) error {
+func runInject(ctx context.Context, f *Factory, opts *injectOptions) error {
 	if opts.JSON {
-		if cmd.Flags().Changed("format") && opts.Format != "json" {
+		if opts.Given["format"] && opts.Format != "json" {
 			return FlagErrorf("--json and --format %s disagree: give one of them", opts.Format)
 		}
 		opts.Format = "json"
@@ -131,12 +125,12 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 	if err != nil {
 		return err
 	}
-	io, err := injectOptionsFrom(f, s.Config, cmd, opts.L2Reserve, opts.CoreMaxLines, opts.CoreMaxBytes, opts.TopK, opts.StaleDays, opts.Budget, opts.Tokenizer, opts.Ranker, opts.Now)
+	io, err := injectOptionsFrom(f, s.Config, opts.injectFlags)
 	if err != nil {
 		return err
 	}
 	io.Tags = opts.Tags
-	if cmd.Flags().Changed("scope") { // "" (an unset variable) is an error, never "global only"
+	if opts.Given["scope"] { // "" (an unset variable) is an error, never "global only"
 		if io.Scopes, err = mdmem.SplitScopes(opts.Scope); err != nil {
 			return &FlagError{Err: fmt.Errorf("--scope %q: %w", opts.Scope, err)}
 		}
@@ -145,7 +139,7 @@ func runInject(ctx context.Context, f *Factory, cmd *cobra.Command, opts *inject
 		return &FlagError{Err: fmt.Errorf("--meta: %w", err)}
 	}
 	io.MaxChars = s.Config.Inject.MaxChars
-	if cmd.Flags().Changed("max-chars") {
+	if opts.Given["max-chars"] {
 		if opts.MaxChars < 0 {
 			return FlagErrorf("invalid --max-chars %d: want 0 (no limit) or more", opts.MaxChars)
 		}
@@ -253,54 +247,74 @@ func injectDense(ctx context.Context, f *Factory, s *mdmem.Store, task string) *
 // injectOptionsFrom merges flags over the [inject] config (and the core
 // limit, consolidate.core_max_tokens). Negative flag values (and empty
 // strings) mean "not given".
-func injectOptionsFrom(f *Factory, cfg *mdmem.Config, cmd *cobra.Command, reserve float64, lines, bytes, topK, stale, budget int, tok, ranker, now string) (inject.Options, error) {
+// injectFlags are the budget and ranking flags inject and stats share,
+// copied from the command line; a flag counts only when Given.
+type injectFlags struct {
+	Budget, CoreMaxLines, CoreMaxBytes, TopK, StaleDays int
+	L2Reserve                                           float64
+	Tokenizer, Ranker, Now                              string
+	// Given holds the names of the flags given on the command line.
+	Given map[string]bool
+}
+
+// givenFlags returns the names of the flags given on c's command line.
+func givenFlags(c *cobra.Command) map[string]bool {
+	given := map[string]bool{}
+	c.Flags().Visit(func(fl *pflag.Flag) { given[fl.Name] = true })
+	return given
+}
+
+// injectOptionsFrom turns the configuration and the flags given into
+// inject's options, refusing out-of-range flag values.
+func injectOptionsFrom(f *Factory, cfg *mdmem.Config, fl injectFlags) (inject.Options, error) {
 	c := cfg.Inject
 	o := inject.Options{Budget: c.Budget, L2Reserve: c.L2Reserve, CoreMaxTokens: cfg.Consolidate.CoreMaxTokens, CoreMaxLines: c.CoreMaxLines, CoreMaxBytes: c.CoreMaxBytes, TopK: c.TopK, StaleDays: c.StaleDays, Ranker: c.Ranker}
-	if cmd.Flags().Changed("budget") {
-		if budget <= 0 {
-			return o, FlagErrorf("invalid --budget %d: want a positive number of tokens", budget)
+	if fl.Given["budget"] {
+		if fl.Budget <= 0 {
+			return o, FlagErrorf("invalid --budget %d: want a positive number of tokens", fl.Budget)
 		}
-		o.Budget = budget
+		o.Budget = fl.Budget
 	}
-	if cmd.Flags().Lookup("l2-reserve") != nil && cmd.Flags().Changed("l2-reserve") {
-		if reserve < 0 || reserve > 1 {
-			return o, FlagErrorf("invalid --l2-reserve %v: want a share in [0,1]", reserve)
+	if fl.Given["l2-reserve"] {
+		if fl.L2Reserve < 0 || fl.L2Reserve > 1 {
+			return o, FlagErrorf("invalid --l2-reserve %v: want a share in [0,1]", fl.L2Reserve)
 		}
-		o.L2Reserve = reserve
+		o.L2Reserve = fl.L2Reserve
 	}
 	for _, v := range []struct {
 		name string
 		val  int
 		dst  *int
-	}{{"core-max-lines", lines, &o.CoreMaxLines}, {"core-max-bytes", bytes, &o.CoreMaxBytes}, {"top-k", topK, &o.TopK}, {"stale-days", stale, &o.StaleDays}} {
-		if cmd.Flags().Lookup(v.name) != nil && cmd.Flags().Changed(v.name) {
+	}{{"core-max-lines", fl.CoreMaxLines, &o.CoreMaxLines}, {"core-max-bytes", fl.CoreMaxBytes, &o.CoreMaxBytes}, {"top-k", fl.TopK, &o.TopK}, {"stale-days", fl.StaleDays, &o.StaleDays}} {
+		if fl.Given[v.name] {
 			if v.val < 0 {
 				return o, FlagErrorf("invalid --%s %d: want 0 or more", v.name, v.val)
 			}
 			*v.dst = v.val
 		}
 	}
-	if ranker != "" {
-		if _, ok := inject.Rankers[ranker]; !ok {
-			return o, FlagErrorf("unknown --ranker %q (known: %s)", ranker, strings.Join(inject.RankerNames(), ", "))
+	if fl.Ranker != "" {
+		if _, ok := inject.Rankers[fl.Ranker]; !ok {
+			return o, FlagErrorf("unknown --ranker %q (known: %s)", fl.Ranker, strings.Join(inject.RankerNames(), ", "))
 		}
-		o.Ranker = ranker
+		o.Ranker = fl.Ranker
 	}
+	tok := fl.Tokenizer
 	if tok == "" {
 		tok = c.Tokenizer
 	}
 	cnt, err := inject.NewCounter(tok)
 	if err != nil {
-		if cmd.Flags().Changed("tokenizer") {
+		if fl.Given["tokenizer"] {
 			return o, &FlagError{Err: err}
 		}
 		return o, fmt.Errorf("%s: inject.tokenizer: %w", mdmem.ConfigPath, err)
 	}
 	o.Counter = cnt
-	if now != "" {
-		t, ok := mdmem.ParseTime(now)
+	if fl.Now != "" {
+		t, ok := mdmem.ParseTime(fl.Now)
 		if !ok {
-			return o, FlagErrorf("invalid --now %q: want a date (2026-01-31) or an RFC 3339 time", now)
+			return o, FlagErrorf("invalid --now %q: want a date (2026-01-31) or an RFC 3339 time", fl.Now)
 		}
 		o.Now = t
 	} else {

@@ -17,11 +17,8 @@ import (
 func init() { register(newStatsCmd) }
 
 type statsOptions struct {
-	JSON      bool
-	Budget    int
-	StaleDays int
-	Tokenizer string
-	Now       string
+	injectFlags
+	JSON bool
 }
 
 func newStatsCmd(f *Factory) *cobra.Command {
@@ -49,7 +46,8 @@ func newStatsCmd(f *Factory) *cobra.Command {
   memctl stats --budget 2000 --stale-days 30`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runStats(cmd.Context(), f, cmd, opts)
+			opts.Given = givenFlags(cmd)
+			return runStats(cmd.Context(), f, opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
@@ -60,12 +58,12 @@ func newStatsCmd(f *Factory) *cobra.Command {
 	return cmd
 }
 
-func runStats(ctx context.Context, f *Factory, cmd *cobra.Command, opts *statsOptions) error {
+func runStats(ctx context.Context, f *Factory, opts *statsOptions) error {
 	s, err := f.Store(ctx, "inject")
 	if err != nil {
 		return err
 	}
-	o, err := injectOptionsFrom(f, s.Config, cmd, -1, -1, -1, -1, opts.StaleDays, opts.Budget, opts.Tokenizer, "", opts.Now)
+	o, err := injectOptionsFrom(f, s.Config, opts.injectFlags)
 	if err != nil {
 		return err
 	}
