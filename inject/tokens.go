@@ -119,6 +119,7 @@ type tokTable struct {
 	digits []byte         // tokens of "0".."9", "00".."99", "000".."999"
 	line   []uint16       // per note: tokens of its compact line; 0 unknown
 	ref    []uint8        // per note: tokens of " "+Ref() in the footer; 0 unknown
+	keep   *cacheFile     // the mapping line and ref view, if read from the cache
 }
 
 const (
@@ -141,8 +142,8 @@ func constStrings(c *Corpus) []string {
 		s = append(s, f+fenceInfo+"\n", f+"\n")
 	}
 	seen := map[string]bool{}
-	for i := range c.Notes {
-		src := c.Notes[i].Source
+	for i := 0; i < c.Len(); i++ {
+		src := c.Note(i).Source
 		if seen[src] {
 			continue
 		}
@@ -169,7 +170,7 @@ func buildTokTable(c *Corpus, cnt Counter) *tokTable {
 	if _, ok := cnt.(*bpeCounter); !ok {
 		return nil
 	}
-	n := len(c.Notes)
+	n := c.Len()
 	t := &tokTable{name: cnt.Name(), consts: map[string]int{}, digits: make([]byte, digitTableLen),
 		line: make([]uint16, n), ref: make([]uint8, n)}
 	for _, s := range constStrings(c) {
@@ -192,11 +193,11 @@ func buildTokTable(c *Corpus, cnt Counter) *tokTable {
 			pc := newPieceCounter(cnt)
 			var line []byte
 			for i := w; i < n; i += workers {
-				line = appendLine(line[:0], &c.Notes[i])
+				line = appendLine(line[:0], c.Note(i))
 				if k := pc.count(line); k < math.MaxUint16 {
 					t.line[i] = uint16(k)
 				}
-				if ref := c.Notes[i].Ref(); refCountable(ref) {
+				if ref := c.Note(i).Ref(); refCountable(ref) {
 					line = append(append(line[:0], ' '), ref...)
 					if k := pc.count(line); k < 256 {
 						t.ref[i] = uint8(k)

@@ -1,0 +1,240 @@
+package inject
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// lazyFiles is randomFiles with the fields that filter retrieval set on
+// some topic entries: tags, expiry, superseded, a scope, and ids written
+// twice; plus pending and archived entries.
+func lazyFiles(rng *rand.Rand, n, m int) map[string]string {
+	files := randomFiles(rng, n, m)
+	extra := []string{
+		"- [fact-0001] duplicate id order cache redis (session · 2025-03-01 · tags cache, redis)\n",
+		"- [fact-901] tagged report api slow (session · 2025-04-02 · tags api)\n",
+		"- [fact-902] expired kafka deploy order (session · 2025-05-03 · expires 2026-01-01)\n",
+		"- [fact-903] replaced redis cache order (session · 2025-06-04 · superseded by fact-901 on 2025-07-01)\n",
+		"- [fact-904] scoped mysql slow index (session · 2025-07-05 · scope p1 · tags db)\n",
+	}
+	for f := 0; f < 3; f++ {
+		p := fmt.Sprintf("topics/t%d.md", f)
+		for k := 0; k < 4; k++ {
+			files[p] += extra[rng.Intn(len(extra))]
+		}
+	}
+	files["MEMORY.md"] = strings.Replace(files["MEMORY.md"], "## Pending confirmation\n\n",
+		"## Pending confirmation\n\n- [dec-900] pending order cache (session · 2025-02-02)\n\n", 1) +
+		"\n- [dec-901] archived redis report (session · 2024-01-01)\n"
+	return files
+}
+
+// lazyQueries: inject options and search queries the equivalence tests run.
+func lazyInjects(t *testing.T, rng *rand.Rand, k int) []Options {
+	var out []Options
+	for i := 0; i < k; i++ {
+		o := baseOpts(t)
+		o.Budget = []int{60, 150, 400, 800, 2000, 100000}[rng.Intn(6)]
+		o.TopK = rng.Intn(3) * 6
+		o.L2Reserve = rng.Float64()
+		o.CoreMaxTokens = []int{0, 100}[rng.Intn(2)]
+		o.StaleDays = []int{0, 30, 400}[rng.Intn(3)]
+		o.Task = []string{"order cache redis slow report 缓存", "kafka deploy in June 2025", "", "mysql index slow", "fact-901 api"}[rng.Intn(5)]
+		o.Tags = [][]string{nil, nil, {"api"}, {"redis", "db"}}[rng.Intn(4)]
+		o.Scopes = [][]string{nil, {"all"}, {"p1"}}[rng.Intn(3)]
+		o.Ranker = []string{"", "", "bm25-plain"}[rng.Intn(3)]
+		out = append(out, o)
+	}
+	return out
+}
+
+// sameOutput compares inject and search on two corpora.
+func sameOutput(t *testing.T, name string, got, want *Corpus, opts []Options) {
+	t.Helper()
+	for _, o := range opts {
+		a, err1 := Inject(got, o)
+		b, err2 := Inject(want, o)
+		if fmt.Sprint(err1) != fmt.Sprint(err2) {
+			t.Fatalf("%s: errors %v, %v", name, err1, err2)
+		}
+		if err1 != nil {
+			continue
+		}
+		var ja, jb strings.Builder
+		if err := a.WriteJSON(&ja); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.WriteJSON(&jb); err != nil {
+			t.Fatal(err)
+		}
+		if a.Block != b.Block || ja.String() != jb.String() || fmt.Sprint(a.Warnings) != fmt.Sprint(b.Warnings) {
+			t.Fatalf("%s: inject %q budget %d tags %v scopes %v differs:\n%s\n%s\n---\n%s\n%s", name, o.Task, o.Budget, o.Tags, o.Scopes, a.Block, ja.String(), b.Block, jb.String())
+		}
+	}
+	for _, q := range []string{"order cache", "fact-901 kafka", "DEC-002 redis 缓存", "nothing-matches"} {
+		for _, scopes := range [][]string{nil, {"p0"}} {
+			a, b := Search(got, q, scopes, 20), Search(want, q, scopes, 20)
+			if fmt.Sprintf("%+v", a) != fmt.Sprintf("%+v", b) {
+				t.Fatalf("%s: search %q differs:\n%+v\n%+v", name, q, a, b)
+			}
+		}
+	}
+}
+
+// TestLazyCacheSameOutput: inject and search on a corpus read in place
+// from the cache print exactly what they print on the corpus parsed from
+// the Markdown, and the cached corpus decodes only the notes it shows.
+func TestLazyCacheSameOutput(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	ctx := context.Background()
+	for round := 0; round < 4; round++ {
+		dir := writeMem(t, lazyFiles(rng, 5+rng.Intn(30), 40+rng.Intn(150)))
+		if _, err := LoadCorpusFor(ctx, dir, true, o200k(t)); err != nil {
+			t.Fatal(err)
+		}
+		opts := lazyInjects(t, rng, 30)
+		for _, o := range opts {
+			cached, err := loadCached(ctx, dir)
+			if err != nil || cached == nil || cached.lz == nil {
+				t.Fatalf("cache not read in place: %v", err)
+			}
+			plain, err := LoadCorpus(ctx, dir, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameOutput(t, fmt.Sprint("round ", round), cached, plain, []Options{o})
+		}
+	}
+}
+
+// TestLazyCacheDecodesLittle: an inject on a cached memory of 6,000
+// topic entries decodes the core, the entries it shows, the few the
+// ranking reads the text of (feedback, proximity) and those with a
+// scope, an expiry or a successor, not the rest.
+func TestLazyCacheDecodesLittle(t *testing.T) {
+	rng := rand.New(rand.NewSource(13))
+	ctx := context.Background()
+	dir := writeMem(t, lazyFiles(rng, 20, 2000))
+	if _, err := LoadCorpusFor(ctx, dir, true, o200k(t)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadCached(ctx, dir)
+	if err != nil || c == nil {
+		t.Fatal(err)
+	}
+	o := baseOpts(t)
+	o.Task = "order cache redis slow report"
+	r, err := Inject(c, o)
+	if err != nil || len(r.Items) < 8 {
+		t.Fatalf("%v, %d items", err, len(r.Items))
+	}
+	// Notes with a scope, an expiry or a successor are decoded to check
+	// them (a fifth of these).
+	filtered := 0
+	for i := 0; i < c.Len(); i++ {
+		if c.flags(i)&(nfScope|nfExpires|nfSuperseded) != 0 {
+			filtered++
+		}
+	}
+	if n := len(c.lz.memo); n > 300+filtered {
+		t.Errorf("inject decoded %d of %d notes (%d filtered)", n, c.Len(), filtered)
+	}
+}
+
+// TestCorruptCache: a cache file cut short, with a byte flipped in any
+// section (those checked on opening and those checked on first use:
+// postings, note records, ids), of another version or empty never stops
+// inject or search and never changes their output; it is rebuilt.
+func TestCorruptCache(t *testing.T) {
+	rng := rand.New(rand.NewSource(12))
+	ctx := context.Background()
+	dir := writeMem(t, lazyFiles(rng, 20, 120))
+	p := filepath.Join(dir, filepath.FromSlash(IndexCacheFile))
+	plain, err := LoadCorpus(ctx, dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCorpusFor(ctx, dir, true, o200k(t)); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := openCache(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secOff := func(s int) int { return int(uintptr(unsafeOffset(cf.b, cf.sec[s]))) }
+	opts := lazyInjects(t, rng, 12)
+	for _, o := range opts {
+		o.Ranker = "" // the default ranker reads the cached index
+	}
+	cases := map[string][]byte{
+		"empty":     {},
+		"truncated": good[:len(good)/2],
+		"header":    good[:cacheHeader-1],
+		"version":   append([]byte("memctl-index-v3\n"), good[16:]...),
+		"directory": flip(good, len(good)-10),
+	}
+	for s := 0; s < nSecs; s++ {
+		if len(cf.sec[s]) > 0 {
+			cases[fmt.Sprint("section ", s)] = flip(good, secOff(s)+rng.Intn(len(cf.sec[s])))
+		}
+	}
+	// Every record and every term's postings, so that the queries read a
+	// corrupt one.
+	all := append([]byte(nil), good...)
+	for _, s := range []int{secRecs, secPostDoc, secIDs} {
+		for k := secOff(s); k < secOff(s)+len(cf.sec[s]); k += 7 {
+			all[k] ^= 0x55
+		}
+	}
+	cases["every record and posting"] = all
+	for name, data := range cases {
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := LoadCorpusFor(ctx, dir, true, o200k(t))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		sameOutput(t, name, c, plain, opts)
+		if _, err := LoadCorpusFor(ctx, dir, true, o200k(t)); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := loadCached(ctx, dir); err != nil || c == nil {
+			t.Fatalf("%s: cache not rebuilt (%v)", name, err)
+		}
+	}
+}
+
+// TestLazyDates: dates read from the columns are the notes' dates,
+// including none.
+func TestLazyDates(t *testing.T) {
+	if !unixTime(time.Time{}.Unix(), 0).IsZero() {
+		t.Fatal("zero time not zero")
+	}
+	d := time.Date(2025, 6, 1, 10, 30, 0, 5, time.UTC)
+	if got := unixTime(d.Unix(), uint32(d.Nanosecond())); !got.Equal(d) || got.Location() != time.UTC {
+		t.Fatalf("%v, want %v", got, d)
+	}
+}
+
+func flip(b []byte, at int) []byte {
+	out := append([]byte(nil), b...)
+	out[at] ^= 0x41
+	return out
+}
+
+// unsafeOffset is the offset of sub in b.
+func unsafeOffset(b, sub []byte) uintptr {
+	return uintptr(unsafe.Pointer(&sub[0])) - uintptr(unsafe.Pointer(&b[0]))
+}
