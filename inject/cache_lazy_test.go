@@ -238,3 +238,113 @@ func flip(b []byte, at int) []byte {
 func unsafeOffset(b, sub []byte) uintptr {
 	return uintptr(unsafe.Pointer(&sub[0])) - uintptr(unsafe.Pointer(&b[0]))
 }
+
+// TestIncrementalUpdate: after edits (a line changed, an entry added and
+// one removed, front matter changed, a topic file added and one removed,
+// MEMORY.md edited), the cache is updated from the old one and the
+// changed files (not rebuilt), and inject and search print what they
+// print on the Markdown.
+func TestIncrementalUpdate(t *testing.T) {
+	rng := rand.New(rand.NewSource(14))
+	ctx := context.Background()
+	dir := writeMem(t, lazyFiles(rng, 15, 100))
+	cnt := o200k(t)
+	if _, err := LoadCorpusFor(ctx, dir, true, cnt); err != nil {
+		t.Fatal(err)
+	}
+	path := func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
+	edit := func(rel string, f func(string) string) {
+		b, _ := os.ReadFile(path(rel))
+		if err := os.WriteFile(path(rel), []byte(f(string(b))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := func(rel string) []string { b, _ := os.ReadFile(path(rel)); return strings.SplitAfter(string(b), "\n") }
+	steps := []struct {
+		name string
+		do   func()
+	}{
+		{"one line", func() {
+			l := lines("topics/t1.md")
+			l[5] = "- [fact-1777] kafka deploy order slow report (session · 2025-08-09)\n"
+			os.WriteFile(path("topics/t1.md"), []byte(strings.Join(l, "")), 0o644)
+		}},
+		{"entry removed", func() {
+			l := lines("topics/t0.md")
+			os.WriteFile(path("topics/t0.md"), []byte(strings.Join(append(l[:4:4], l[6:]...), "")), 0o644)
+		}},
+		{"entries added", func() {
+			edit("topics/t2.md", func(s string) string {
+				return s + "- [fact-2901] brand new redis timeout word zebra (session · 2025-09-01 · tags zebra)\n- unnamed hand note about zebra\n"
+			})
+		}},
+		{"front matter", func() {
+			edit("topics/t1.md", func(s string) string { return "---\ndescription: kafka zebra notes\nkeywords: [alpha, beta]\n---\n" + s })
+		}},
+		{"topic added", func() {
+			os.WriteFile(path("topics/a-new.md"), []byte("# New\n\n- [fact-3001] zebra order cache (session · 2025-10-01)\n- [fact-0001] an id written twice\n"), 0o644)
+		}},
+		{"topic removed", func() { os.Remove(path("topics/t0.md")) }},
+		{"core edited", func() {
+			edit("MEMORY.md", func(s string) string {
+				return strings.Replace(s, "## Key decisions\n\n", "## Key decisions\n\n- [dec-777] zebra redis always (user · 2025-11-01)\n", 1)
+			})
+		}},
+		{"emptied", func() { os.WriteFile(path("topics/t2.md"), nil, 0o644) }},
+	}
+	for _, st := range steps {
+		st.do()
+		c, err := LoadCorpusFor(ctx, dir, true, cnt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.lz == nil {
+			t.Fatalf("%s: cache rebuilt, not updated", st.name)
+		}
+		plain, err := LoadCorpus(ctx, dir, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Len() != plain.Len() {
+			t.Fatalf("%s: %d notes, want %d", st.name, c.Len(), plain.Len())
+		}
+		for i := 0; i < c.Len(); i++ {
+			if a, b := fmt.Sprintf("%+v", *c.Note(i)), fmt.Sprintf("%+v", *plain.Note(i)); strings.ReplaceAll(a, "[]", "<nil>") != strings.ReplaceAll(b, "[]", "<nil>") {
+				t.Fatalf("%s: note %d\n%s\n%s", st.name, i, a, b)
+			}
+		}
+		if a, b := fmt.Sprintf("%+v", c.Topics), fmt.Sprintf("%+v", plain.Topics); a != b {
+			t.Fatalf("%s: topics\n%s\n%s", st.name, a, b)
+		}
+		// The index equals a rebuild's, term by term.
+		ci, pi := c.Index(Rankers[DefaultRanker].An), plain.Index(Rankers[DefaultRanker].An)
+		if len(ci.termID) != len(pi.Terms) || ci.AvgLen != pi.AvgLen {
+			t.Fatalf("%s: %d terms, avg %v; rebuilt %d, avg %v", st.name, len(ci.termID), ci.AvgLen, len(pi.Terms), pi.AvgLen)
+		}
+		for w, pid := range pi.Terms {
+			cid, ok := ci.lookup(w)
+			if !ok || !ci.readable([]qterm{{id: cid}}) {
+				t.Fatalf("%s: term %q missing", st.name, w)
+			}
+			a, b := ci.PostStart[cid], pi.PostStart[pid]
+			if ci.df(cid) != pi.df(pid) {
+				t.Fatalf("%s: term %q df %d, want %d", st.name, w, ci.df(cid), pi.df(pid))
+			}
+			for k := int32(0); k < int32(pi.df(pid)); k++ {
+				if ci.PostDoc[a+k] != pi.PostDoc[b+k] || ci.PostTF[0][a+k] != pi.PostTF[0][b+k] || ci.PostTF[1][a+k] != pi.PostTF[1][b+k] || ci.PostTF[2][a+k] != pi.PostTF[2][b+k] {
+					t.Fatalf("%s: term %q postings differ", st.name, w)
+				}
+			}
+		}
+		sameOutput(t, st.name, c, plain, lazyInjects(t, rng, 20))
+		if c.tok == nil {
+			t.Fatalf("%s: no token counts", st.name)
+		}
+		for i := 0; i < c.Len(); i++ {
+			line := string(appendLine(nil, c.Note(i)))
+			if got := int(c.tok.line[i]); got != cnt.Count(line) {
+				t.Fatalf("%s: note %d counted %d, want %d", st.name, i, got, cnt.Count(line))
+			}
+		}
+	}
+}

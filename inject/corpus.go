@@ -64,8 +64,8 @@ type TopicInfo struct {
 type Corpus struct {
 	Topics []TopicInfo // sorted by slug
 
-	notes    []Note      // parsed from the Markdown; nil when lz is set
-	lz       *lazyNotes  // read in place from the index cache
+	notes    []Note     // parsed from the Markdown; nil when lz is set
+	lz       *lazyNotes // read in place from the index cache
 	topicIdx map[string]int
 	indexes  map[string]*Index // by analyzer key, built on demand
 	tok      *tokTable         // token counts of the notes' lines, from the cache build

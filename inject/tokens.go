@@ -193,21 +193,28 @@ func buildTokTable(c *Corpus, cnt Counter) *tokTable {
 			pc := newPieceCounter(cnt)
 			var line []byte
 			for i := w; i < n; i += workers {
-				line = appendLine(line[:0], c.Note(i))
-				if k := pc.count(line); k < math.MaxUint16 {
-					t.line[i] = uint16(k)
-				}
-				if ref := c.Note(i).Ref(); refCountable(ref) {
-					line = append(append(line[:0], ' '), ref...)
-					if k := pc.count(line); k < 256 {
-						t.ref[i] = uint8(k)
-					}
-				}
+				line = t.count(pc, i, c.Note(i), line)
 			}
 		}(w)
 	}
 	wg.Wait()
 	return t
+}
+
+// count counts note i, n, into the table (line is scratch space, returned
+// for reuse).
+func (t *tokTable) count(pc *pieceCounter, i int, n *Note, line []byte) []byte {
+	line = appendLine(line[:0], n)
+	if k := pc.count(line); k < math.MaxUint16 {
+		t.line[i] = uint16(k)
+	}
+	if ref := n.Ref(); refCountable(ref) {
+		line = append(append(line[:0], ' '), ref...)
+		if k := pc.count(line); k < 256 {
+			t.ref[i] = uint8(k)
+		}
+	}
+	return line
 }
 
 // pieceCounter counts a BPE counter's tokens of a text as the sum of the
