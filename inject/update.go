@@ -231,6 +231,11 @@ func (u *cacheUpdate) mergeIndex() (*Index, error) {
 	nOld := len(o.termID)
 	ix.termOff = []int32{0}
 	ix.PostStart = []int32{0}
+	np := len(o.PostDoc) + len(fx.PostDoc)
+	ix.PostDoc = make([]int32, 0, np)
+	for f := range ix.PostTF {
+		ix.PostTF[f] = make([]uint16, 0, np)
+	}
 	add := func(term string, oid, fid int32) {
 		var a, b, c, d int32
 		if oid >= 0 {
