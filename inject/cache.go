@@ -159,6 +159,7 @@ const (
 	secCreatedNsec                      // []uint32 per note
 	secUpdatedSec                       // []int64 per note
 	secUpdatedNsec                      // []uint32 per note
+	secSession                          // []uint32 per note: 0 without a creation date, else one number per file and creation time
 	secRecOff                           // []uint64, notes+1: the note records' offsets in secRecs
 	secRecCRC                           // []uint32 per note: CRC-32C of its record
 	secRecs                             // note records (varint)
@@ -178,9 +179,11 @@ const (
 )
 
 // lazySec are the sections not checked when the file is opened: each
-// part is checked when it is first read.
+// part is checked when it is first read (the dates and ids whole, the
+// records and postings each on its own).
 func lazySec(s int) bool {
-	return s == secRecOff || s == secRecCRC || s == secRecs || s == secIDOff || s == secIDs || s >= secPostDoc
+	return s >= secCreatedSec && s <= secUpdatedNsec || s == secRecOff || s == secRecCRC || s == secRecs ||
+		s == secIDOff || s == secIDs || s >= secPostDoc
 }
 
 // Flags of a note (secFlags): its place in the low bits, then which of
@@ -553,7 +556,26 @@ func writeCache(dst io.Writer, s *cacheSource) ([cacheHeader]byte, error) {
 	column(secCreatedNsec, func(b []byte, m *noteMeta) []byte { return binary.LittleEndian.AppendUint32(b, m.cNsec) })
 	column(secUpdatedSec, func(b []byte, m *noteMeta) []byte { return binary.LittleEndian.AppendUint64(b, uint64(m.uSec)) })
 	column(secUpdatedNsec, func(b []byte, m *noteMeta) []byte { return binary.LittleEndian.AppendUint32(b, m.uNsec) })
+	session := make([]uint32, s.n)
+	type sessionKey struct {
+		file int
+		sec  int64
+		nsec uint32
+	}
+	sessions := map[sessionKey]uint32{}
+	for k, f := range s.files {
+		for i := f.Start; i < f.Start+f.Count; i++ {
+			if m := &metas[i]; m.cSec != zeroSec || m.cNsec != 0 {
+				sk := sessionKey{k, m.cSec, m.cNsec}
+				if sessions[sk] == 0 {
+					sessions[sk] = uint32(len(sessions) + 1)
+				}
+				session[i] = sessions[sk]
+			}
+		}
+	}
 	metas = nil
+	writeArray(w, secSession, session)
 
 	// Records and ids, with their offsets.
 	recOff := make([]uint64, s.n+1)
@@ -778,9 +800,11 @@ func decodeRecord(b []byte) (*Note, bool) {
 // everything that views it (the lazy notes, the index, the token table)
 // keeps a pointer to it.
 type cacheFile struct {
-	b   []byte
-	sec [nSecs][]byte
-	crc [nSecs]uint32
+	b    []byte
+	sec  [nSecs][]byte
+	off  [nSecs]int64 // the sections' offsets in the file
+	crc  [nSecs]uint32
+	file *os.File // note records are read from it (reading them through the mapping would map their neighbours too)
 }
 
 // openCache maps the cache file and locates its sections.
@@ -792,20 +816,22 @@ func openCache(ctx context.Context, dir string) (*cacheFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
 	size := fi.Size()
 	if size < cacheHeader || size > math.MaxInt32*int64(8) || !fi.Mode().IsRegular() {
+		f.Close()
 		return nil, errors.New("index cache: bad size")
 	}
 	b, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
-	cf := &cacheFile{b: b}
+	cf := &cacheFile{b: b, file: f}
 	runtime.AddCleanup(cf, func(b []byte) { _ = syscall.Munmap(b) }, b)
 	if err := cf.locate(); err != nil {
 		return nil, err
@@ -843,6 +869,7 @@ func (cf *cacheFile) locate() error {
 			return errCorrupt
 		}
 		cf.sec[s] = b[off : off+n : off+n]
+		cf.off[s] = int64(off)
 	}
 	return nil
 }
@@ -999,7 +1026,7 @@ func (cf *cacheFile) corpus(ctx context.Context, dir string) (*Corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	lz := &lazyNotes{f: cf, n: n, files: files, memo: map[int32]*Note{}, ctx: ctx, dir: dir, recs: cf.sec[secRecs], ids: cf.sec[secIDs]}
+	lz := &lazyNotes{f: cf, n: n, files: files, memo: map[int32]*Note{}, ctx: ctx, dir: dir, recsLen: uint64(len(cf.sec[secRecs])), ids: cf.sec[secIDs]}
 	ok := true
 	view := func(dst any, s, want int) {
 		var good bool
@@ -1028,6 +1055,7 @@ func (cf *cacheFile) corpus(ctx context.Context, dir string) (*Corpus, error) {
 	view(&lz.cNsec, secCreatedNsec, n)
 	view(&lz.uSec, secUpdatedSec, n)
 	view(&lz.uNsec, secUpdatedNsec, n)
+	view(&lz.session, secSession, n)
 	view(&lz.recOff, secRecOff, n+1)
 	view(&lz.recCRC, secRecCRC, n)
 	view(&lz.idOff, secIDOff, n+1)

@@ -279,7 +279,9 @@ func TestIncrementalUpdate(t *testing.T) {
 			})
 		}},
 		{"front matter", func() {
-			edit("topics/t1.md", func(s string) string { return "---\ndescription: kafka zebra notes\nkeywords: [alpha, beta]\n---\n" + s })
+			edit("topics/t1.md", func(s string) string {
+				return "---\ndescription: kafka zebra notes\nkeywords: [alpha, beta]\n---\n" + s
+			})
 		}},
 		{"topic added", func() {
 			os.WriteFile(path("topics/a-new.md"), []byte("# New\n\n- [fact-3001] zebra order cache (session · 2025-10-01)\n- [fact-0001] an id written twice\n"), 0o644)

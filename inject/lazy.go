@@ -5,7 +5,6 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 	"unsafe"
@@ -23,12 +22,14 @@ type lazyNotes struct {
 	flags        []uint8
 	cSec, uSec   []int64
 	cNsec, uNsec []uint32
+	session      []uint32
 	recOff       []uint64
 	recCRC       []uint32
-	recs         []byte
+	recsLen      uint64
 	idOff        []uint32
 	ids          []byte
 	idsChecked   int8 // 0: not yet, 1: good, -1: corrupt
+	datesChecked int8
 	dups         []int32
 	memo         map[int32]*Note
 
@@ -43,10 +44,13 @@ func (lz *lazyNotes) note(i int) *Note {
 		return n
 	}
 	a, b := lz.recOff[i], lz.recOff[i+1]
-	if a > b || b > uint64(len(lz.recs)) {
+	if a > b || b > lz.recsLen {
 		return nil
 	}
-	rec := lz.recs[a:b]
+	rec := make([]byte, b-a)
+	if _, err := lz.f.file.ReadAt(rec, lz.f.off[secRecs]+int64(a)); err != nil {
+		return nil
+	}
 	if crc32.Checksum(rec, castagnoli) != lz.recCRC[i] {
 		return nil
 	}
@@ -81,11 +85,6 @@ func (lz *lazyNotes) id(i int) (string, bool) {
 		return "", true
 	}
 	return unsafe.String(&b[0], len(b)), true
-}
-
-// fileOf returns the index in files of the file note i is in.
-func (lz *lazyNotes) fileOf(i int) int {
-	return sort.Search(len(lz.files), func(k int) bool { return lz.files[k].Start+lz.files[k].Count > i })
 }
 
 var zeroSec = time.Time{}.Unix()
@@ -157,23 +156,26 @@ func (c *Corpus) place(i int) mdmem.Place {
 // hasCreated reports whether note i has a creation date.
 func (c *Corpus) hasCreated(i int) bool {
 	if c.lz != nil {
-		return c.lz.cSec[i] != zeroSec || c.lz.cNsec[i] != 0
+		return c.lz.session[i] != 0
 	}
 	return !c.notes[i].Created.IsZero()
 }
 
-// sameSession reports whether notes a and b are in one file with one
-// creation time.
+// sameSession reports whether notes a and b have a creation date and are
+// in one file with one creation time.
 func (c *Corpus) sameSession(a, b int) bool {
 	if lz := c.lz; lz != nil {
-		return lz.cSec[a] == lz.cSec[b] && lz.cNsec[a] == lz.cNsec[b] && lz.fileOf(a) == lz.fileOf(b)
+		return lz.session[a] != 0 && lz.session[a] == lz.session[b]
 	}
 	x, y := &c.notes[a], &c.notes[b]
-	return x.File == y.File && x.Created.Equal(y.Created)
+	return !x.Created.IsZero() && x.File == y.File && x.Created.Equal(y.Created)
 }
 
 // date returns note i's Date.
 func (c *Corpus) date(i int) time.Time {
+	if lz := c.lz; lz != nil && !lz.datesOK() {
+		c.fallback()
+	}
 	if lz := c.lz; lz != nil {
 		if lz.uSec[i] != zeroSec || lz.uNsec[i] != 0 {
 			return unixTime(lz.uSec[i], lz.uNsec[i])
@@ -189,6 +191,19 @@ func (c *Corpus) sharedIDs() []int32 {
 		return c.lz.dups
 	}
 	return sharedIDs(len(c.notes), func(i int) string { return c.notes[i].ID })
+}
+
+// datesOK checks the date columns on first use.
+func (lz *lazyNotes) datesOK() bool {
+	if lz.datesChecked == 0 {
+		lz.datesChecked = 1
+		for s := secCreatedSec; s <= secUpdatedNsec; s++ {
+			if !lz.f.verify(s) {
+				lz.datesChecked = -1
+			}
+		}
+	}
+	return lz.datesChecked > 0
 }
 
 // fallback replaces the notes and index read from a cache found corrupt

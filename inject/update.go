@@ -82,7 +82,7 @@ func newUpdate(ctx context.Context, v *mdmem.ReadView, dir string, old *cacheFil
 	lz := oc.lz
 	u := &cacheUpdate{old: old, oldIx: oix, recOff: lz.recOff, idOff: lz.idOff, flags: lz.flags,
 		cSec: lz.cSec, cNsec: lz.cNsec, uSec: lz.uSec, uNsec: lz.uNsec, fresh: &Corpus{}}
-	if lz.idOff[0] != 0 || int(lz.idOff[lz.n]) != len(lz.ids) || lz.recOff[0] != 0 || lz.recOff[lz.n] != uint64(len(lz.recs)) {
+	if lz.idOff[0] != 0 || int(lz.idOff[lz.n]) != len(lz.ids) || lz.recOff[0] != 0 || lz.recOff[lz.n] != lz.recsLen {
 		return nil, errNoUpdate
 	}
 	for k := 0; k < lz.n; k++ {
