@@ -372,35 +372,44 @@ func selectBest(h []Hit, n int) {
 	if n <= 0 {
 		return
 	}
-	down := func(i int) {
-		for {
-			w := i
-			if l := 2*i + 1; l < n && better(h[w], h[l]) {
-				w = l
-			}
-			if r := 2*i + 2; r < n && better(h[w], h[r]) {
-				w = r
-			}
-			if w == i {
-				return
-			}
-			h[i], h[w] = h[w], h[i]
-			i = w
-		}
-	}
 	for i := n/2 - 1; i >= 0; i-- {
-		down(i)
+		siftWorst(h[:n], i)
 	}
 	for k := n; k < len(h); k++ {
 		if better(h[k], h[0]) {
 			h[0], h[k] = h[k], h[0]
-			down(0)
+			siftWorst(h[:n], 0)
 		}
 	}
 }
 
+// siftWorst restores the heap h (the worst hit at the root) below i.
+func siftWorst(h []Hit, i int) {
+	n := len(h)
+	for {
+		w := i
+		if l := 2*i + 1; l < n && better(h[w], h[l]) {
+			w = l
+		}
+		if r := 2*i + 2; r < n && better(h[w], h[r]) {
+			w = r
+		}
+		if w == i {
+			return
+		}
+		h[i], h[w] = h[w], h[i]
+		i = w
+	}
+}
+
 func positive(scores []float64, ok []bool) []Hit {
-	var hits []Hit
+	n := 0
+	for d, s := range scores {
+		if s > 0 && (ok == nil || ok[d]) {
+			n++
+		}
+	}
+	hits := make([]Hit, 0, n)
 	for d, s := range scores {
 		if s > 0 && (ok == nil || ok[d]) {
 			hits = append(hits, Hit{Doc: d, Score: s})
@@ -439,8 +448,30 @@ func (ix *Index) score(p RankParams, q []qterm, scores []float64) {
 // topHits returns the eligible notes (ok nil: all) with positive score,
 // best first, at most n.
 func topHits(scores []float64, ok []bool, n int) []Hit {
-	r := &ranking{hits: positive(scores, ok)}
-	return r.top(n)
+	if n <= 0 {
+		r := &ranking{hits: positive(scores, ok)}
+		return r.top(n)
+	}
+	// One pass keeping the best n in a heap whose root is the worst kept.
+	h := make([]Hit, 0, n)
+	for d, s := range scores {
+		if s <= 0 || ok != nil && !ok[d] {
+			continue
+		}
+		if len(h) < n {
+			h = append(h, Hit{Doc: d, Score: s})
+			if len(h) == n {
+				selectBest(h, n) // heapifies
+			}
+			continue
+		}
+		if x := (Hit{Doc: d, Score: s}); better(x, h[0]) {
+			h[0] = x
+			siftWorst(h, 0)
+		}
+	}
+	sortHits(h)
+	return h
 }
 
 // expand is RM3-style pseudo-relevance feedback: the terms most likely
