@@ -178,6 +178,12 @@ const (
 	nSecs          = secPostTF + nFields
 )
 
+// perItem are the sections checked per item (note record, term's
+// postings), which carry no CRC of their own in the directory.
+func perItem(s int) bool {
+	return s == secRecs || s == secRecOff || s == secRecCRC || s >= secPostDoc
+}
+
 // lazySec are the sections not checked when the file is opened: each
 // part is checked when it is first read (the dates and ids whole, the
 // records and postings each on its own).
@@ -253,7 +259,8 @@ func fileRanges(n int, file func(i int) string) []fileRange {
 }
 
 // sharedIDs lists, in file order, the notes whose id another note has too
-// (the only ones laterDuplicates needs to look at).
+// (the only ones laterDuplicates needs to look at). The ids id returns
+// need stay valid only during the call.
 func sharedIDs(n int, id func(i int) string) []int32 {
 	first := make(map[string]int32, n)
 	var out []int32
@@ -265,7 +272,7 @@ func sharedIDs(n int, id func(i int) string) []int32 {
 		}
 		j, ok := first[s]
 		if !ok {
-			first[strings.Clone(s)] = int32(i)
+			first[s] = int32(i)
 			continue
 		}
 		if !seen[j] {
@@ -290,9 +297,9 @@ type cacheSource struct {
 	n      int
 	meta   func(i int) noteMeta
 	id     func(i int) string
-	record func(b []byte, i int) []byte // appends note i's record
-	tok    *tokTable                    // nil: no token counts
-	ix     *Index                       // the default ranker's
+	record func(b []byte, i int) ([]byte, uint32) // appends note i's record; returns its CRC-32C too
+	tok    *tokTable                              // nil: no token counts
+	ix     *Index                                 // the default ranker's
 }
 
 // corpusSource writes a corpus held in memory.
@@ -300,10 +307,13 @@ func corpusSource(key []fileKey, c *Corpus, ix *Index) *cacheSource {
 	return &cacheSource{
 		key: key, files: fileRanges(len(c.notes), func(i int) string { return c.notes[i].File }),
 		topics: c.Topics, n: len(c.notes),
-		meta:   func(i int) noteMeta { return metaOf(&c.notes[i]) },
-		id:     func(i int) string { return c.notes[i].ID },
-		record: func(b []byte, i int) []byte { return appendRecord(b, &c.notes[i]) },
-		tok:    c.tok, ix: ix,
+		meta: func(i int) noteMeta { return metaOf(&c.notes[i]) },
+		id:   func(i int) string { return c.notes[i].ID },
+		record: func(b []byte, i int) ([]byte, uint32) {
+			rec := appendRecord(b, &c.notes[i])
+			return rec, crc32.Checksum(rec[len(b):], castagnoli)
+		},
+		tok: c.tok, ix: ix,
 	}
 }
 
@@ -311,12 +321,13 @@ func corpusSource(key []fileKey, c *Corpus, ix *Index) *cacheSource {
 // section's offset, length and CRC-32C for the directory, so the cache is
 // never held in memory whole.
 type cacheWriter struct {
-	w   io.Writer
-	b   []byte
-	n   int64 // bytes written to w, the header's included
-	crc uint32
-	err error
-	dir [nSecs]struct {
+	w     io.Writer
+	b     []byte
+	n     int64 // bytes written to w, the header's included
+	crc   uint32
+	nocrc bool // the section has CRCs per item instead
+	err   error
+	dir   [nSecs]struct {
 		off, n int64
 		crc    uint32
 	}
@@ -328,7 +339,9 @@ func (w *cacheWriter) flush() {
 	if len(w.b) == 0 {
 		return
 	}
-	w.crc = crc32.Update(w.crc, castagnoli, w.b)
+	if !w.nocrc {
+		w.crc = crc32.Update(w.crc, castagnoli, w.b)
+	}
 	w.n += int64(len(w.b))
 	if w.err == nil {
 		_, w.err = w.w.Write(w.b)
@@ -347,6 +360,7 @@ func (w *cacheWriter) begin(s int) {
 	w.align()
 	w.flush()
 	w.crc = 0
+	w.nocrc = perItem(s)
 	w.dir[s].off = w.n
 }
 
@@ -583,8 +597,7 @@ func writeCache(dst io.Writer, s *cacheSource) ([cacheHeader]byte, error) {
 	w.begin(secRecs)
 	var rec []byte
 	for i := 0; i < s.n; i++ {
-		rec = s.record(rec[:0], i)
-		recCRC[i] = crc32.Checksum(rec, castagnoli)
+		rec, recCRC[i] = s.record(rec[:0], i)
 		recOff[i+1] = recOff[i] + uint64(len(rec))
 		w.raw(rec)
 	}
@@ -597,7 +610,8 @@ func writeCache(dst io.Writer, s *cacheSource) ([cacheHeader]byte, error) {
 	for i := 0; i < s.n; i++ {
 		id := s.id(i)
 		idOff[i+1] = idOff[i] + uint32(len(id))
-		w.raw([]byte(id))
+		w.b = append(w.b, id...)
+		w.more()
 	}
 	w.end(secIDs)
 	writeArray(w, secIDOff, idOff)
@@ -1127,20 +1141,27 @@ func (ix *Index) readable(q []qterm) bool {
 		ix.checked = make([]bool, len(ix.postCRC))
 	}
 	for _, qt := range q {
-		t := qt.id
-		if ix.checked[t] {
-			continue
-		}
-		if ix.postingsCRC(t) != ix.postCRC[t] {
+		if !ix.termOK(qt.id) {
 			return false
 		}
-		for _, d := range ix.PostDoc[ix.PostStart[t]:ix.PostStart[t+1]] {
-			if d < 0 || int(d) >= ix.N {
-				return false
-			}
-		}
-		ix.checked[t] = true
 	}
+	return true
+}
+
+// termOK checks term t's postings (once).
+func (ix *Index) termOK(t int32) bool {
+	if ix.checked[t] {
+		return true
+	}
+	if ix.postingsCRC(t) != ix.postCRC[t] {
+		return false
+	}
+	for _, d := range ix.PostDoc[ix.PostStart[t]:ix.PostStart[t+1]] {
+		if d < 0 || int(d) >= ix.N {
+			return false
+		}
+	}
+	ix.checked[t] = true
 	return true
 }
 

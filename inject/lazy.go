@@ -80,11 +80,16 @@ func (lz *lazyNotes) id(i int) (string, bool) {
 	if lz.idsChecked < 0 {
 		return "", false
 	}
-	b := lz.ids[lz.idOff[i]:lz.idOff[i+1]]
+	return bytesView(lz.ids[lz.idOff[i]:lz.idOff[i+1]]), true
+}
+
+// bytesView returns b as a string without copying: b must not change
+// while the string is used.
+func bytesView(b []byte) string {
 	if len(b) == 0 {
-		return "", true
+		return ""
 	}
-	return unsafe.String(&b[0], len(b)), true
+	return unsafe.String(&b[0], len(b))
 }
 
 var zeroSec = time.Time{}.Unix()

@@ -3,6 +3,7 @@ package inject
 import (
 	"context"
 	"errors"
+	"hash/crc32"
 	"io/fs"
 	"math"
 	"sort"
@@ -44,6 +45,7 @@ type cacheUpdate struct {
 	old      *cacheFile
 	oldIx    *Index
 	recOff   []uint64
+	recCRC   []uint32
 	idOff    []uint32
 	flags    []uint8
 	cSec     []int64
@@ -62,8 +64,10 @@ type cacheUpdate struct {
 }
 
 func newUpdate(ctx context.Context, v *mdmem.ReadView, dir string, old *cacheFile, key []fileKey, cnt Counter) (*cacheUpdate, error) {
+	// What is copied as it is (the note records, with their CRCs) is
+	// checked when read; the rest is checked now.
 	for s := range old.sec {
-		if !old.verify(s) { // all of it is read: check it all
+		if !perItem(s) && !old.verify(s) {
 			return nil, errNoUpdate
 		}
 	}
@@ -79,8 +83,14 @@ func newUpdate(ctx context.Context, v *mdmem.ReadView, dir string, old *cacheFil
 	if oix == nil || (cnt == nil) != (oc.tok == nil) || cnt != nil && oc.tok.name != cnt.Name() {
 		return nil, errNoUpdate
 	}
+	oix.checked = make([]bool, len(oix.postCRC))
+	for t := range oix.postCRC {
+		if !oix.termOK(int32(t)) {
+			return nil, errNoUpdate
+		}
+	}
 	lz := oc.lz
-	u := &cacheUpdate{old: old, oldIx: oix, recOff: lz.recOff, idOff: lz.idOff, flags: lz.flags,
+	u := &cacheUpdate{old: old, oldIx: oix, recOff: lz.recOff, recCRC: lz.recCRC, idOff: lz.idOff, flags: lz.flags,
 		cSec: lz.cSec, cNsec: lz.cNsec, uSec: lz.uSec, uNsec: lz.uNsec, fresh: &Corpus{}}
 	if lz.idOff[0] != 0 || int(lz.idOff[lz.n]) != len(lz.ids) || lz.recOff[0] != 0 || lz.recOff[lz.n] != lz.recsLen {
 		return nil, errNoUpdate
@@ -347,15 +357,16 @@ func (u *cacheUpdate) source(key []fileKey) *cacheSource {
 		},
 		id: func(i int) string {
 			if from := u.from[i]; from >= 0 {
-				return string(ids[u.idOff[from]:u.idOff[from+1]])
+				return bytesView(ids[u.idOff[from]:u.idOff[from+1]]) // valid while old is mapped
 			}
 			return u.fresh.notes[-1-u.from[i]].ID
 		},
-		record: func(b []byte, i int) []byte {
+		record: func(b []byte, i int) ([]byte, uint32) {
 			if from := u.from[i]; from >= 0 {
-				return append(b, recs[u.recOff[from]:u.recOff[from+1]]...)
+				return append(b, recs[u.recOff[from]:u.recOff[from+1]]...), u.recCRC[from]
 			}
-			return appendRecord(b, &u.fresh.notes[-1-u.from[i]])
+			rec := appendRecord(b, &u.fresh.notes[-1-u.from[i]])
+			return rec, crc32.Checksum(rec[len(b):], castagnoli)
 		},
 	}
 }
