@@ -562,7 +562,7 @@ func sortLeft(left []LeftOut) []LeftOut {
 func (c *Corpus) corePriority(rp RankParams, task string, o *Options, core []int) []int {
 	score := map[int]float64{}
 	if strings.TrimSpace(task) != "" || len(o.Tags) > 0 {
-		in := map[int]bool{}
+		in := make([]bool, c.Len()) // ranking asks about every note
 		for _, i := range core {
 			in[i] = true
 		}
