@@ -154,6 +154,7 @@ const (
 	secTok                              // token table: tokenizer name, fixed strings' counts, digit counts (varint)
 	secTokLine                          // []uint16 per note
 	secTokRef                           // []uint8 per note
+	secTokPieces                        // counts of the chunks lines are summed from (varint; read by updates only)
 	secFlags                            // []uint8 per note: place and which optional fields are set
 	secCreatedSec                       // []int64 per note
 	secCreatedNsec                      // []uint32 per note
@@ -188,7 +189,7 @@ func perItem(s int) bool {
 // part is checked when it is first read (the dates and ids whole, the
 // records and postings each on its own).
 func lazySec(s int) bool {
-	return s >= secCreatedSec && s <= secUpdatedNsec || s == secRecOff || s == secRecCRC || s == secRecs ||
+	return s == secTokPieces || s >= secCreatedSec && s <= secUpdatedNsec || s == secRecOff || s == secRecCRC || s == secRecs ||
 		s == secIDOff || s == secIDs || s >= secPostDoc
 }
 
@@ -550,6 +551,18 @@ func writeCache(dst io.Writer, s *cacheSource) ([cacheHeader]byte, error) {
 		w.end(secTok)
 		writeArray(w, secTokLine, t.line)
 		writeArray(w, secTokRef, t.ref)
+		pieces := make([]string, 0, len(t.pieces))
+		for s := range t.pieces {
+			pieces = append(pieces, s)
+		}
+		sort.Strings(pieces)
+		w.begin(secTokPieces)
+		w.uvarint(uint64(len(pieces)))
+		for _, s := range pieces {
+			w.str(s)
+			w.uvarint(uint64(t.pieces[s]))
+		}
+		w.end(secTokPieces)
 	}
 
 	// The columns.
@@ -974,6 +987,24 @@ func (cf *cacheFile) tokens(n int) (*tokTable, error) {
 		return nil, errCorrupt
 	}
 	return t, nil
+}
+
+// pieces returns the chunk counts of the token table (tokTable.pieces).
+func (cf *cacheFile) pieces() (map[string]uint32, error) {
+	r := &cacheReader{b: cf.sec[secTokPieces]}
+	if len(r.b) == 0 {
+		return map[string]uint32{}, nil
+	}
+	n := r.count(2)
+	m := make(map[string]uint32, n)
+	for ; n > 0; n-- {
+		s := r.str()
+		m[s] = uint32(r.uvarint())
+	}
+	if r.err != nil || r.p != len(r.b) {
+		return nil, errCorrupt
+	}
+	return m, nil
 }
 
 // index returns the index, viewed in place; its postings are checked

@@ -350,3 +350,36 @@ func TestIncrementalUpdate(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateKnownWordsNoTokenizer: an edit made of words the memory
+// already has is counted from the cache's chunk counts: the update does
+// not load the tokenizer, and the counts are exact.
+func TestUpdateKnownWordsNoTokenizer(t *testing.T) {
+	rng := rand.New(rand.NewSource(15))
+	ctx := context.Background()
+	dir := writeMem(t, lazyFiles(rng, 10, 80))
+	if _, err := LoadCorpusFor(ctx, dir, true, o200k(t)); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "topics", "t1.md")
+	b, _ := os.ReadFile(p)
+	l := strings.SplitAfter(string(b), "\n")
+	l[4] = "- [fact-1123] kafka deploy order slow report cache\n"
+	if err := os.WriteFile(p, []byte(strings.Join(l, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := NewCounter("o200k")
+	c, err := LoadCorpusFor(ctx, dir, true, fresh)
+	if err != nil || c.lz == nil {
+		t.Fatalf("not updated: %v", err)
+	}
+	if fresh.(*bpeCounter).loaded.Load() {
+		t.Error("the update loaded the tokenizer for known words")
+	}
+	ref := o200k(t)
+	for i := 0; i < c.Len(); i++ {
+		if got, want := int(c.tok.line[i]), ref.Count(string(appendLine(nil, c.Note(i)))); got != want {
+			t.Fatalf("note %d: %d tokens, want %d", i, got, want)
+		}
+	}
+}

@@ -120,6 +120,12 @@ type tokTable struct {
 	line   []uint16       // per note: tokens of its compact line; 0 unknown
 	ref    []uint8        // per note: tokens of " "+Ref() in the footer; 0 unknown
 	keep   *cacheFile     // the mapping line and ref view, if read from the cache
+
+	// pieces are the counts of the chunks the lines were summed from
+	// (pieceCounter), kept so that an update of the cache counts the
+	// lines of the changed files without loading the tokenizer when their
+	// chunks are known. Only builds and updates have them.
+	pieces map[string]uint32
 }
 
 const (
@@ -185,19 +191,26 @@ func buildTokTable(c *Corpus, cnt Counter) *tokTable {
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), 1+n/4096)
+	pcs := make([]*pieceCounter, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
+		pcs[w] = newPieceCounter(cnt)
 		go func(w int) {
 			defer wg.Done()
-			pc := newPieceCounter(cnt)
 			var line []byte
 			for i := w; i < n; i += workers {
-				line = t.count(pc, i, c.Note(i), line)
+				line = t.count(pcs[w], i, c.Note(i), line)
 			}
 		}(w)
 	}
 	wg.Wait()
+	t.pieces = pcs[0].memo
+	for _, pc := range pcs[1:] {
+		for s, k := range pc.memo {
+			t.pieces[s] = k
+		}
+	}
 	return t
 }
 

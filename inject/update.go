@@ -3,6 +3,7 @@ package inject
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io/fs"
 	"math"
@@ -191,7 +192,11 @@ func newUpdate(ctx context.Context, v *mdmem.ReadView, dir string, old *cacheFil
 		return nil, err
 	}
 	if cnt != nil {
-		u.tok = u.mergeTokens(oc.tok, cnt)
+		pieces, err := old.pieces()
+		if err != nil {
+			return nil, err
+		}
+		u.tok = u.mergeTokens(oc.tok, pieces, cnt)
 	}
 	return u, nil
 }
@@ -312,8 +317,11 @@ func (u *cacheUpdate) mergeIndex() (*Index, error) {
 	return ix, nil
 }
 
-// mergeTokens keeps the kept notes' counts and counts the fresh ones.
-func (u *cacheUpdate) mergeTokens(ot *tokTable, cnt Counter) *tokTable {
+// mergeTokens keeps the kept notes' counts and counts the fresh ones,
+// from the old table's chunk counts where it can: a line made of known
+// words does not load the tokenizer (which costs more than the rest of a
+// one-line update).
+func (u *cacheUpdate) mergeTokens(ot *tokTable, pieces map[string]uint32, cnt Counter) *tokTable {
 	t := &tokTable{name: ot.name, consts: make(map[string]int, len(ot.consts)), digits: ot.digits,
 		line: make([]uint16, u.n), ref: make([]uint8, u.n)}
 	for s, k := range ot.consts {
@@ -324,10 +332,16 @@ func (u *cacheUpdate) mergeTokens(ot *tokTable, cnt Counter) *tokTable {
 			t.line[i], t.ref[i] = ot.line[from], ot.ref[from]
 		}
 	}
-	if len(u.fresh.notes) == 0 {
-		return t
+	for l := 1; l <= 3; l++ { // the digit runs' counts are known too
+		for v := 0; v < [...]int{0, 10, 100, 1000}[l]; v++ {
+			d := fmt.Sprintf("%0*d", l, v)
+			if k := ot.digits[digitIndex(d)]; k > 0 && !hasPiece(pieces, d) {
+				pieces[d] = uint32(k)
+			}
+		}
 	}
-	pc := newPieceCounter(cnt)
+	pc := &pieceCounter{cnt: cnt, memo: pieces}
+	t.pieces = pieces
 	var line []byte
 	for k := range u.fresh.notes {
 		n := &u.fresh.notes[k]
@@ -342,6 +356,8 @@ func (u *cacheUpdate) mergeTokens(ot *tokTable, cnt Counter) *tokTable {
 }
 
 func hasKey(m map[string]int, k string) bool { _, ok := m[k]; return ok }
+
+func hasPiece(m map[string]uint32, k string) bool { _, ok := m[k]; return ok }
 
 // source writes the update.
 func (u *cacheUpdate) source(key []fileKey) *cacheSource {
