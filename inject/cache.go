@@ -300,6 +300,7 @@ type cacheSource struct {
 	id     func(i int) string
 	record func(b []byte, i int) ([]byte, uint32) // appends note i's record; returns its CRC-32C too
 	tok    *tokTable                              // nil: no token counts
+	dups   []int32                                // the notes sharedIDs finds, if known (else computed)
 	ix     *Index                                 // the default ranker's
 }
 
@@ -628,7 +629,10 @@ func writeCache(dst io.Writer, s *cacheSource) ([cacheHeader]byte, error) {
 	}
 	w.end(secIDs)
 	writeArray(w, secIDOff, idOff)
-	writeArray(w, secDups, sharedIDs(s.n, s.id))
+	if s.dups == nil {
+		s.dups = sharedIDs(s.n, s.id)
+	}
+	writeArray(w, secDups, s.dups)
 
 	// The index.
 	ix := s.ix

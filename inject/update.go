@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io/fs"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/memctl/memctl/mdmem"
@@ -60,6 +61,7 @@ type cacheUpdate struct {
 	fresh    *Corpus // the notes of the files read again
 	tok      *tokTable
 	ix       *Index
+	dups     []int32
 	freshOf  []int32 // per fresh note: its new note
 	oldToNew []int32 // per old note: its new note, or -1 (its file changed)
 }
@@ -191,6 +193,7 @@ func newUpdate(ctx context.Context, v *mdmem.ReadView, dir string, old *cacheFil
 	if u.ix, err = u.mergeIndex(); err != nil {
 		return nil, err
 	}
+	u.dups = u.sharedIDs(lz)
 	if cnt != nil {
 		pieces, err := old.pieces()
 		if err != nil {
@@ -251,6 +254,25 @@ func (u *cacheUpdate) mergeIndex() (*Index, error) {
 	for f := range ix.PostTF {
 		ix.PostTF[f] = make([]uint16, 0, np)
 	}
+	// The new notes as runs: kept notes with consecutive old numbers
+	// (their postings are copied, renumbered by one shift), or fresh.
+	type run struct {
+		fresh        bool
+		oldLo, oldHi int32 // kept: old notes [oldLo, oldHi)
+		shift, newHi int32 // kept: new = old + shift; fresh: new notes below newHi
+	}
+	var runs []run
+	for i := 0; i < len(u.from); {
+		from := u.from[i]
+		r := run{fresh: from < 0, oldLo: from, shift: int32(i) - from}
+		k := i + 1
+		for k < len(u.from) && (r.fresh && u.from[k] < 0 || !r.fresh && u.from[k] == from+int32(k-i)) {
+			k++
+		}
+		r.oldHi, r.newHi = from+int32(k-i), int32(k)
+		runs = append(runs, r)
+		i = k
+	}
 	add := func(term string, oid, fid int32) {
 		var a, b, c, d int32
 		if oid >= 0 {
@@ -260,33 +282,30 @@ func (u *cacheUpdate) mergeIndex() (*Index, error) {
 			c, d = fx.PostStart[fid], fx.PostStart[fid+1]
 		}
 		before := len(ix.PostDoc)
-		push := func(doc int32, src *Index, k int32) {
-			ix.PostDoc = append(ix.PostDoc, doc)
+		for _, r := range runs {
+			if r.fresh {
+				for ; c < d && u.freshOf[fx.PostDoc[c]] < r.newHi; c++ {
+					ix.PostDoc = append(ix.PostDoc, u.freshOf[fx.PostDoc[c]])
+					for f := range ix.PostTF {
+						ix.PostTF[f] = append(ix.PostTF[f], fx.PostTF[f][c])
+					}
+				}
+				continue
+			}
+			if a == b {
+				continue
+			}
+			docs := o.PostDoc[a:b]
+			lo := a + int32(sort.Search(len(docs), func(k int) bool { return docs[k] >= r.oldLo }))
+			docs = o.PostDoc[lo:b]
+			hi := lo + int32(sort.Search(len(docs), func(k int) bool { return docs[k] >= r.oldHi }))
+			for _, doc := range o.PostDoc[lo:hi] {
+				ix.PostDoc = append(ix.PostDoc, doc+r.shift)
+			}
 			for f := range ix.PostTF {
-				ix.PostTF[f] = append(ix.PostTF[f], src.PostTF[f][k])
+				ix.PostTF[f] = append(ix.PostTF[f], o.PostTF[f][lo:hi]...)
 			}
-		}
-		for a < b || c < d {
-			for a < b && u.oldToNew[o.PostDoc[a]] < 0 {
-				a++
-			}
-			var od, fd int32 = math.MaxInt32, math.MaxInt32
-			if a < b {
-				od = u.oldToNew[o.PostDoc[a]]
-			}
-			if c < d {
-				fd = u.freshOf[fx.PostDoc[c]]
-			}
-			switch {
-			case od == math.MaxInt32 && fd == math.MaxInt32:
-				a, c = b, d
-			case od < fd:
-				push(od, o, a)
-				a++
-			default:
-				push(fd, fx, c)
-				c++
-			}
+			a = hi
 		}
 		if len(ix.PostDoc) > before {
 			ix.termBlob = append(ix.termBlob, term...)
@@ -315,6 +334,53 @@ func (u *cacheUpdate) mergeIndex() (*Index, error) {
 		}
 	}
 	return ix, nil
+}
+
+// sharedIDs finds the new notes whose id another has too without a map
+// of every id: they are among the kept notes that shared an id before,
+// the fresh notes and the kept notes with a fresh note's id.
+func (u *cacheUpdate) sharedIDs(lz *lazyNotes) []int32 {
+	freshIDs := map[string]bool{}
+	for k := range u.fresh.notes {
+		if id := u.fresh.notes[k].ID; id != "" {
+			freshIDs[id] = true
+		}
+	}
+	in := map[int32]bool{}
+	for _, d := range lz.dups {
+		if to := u.oldToNew[d]; to >= 0 {
+			in[to] = true
+		}
+	}
+	if len(freshIDs) > 0 {
+		for d, to := range u.oldToNew {
+			if to >= 0 && freshIDs[bytesView(lz.ids[lz.idOff[d]:lz.idOff[d+1]])] {
+				in[to] = true
+			}
+		}
+	}
+	for _, to := range u.freshOf {
+		in[to] = true
+	}
+	cand := make([]int32, 0, len(in))
+	for d := range in {
+		cand = append(cand, d)
+	}
+	slices.Sort(cand)
+	shared := sharedIDs(len(cand), func(k int) string { return u.id(lz, cand[k]) })
+	out := make([]int32, len(shared))
+	for k, c := range shared {
+		out[k] = cand[c]
+	}
+	return out
+}
+
+// id returns new note i's id.
+func (u *cacheUpdate) id(lz *lazyNotes, i int32) string {
+	if from := u.from[i]; from >= 0 {
+		return bytesView(lz.ids[lz.idOff[from]:lz.idOff[from+1]])
+	}
+	return u.fresh.notes[-1-u.from[i]].ID
 }
 
 // mergeTokens keeps the kept notes' counts and counts the fresh ones,
@@ -364,7 +430,7 @@ func (u *cacheUpdate) source(key []fileKey) *cacheSource {
 	o := u.old
 	recs, ids := o.sec[secRecs], o.sec[secIDs]
 	return &cacheSource{
-		key: key, files: u.files, topics: u.topics, n: u.n, tok: u.tok, ix: u.ix,
+		key: key, files: u.files, topics: u.topics, n: u.n, tok: u.tok, ix: u.ix, dups: u.dups,
 		meta: func(i int) noteMeta {
 			if from := u.from[i]; from >= 0 {
 				return noteMeta{flags: u.flags[from], cSec: u.cSec[from], cNsec: u.cNsec[from], uSec: u.uSec[from], uNsec: u.uNsec[from]}
