@@ -301,7 +301,24 @@ type cacheSource struct {
 	record func(b []byte, i int) ([]byte, uint32) // appends note i's record; returns its CRC-32C too
 	tok    *tokTable                              // nil: no token counts
 	dups   []int32                                // the notes sharedIDs finds, if known (else computed)
+	post   postingSource                          // the postings, if not ix's arrays
 	ix     *Index                                 // the default ranker's
+}
+
+// postingSource gives an index's postings term by term (by id), as
+// little-endian bytes: an Index's arrays, or an update's merge of an old
+// file's postings with fresh ones.
+type postingSource interface {
+	docs(b []byte, t int32) []byte      // appends term t's notes
+	tf(b []byte, f int, t int32) []byte // appends term t's frequencies in field f
+}
+
+func (ix *Index) docs(b []byte, t int32) []byte {
+	return append(b, leBytes(ix.PostDoc[ix.PostStart[t]:ix.PostStart[t+1]])...)
+}
+
+func (ix *Index) tf(b []byte, f int, t int32) []byte {
+	return append(b, leBytes(ix.PostTF[f][ix.PostStart[t]:ix.PostStart[t+1]])...)
 }
 
 // corpusSource writes a corpus held in memory.
@@ -666,15 +683,32 @@ func writeCache(dst io.Writer, s *cacheSource) ([cacheHeader]byte, error) {
 	writeArray(w, secTermID, ids)
 	writeArray(w, secTermBlob, blob)
 	writeArray(w, secPostStart, ix.PostStart)
+	post := s.post
+	if post == nil {
+		post = ix
+	}
+	// Postings term by term, each term's CRC-32C summed across the
+	// sections (postingsCRC).
 	crcs := make([]uint32, len(ix.PostStart)-1)
+	w.begin(secPostDoc)
 	for t := range crcs {
-		crcs[t] = ix.postingsCRC(int32(t))
+		k := len(w.b)
+		w.b = post.docs(w.b, int32(t))
+		crcs[t] = crc32.Update(0, castagnoli, w.b[k:])
+		w.more()
+	}
+	w.end(secPostDoc)
+	for f := range ix.PostTF {
+		w.begin(secPostTF + f)
+		for t := range crcs {
+			k := len(w.b)
+			w.b = post.tf(w.b, f, int32(t))
+			crcs[t] = crc32.Update(crcs[t], castagnoli, w.b[k:])
+			w.more()
+		}
+		w.end(secPostTF + f)
 	}
 	writeArray(w, secPostCRC, crcs)
-	writeArray(w, secPostDoc, ix.PostDoc)
-	for f := range ix.PostTF {
-		writeArray(w, secPostTF+f, ix.PostTF[f])
-	}
 
 	return w.finish()
 }

@@ -2,6 +2,7 @@ package inject
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -62,8 +63,11 @@ type cacheUpdate struct {
 	tok      *tokTable
 	ix       *Index
 	dups     []int32
-	freshOf  []int32 // per fresh note: its new note
-	oldToNew []int32 // per old note: its new note, or -1 (its file changed)
+	runs     []mergeRun
+	pairs    []([2]int32) // per merged term: its old and fresh term ids (-1: none)
+	fx       *Index       // the fresh notes' index
+	freshOf  []int32      // per fresh note: its new note
+	oldToNew []int32      // per old note: its new note, or -1 (its file changed)
 }
 
 func newUpdate(ctx context.Context, v *mdmem.ReadView, dir string, old *cacheFile, key []fileKey, cnt Counter) (*cacheUpdate, error) {
@@ -247,72 +251,33 @@ func (u *cacheUpdate) mergeIndex() (*Index, error) {
 	}
 	sort.Strings(fterms)
 	nOld := len(o.termID)
-	ix.termOff = []int32{0}
-	ix.PostStart = []int32{0}
-	np := len(o.PostDoc) + len(fx.PostDoc)
-	ix.PostDoc = make([]int32, 0, np)
-	for f := range ix.PostTF {
-		ix.PostTF[f] = make([]uint16, 0, np)
-	}
 	// The new notes as runs: kept notes with consecutive old numbers
 	// (their postings are copied, renumbered by one shift), or fresh.
-	type run struct {
-		fresh        bool
-		oldLo, oldHi int32 // kept: old notes [oldLo, oldHi)
-		shift, newHi int32 // kept: new = old + shift; fresh: new notes below newHi
-	}
-	var runs []run
 	for i := 0; i < len(u.from); {
 		from := u.from[i]
-		r := run{fresh: from < 0, oldLo: from, shift: int32(i) - from}
+		r := mergeRun{fresh: from < 0, oldLo: from, shift: int32(i) - from}
 		k := i + 1
 		for k < len(u.from) && (r.fresh && u.from[k] < 0 || !r.fresh && u.from[k] == from+int32(k-i)) {
 			k++
 		}
 		r.oldHi, r.newHi = from+int32(k-i), int32(k)
-		runs = append(runs, r)
+		u.runs = append(u.runs, r)
 		i = k
 	}
+	u.fx = fx
+	ix.termOff = []int32{0}
+	ix.PostStart = []int32{0}
 	add := func(term string, oid, fid int32) {
-		var a, b, c, d int32
-		if oid >= 0 {
-			a, b = o.PostStart[oid], o.PostStart[oid+1]
+		n := int32(0)
+		u.spans(oid, fid, func(_ mergeRun, lo, hi int32) { n += hi - lo })
+		if n == 0 {
+			return // no note has it any more
 		}
-		if fid >= 0 {
-			c, d = fx.PostStart[fid], fx.PostStart[fid+1]
-		}
-		before := len(ix.PostDoc)
-		for _, r := range runs {
-			if r.fresh {
-				for ; c < d && u.freshOf[fx.PostDoc[c]] < r.newHi; c++ {
-					ix.PostDoc = append(ix.PostDoc, u.freshOf[fx.PostDoc[c]])
-					for f := range ix.PostTF {
-						ix.PostTF[f] = append(ix.PostTF[f], fx.PostTF[f][c])
-					}
-				}
-				continue
-			}
-			if a == b {
-				continue
-			}
-			docs := o.PostDoc[a:b]
-			lo := a + int32(sort.Search(len(docs), func(k int) bool { return docs[k] >= r.oldLo }))
-			docs = o.PostDoc[lo:b]
-			hi := lo + int32(sort.Search(len(docs), func(k int) bool { return docs[k] >= r.oldHi }))
-			for _, doc := range o.PostDoc[lo:hi] {
-				ix.PostDoc = append(ix.PostDoc, doc+r.shift)
-			}
-			for f := range ix.PostTF {
-				ix.PostTF[f] = append(ix.PostTF[f], o.PostTF[f][lo:hi]...)
-			}
-			a = hi
-		}
-		if len(ix.PostDoc) > before {
-			ix.termBlob = append(ix.termBlob, term...)
-			ix.termOff = append(ix.termOff, int32(len(ix.termBlob)))
-			ix.termID = append(ix.termID, int32(len(ix.termID)))
-			ix.PostStart = append(ix.PostStart, int32(len(ix.PostDoc)))
-		}
+		ix.termBlob = append(ix.termBlob, term...)
+		ix.termOff = append(ix.termOff, int32(len(ix.termBlob)))
+		ix.termID = append(ix.termID, int32(len(ix.termID)))
+		ix.PostStart = append(ix.PostStart, ix.PostStart[len(ix.PostStart)-1]+n)
+		u.pairs = append(u.pairs, [2]int32{oid, fid})
 	}
 	i, j := 0, 0
 	for i < nOld || j < len(fterms) {
@@ -334,6 +299,79 @@ func (u *cacheUpdate) mergeIndex() (*Index, error) {
 		}
 	}
 	return ix, nil
+}
+
+// mergeRun is a run of new notes: kept notes with consecutive old numbers,
+// or fresh ones.
+type mergeRun struct {
+	fresh        bool
+	oldLo, oldHi int32 // kept: old notes [oldLo, oldHi)
+	shift, newHi int32 // kept: new = old + shift; fresh: new notes below newHi
+}
+
+// spans calls fn, in new note order, with the postings of the merged term
+// (old term oid, fresh term fid; -1: none) that each run holds: a range
+// of the old postings for a kept run, of the fresh ones for a fresh run.
+func (u *cacheUpdate) spans(oid, fid int32, fn func(r mergeRun, lo, hi int32)) {
+	o, fx := u.oldIx, u.fx
+	var a, b, c, d int32
+	if oid >= 0 {
+		a, b = o.PostStart[oid], o.PostStart[oid+1]
+	}
+	if fid >= 0 {
+		c, d = fx.PostStart[fid], fx.PostStart[fid+1]
+	}
+	for _, r := range u.runs {
+		if r.fresh {
+			lo := c
+			for c < d && u.freshOf[fx.PostDoc[c]] < r.newHi {
+				c++
+			}
+			if c > lo {
+				fn(r, lo, c)
+			}
+			continue
+		}
+		if a == b {
+			continue
+		}
+		docs := o.PostDoc[a:b]
+		lo := a + int32(sort.Search(len(docs), func(k int) bool { return docs[k] >= r.oldLo }))
+		docs = o.PostDoc[lo:b]
+		hi := lo + int32(sort.Search(len(docs), func(k int) bool { return docs[k] >= r.oldHi }))
+		if hi > lo {
+			fn(r, lo, hi)
+		}
+		a = hi
+	}
+}
+
+// docs appends merged term t's notes, little-endian (postingSource).
+func (u *cacheUpdate) docs(b []byte, t int32) []byte {
+	u.spans(u.pairs[t][0], u.pairs[t][1], func(r mergeRun, lo, hi int32) {
+		if r.fresh {
+			for _, d := range u.fx.PostDoc[lo:hi] {
+				b = binary.LittleEndian.AppendUint32(b, uint32(u.freshOf[d]))
+			}
+			return
+		}
+		for _, d := range u.oldIx.PostDoc[lo:hi] {
+			b = binary.LittleEndian.AppendUint32(b, uint32(d+r.shift))
+		}
+	})
+	return b
+}
+
+// tf appends merged term t's frequencies in field f (postingSource).
+func (u *cacheUpdate) tf(b []byte, f int, t int32) []byte {
+	u.spans(u.pairs[t][0], u.pairs[t][1], func(r mergeRun, lo, hi int32) {
+		if r.fresh {
+			b = append(b, leBytes(u.fx.PostTF[f][lo:hi])...)
+		} else {
+			b = append(b, leBytes(u.oldIx.PostTF[f][lo:hi])...)
+		}
+	})
+	return b
 }
 
 // sharedIDs finds the new notes whose id another has too without a map
@@ -430,7 +468,7 @@ func (u *cacheUpdate) source(key []fileKey) *cacheSource {
 	o := u.old
 	recs, ids := o.sec[secRecs], o.sec[secIDs]
 	return &cacheSource{
-		key: key, files: u.files, topics: u.topics, n: u.n, tok: u.tok, ix: u.ix, dups: u.dups,
+		key: key, files: u.files, topics: u.topics, n: u.n, tok: u.tok, ix: u.ix, dups: u.dups, post: u,
 		meta: func(i int) noteMeta {
 			if from := u.from[i]; from >= 0 {
 				return noteMeta{flags: u.flags[from], cSec: u.cSec[from], cNsec: u.cNsec[from], uSec: u.uSec[from], uNsec: u.uNsec[from]}
