@@ -64,10 +64,10 @@ type cacheUpdate struct {
 	ix       *Index
 	dups     []int32
 	runs     []mergeRun
-	pairs    []([2]int32) // per merged term: its old and fresh term ids (-1: none)
-	fx       *Index       // the fresh notes' index
-	freshOf  []int32      // per fresh note: its new note
-	oldToNew []int32      // per old note: its new note, or -1 (its file changed)
+	pairs    [][2]int32 // per merged term: its old and fresh term ids (-1: none)
+	fx       *Index     // the fresh notes' index
+	freshOf  []int32    // per fresh note: its new note
+	oldToNew []int32    // per old note: its new note, or -1 (its file changed)
 }
 
 func newUpdate(ctx context.Context, v *mdmem.ReadView, dir string, old *cacheFile, key []fileKey, cnt Counter) (*cacheUpdate, error) {
