@@ -371,8 +371,8 @@ func orEmpty(s []string) []string {
 // deduplicated, in the given order) and the others.
 func splitKnown(c *inject.Corpus, ids []string) (known, unknown []string) {
 	have := map[string]bool{}
-	for i := range c.Notes {
-		have[c.Notes[i].Ref()] = true
+	for i := 0; i < c.Len(); i++ {
+		have[c.Ref(i)] = true
 	}
 	seen := map[string]bool{}
 	for _, id := range ids {

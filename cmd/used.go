@@ -49,9 +49,9 @@ func runUsed(ctx context.Context, f *Factory, opts *usedOptions) error {
 	}
 	clean, unknown := splitKnown(c, opts.IDs)
 	if len(unknown) > 0 {
-		all := make([]string, 0, len(c.Notes))
-		for i := range c.Notes {
-			all = append(all, c.Notes[i].Ref())
+		all := make([]string, 0, c.Len())
+		for i := 0; i < c.Len(); i++ {
+			all = append(all, c.Ref(i))
 		}
 		for _, id := range unknown {
 			msg := "no entry with id " + id + "; not recorded"

@@ -11,6 +11,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -24,22 +26,32 @@ import (
 // parsed notes, the default ranker's index and the notes' token counts, so
 // inject need not parse the Markdown, analyse text or load a tokenizer on
 // every call. It is derived data in the git-ignored cache directory,
-// rebuilt whenever any memory file changes.
+// brought up to date whenever a memory file changes (update.go: only the
+// changed files are read again).
 //
-// Layout: a 32-byte header (magic with the format version, payload length,
-// CRC-32C of the payload), then the payload: the file key, topics, notes
-// (length-prefixed strings, read in place without copying), the token
-// count table, and the index as flat little-endian arrays aligned to 8
-// bytes, viewed in place. The file is read in two reads (the head with
-// the key, so a stale cache is rejected without reading the rest, then the
-// rest); nothing is decoded twice. It is written streamed, never whole in
-// memory. (The name is that of the gob cache of earlier versions,
-// which the testscripts check for; its header is rejected and rebuilt.)
+// The file is memory-mapped and read in place: a query reads the
+// postings of its terms and the records of the notes it prints, and
+// nothing else of size proportional to the postings or the text. Layout:
+// a 32-byte header (magic with the format version, file size, offset of
+// the section directory), the sections, each aligned to 8 bytes, then the
+// directory (offset, length and CRC-32C of every section, and its own
+// CRC-32C). The small sections (file key, files, topics, token count
+// head, the term dictionary) and the per-note columns a ranking scans
+// (flags, dates, field lengths, line token counts) are checked against
+// their CRC when the file is opened; postings carry a CRC per term and
+// note records a CRC per note, checked on first use, and the ids are
+// checked when first needed. A mismatch found after opening switches the
+// corpus to the Markdown (Corpus.fallback), so a corrupt cache never
+// gives wrong output. Writes are streamed to a temporary file, fsynced
+// and renamed over the old one (which is never modified in place, so a
+// mapping never sees it change). (The name is that of the gob cache of
+// earlier versions, which the testscripts check for; its header is
+// rejected and rebuilt.)
 const IndexCacheFile = CacheDir + "/index.bin"
 
 const (
-	cacheMagic  = "memctl-index-v3\n"
-	cacheHeader = 32 // magic (16), payload length (8), CRC-32C (4), zero (4)
+	cacheMagic  = "memctl-index-v4\n"
+	cacheHeader = 32 // magic (16), file size (8), directory offset (8)
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -133,17 +145,211 @@ func markRacy(dir string, keys []fileKey, now time.Time) error {
 	return nil
 }
 
+// Sections of the cache file. Per-note arrays have one element per note;
+// per-term arrays one per term id.
+const (
+	secKey         = iota               // file keys (varint)
+	secFiles                            // corpus files in note order, with their notes (varint)
+	secTopics                           // topic front matter (varint)
+	secTok                              // token table: tokenizer name, fixed strings' counts, digit counts (varint)
+	secTokLine                          // []uint16 per note
+	secTokRef                           // []uint8 per note
+	secTokPieces                        // counts of the chunks lines are summed from (varint; read by updates only)
+	secFlags                            // []uint8 per note: place and which optional fields are set
+	secCreatedSec                       // []int64 per note
+	secCreatedNsec                      // []uint32 per note
+	secUpdatedSec                       // []int64 per note
+	secUpdatedNsec                      // []uint32 per note
+	secSession                          // []uint32 per note: 0 without a creation date, else one number per file and creation time
+	secRecOff                           // []uint64, notes+1: the note records' offsets in secRecs
+	secRecCRC                           // []uint32 per note: CRC-32C of its record
+	secRecs                             // note records (varint)
+	secIDOff                            // []uint32, notes+1: offsets in secIDs
+	secIDs                              // the notes' ids
+	secDups                             // []int32: notes whose id another note has too
+	secIndex                            // analyzer key, notes, field length totals (varint)
+	secDocLen                           // nFields × []uint16 per note
+	secTermOff     = iota + nFields - 1 // []int32, terms+1: sorted terms as offsets in secTermBlob (after the nFields secDocLen)
+	secTermID                           // []int32 per sorted term
+	secTermBlob                         // the sorted terms
+	secPostStart                        // []int32, terms+1, by id
+	secPostCRC                          // []uint32 per term id: CRC-32C of its postings (docs, then each field's frequencies)
+	secPostDoc                          // []int32 per posting
+	secPostTF                           // nFields × []uint16 per posting
+	nSecs          = secPostTF + nFields
+)
+
+// perItem are the sections checked per item (note record, term's
+// postings), which carry no CRC of their own in the directory.
+func perItem(s int) bool {
+	return s == secRecs || s == secRecOff || s == secRecCRC || s >= secPostDoc
+}
+
+// lazySec are the sections not checked when the file is opened: each
+// part is checked when it is first read (the dates and ids whole, the
+// records and postings each on its own).
+func lazySec(s int) bool {
+	return s == secTokPieces || s >= secCreatedSec && s <= secUpdatedNsec || s == secRecOff || s == secRecCRC || s == secRecs ||
+		s == secIDOff || s == secIDs || s >= secPostDoc
+}
+
+// Flags of a note (secFlags): its place in the low bits, then which of
+// the fields that make it ineligible or filter it are set.
+const (
+	nfPlace      = 7
+	nfSuperseded = 1 << (3 + iota)
+	nfExpires
+	nfScope
+	nfTags
+)
+
+var placeCodes = []mdmem.Place{"", mdmem.PlaceCore, mdmem.PlacePending, mdmem.PlaceTopic, mdmem.PlaceArchive, mdmem.PlaceOther}
+
+// noteMeta is what a ranking scans of every note: the columns.
+type noteMeta struct {
+	flags        uint8
+	cSec, uSec   int64
+	cNsec, uNsec uint32
+}
+
+func metaOf(n *Note) noteMeta {
+	return noteMeta{flags: flagsOf(n), cSec: n.Created.Unix(), cNsec: uint32(n.Created.Nanosecond()),
+		uSec: n.Updated.Unix(), uNsec: uint32(n.Updated.Nanosecond())}
+}
+
+func flagsOf(n *Note) uint8 {
+	var f uint8
+	for k, p := range placeCodes {
+		if k > 0 && n.Place == p {
+			f = uint8(k)
+		}
+	}
+	if n.SupersededBy != "" {
+		f |= nfSuperseded
+	}
+	if !n.Expires.IsZero() {
+		f |= nfExpires
+	}
+	if len(n.Scope) > 0 {
+		f |= nfScope
+	}
+	if len(n.Tags) > 0 {
+		f |= nfTags
+	}
+	return f
+}
+
+// fileRange is one memory file's notes: [Start, Start+Count).
+type fileRange struct {
+	Path         string
+	Start, Count int
+}
+
+// fileRanges finds the files of notes in file order.
+func fileRanges(n int, file func(i int) string) []fileRange {
+	var out []fileRange
+	for i := 0; i < n; i++ {
+		f := file(i)
+		if k := len(out) - 1; k >= 0 && out[k].Path == f {
+			out[k].Count++
+			continue
+		}
+		out = append(out, fileRange{Path: f, Start: i, Count: 1})
+	}
+	return out
+}
+
+// sharedIDs lists, in file order, the notes whose id another note has too
+// (the only ones laterDuplicates needs to look at). The ids id returns
+// need stay valid only during the call.
+func sharedIDs(n int, id func(i int) string) []int32 {
+	first := make(map[string]int32, n)
+	var out []int32
+	seen := map[int32]bool{}
+	for i := 0; i < n; i++ {
+		s := id(i)
+		if s == "" {
+			continue
+		}
+		j, ok := first[s]
+		if !ok {
+			first[s] = int32(i)
+			continue
+		}
+		if !seen[j] {
+			seen[j] = true
+			out = append(out, j)
+		}
+		out = append(out, int32(i))
+	}
+	slices.Sort(out)
+	return out
+}
+
 // ---- encoding ----
 
-// cacheWriter streams the payload to w through a small buffer, keeping
-// its length and CRC-32C for the header, so the cache is never held in
-// memory whole.
+// cacheSource is what a cache file is written from: a corpus parsed from
+// the Markdown, or an older cache file with the changed files parsed
+// again (update.go).
+type cacheSource struct {
+	key    []fileKey
+	files  []fileRange
+	topics []TopicInfo
+	n      int
+	meta   func(i int) noteMeta
+	id     func(i int) string
+	record func(b []byte, i int) ([]byte, uint32) // appends note i's record; returns its CRC-32C too
+	tok    *tokTable                              // nil: no token counts
+	dups   []int32                                // the notes sharedIDs finds, if known (else computed)
+	post   postingSource                          // the postings, if not ix's arrays
+	ix     *Index                                 // the default ranker's
+}
+
+// postingSource gives an index's postings term by term (by id), as
+// little-endian bytes: an Index's arrays, or an update's merge of an old
+// file's postings with fresh ones.
+type postingSource interface {
+	docs(b []byte, t int32) []byte      // appends term t's notes
+	tf(b []byte, f int, t int32) []byte // appends term t's frequencies in field f
+}
+
+func (ix *Index) docs(b []byte, t int32) []byte {
+	return append(b, leBytes(ix.PostDoc[ix.PostStart[t]:ix.PostStart[t+1]])...)
+}
+
+func (ix *Index) tf(b []byte, f int, t int32) []byte {
+	return append(b, leBytes(ix.PostTF[f][ix.PostStart[t]:ix.PostStart[t+1]])...)
+}
+
+// corpusSource writes a corpus held in memory.
+func corpusSource(key []fileKey, c *Corpus, ix *Index) *cacheSource {
+	return &cacheSource{
+		key: key, files: fileRanges(len(c.notes), func(i int) string { return c.notes[i].File }),
+		topics: c.Topics, n: len(c.notes),
+		meta: func(i int) noteMeta { return metaOf(&c.notes[i]) },
+		id:   func(i int) string { return c.notes[i].ID },
+		record: func(b []byte, i int) ([]byte, uint32) {
+			rec := appendRecord(b, &c.notes[i])
+			return rec, crc32.Checksum(rec[len(b):], castagnoli)
+		},
+		tok: c.tok, ix: ix,
+	}
+}
+
+// cacheWriter streams the file to w through a small buffer, keeping each
+// section's offset, length and CRC-32C for the directory, so the cache is
+// never held in memory whole.
 type cacheWriter struct {
-	w   io.Writer
-	b   []byte
-	n   int64 // payload bytes written to w
-	crc uint32
-	err error
+	w     io.Writer
+	b     []byte
+	n     int64 // bytes written to w, the header's included
+	crc   uint32
+	nocrc bool // the section has CRCs per item instead
+	err   error
+	dir   [nSecs]struct {
+		off, n int64
+		crc    uint32
+	}
 }
 
 const cacheChunk = 64 << 10
@@ -152,7 +358,9 @@ func (w *cacheWriter) flush() {
 	if len(w.b) == 0 {
 		return
 	}
-	w.crc = crc32.Update(w.crc, castagnoli, w.b)
+	if !w.nocrc {
+		w.crc = crc32.Update(w.crc, castagnoli, w.b)
+	}
 	w.n += int64(len(w.b))
 	if w.err == nil {
 		_, w.err = w.w.Write(w.b)
@@ -166,38 +374,31 @@ func (w *cacheWriter) more() {
 	}
 }
 
+// begin starts section s at the next multiple of 8.
+func (w *cacheWriter) begin(s int) {
+	w.align()
+	w.flush()
+	w.crc = 0
+	w.nocrc = perItem(s)
+	w.dir[s].off = w.n
+}
+
+func (w *cacheWriter) end(s int) {
+	w.flush()
+	w.dir[s].n = w.n - w.dir[s].off
+	w.dir[s].crc = w.crc
+}
+
 func (w *cacheWriter) uvarint(x uint64) { w.b = binary.AppendUvarint(w.b, x) }
 func (w *cacheWriter) varint(x int64)   { w.b = binary.AppendVarint(w.b, x) }
-func (w *cacheWriter) str(s string)     { w.uvarint(uint64(len(s))); w.b = append(w.b, s...); w.more() }
+func (w *cacheWriter) str(s string)     { w.uvarint(uint64(len(s))); w.raw([]byte(s)) }
 func (w *cacheWriter) strs(l []string) {
 	w.uvarint(uint64(len(l)))
 	for _, s := range l {
 		w.str(s)
 	}
 }
-func (w *cacheWriter) align() {
-	for (w.n+int64(len(w.b))+cacheHeader)%8 != 0 {
-		w.b = append(w.b, 0)
-	}
-}
-func (w *cacheWriter) u16s(a []uint16) {
-	w.uvarint(uint64(len(a)))
-	w.align()
-	for _, x := range a {
-		w.b = binary.LittleEndian.AppendUint16(w.b, x)
-		w.more()
-	}
-}
-func (w *cacheWriter) i32s(a []int32) {
-	w.uvarint(uint64(len(a)))
-	w.align()
-	for _, x := range a {
-		w.b = binary.LittleEndian.AppendUint32(w.b, uint32(x))
-		w.more()
-	}
-}
-func (w *cacheWriter) bytes(a []byte) {
-	w.uvarint(uint64(len(a)))
+func (w *cacheWriter) raw(a []byte) {
 	for len(a) > 0 {
 		k := min(len(a), cacheChunk)
 		w.b = append(w.b, a[:k]...)
@@ -206,83 +407,152 @@ func (w *cacheWriter) bytes(a []byte) {
 	}
 }
 
-func (w *cacheWriter) time(t time.Time) {
-	w.varint(t.Unix())
-	w.uvarint(uint64(t.Nanosecond()))
+// cacheInt are the element types of the cache's arrays.
+type cacheInt interface {
+	~uint8 | ~uint16 | ~uint32 | ~int32 | ~int64 | ~uint64
 }
 
-// Note flags.
+// leBytes returns a's little-endian bytes: a itself on a little-endian
+// machine.
+func leBytes[T cacheInt](a []T) []byte {
+	if len(a) == 0 {
+		return nil
+	}
+	size := int(unsafe.Sizeof(a[0]))
+	if littleEndian {
+		return unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), size*len(a))
+	}
+	out := make([]byte, 0, size*len(a))
+	for _, x := range a {
+		for k := 0; k < size; k++ {
+			out = append(out, byte(uint64(x)>>(8*k)))
+		}
+	}
+	return out
+}
+
+// viewOf returns b as a []T: in place on a little-endian machine (b
+// aligned), else a decoded copy. ok is false when b is not a whole number
+// of elements.
+func viewOf[T cacheInt](b []byte) (out []T, ok bool) {
+	var z T
+	size := int(unsafe.Sizeof(z))
+	if len(b)%size != 0 {
+		return nil, false
+	}
+	n := len(b) / size
+	if n == 0 {
+		return []T{}, true
+	}
+	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%uintptr(size) == 0 {
+		return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n), true
+	}
+	out = make([]T, n)
+	for i := range out {
+		var x uint64
+		for k := size - 1; k >= 0; k-- {
+			x = x<<8 | uint64(b[i*size+k])
+		}
+		out[i] = T(x)
+	}
+	return out, true
+}
+
+var littleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 1 }()
+
+func writeArray[T cacheInt](w *cacheWriter, s int, a []T) {
+	w.begin(s)
+	w.raw(leBytes(a))
+	w.end(s)
+}
+
+// Flags of a note record: which dates follow.
 const (
-	nfCreated = 1 << iota
-	nfUpdated
-	nfExpires
+	rfCreated = 1 << iota
+	rfUpdated
+	rfExpires
 )
+
+// appendRecord encodes a note.
+func appendRecord(b []byte, n *Note) []byte {
+	var fl byte
+	if !n.Created.IsZero() {
+		fl |= rfCreated
+	}
+	if !n.Updated.IsZero() {
+		fl |= rfUpdated
+	}
+	if !n.Expires.IsZero() {
+		fl |= rfExpires
+	}
+	b = append(b, fl)
+	for _, s := range [...]string{n.ID, n.Category, n.Content, n.Source, n.SupersededBy, string(n.Place), n.File, n.Topic, n.Section} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	b = binary.AppendUvarint(b, uint64(n.Line))
+	for _, l := range [...][]string{n.Scope, n.Refs, n.Tags, n.See, n.Notes} {
+		b = binary.AppendUvarint(b, uint64(len(l)))
+		for _, s := range l {
+			b = binary.AppendUvarint(b, uint64(len(s)))
+			b = append(b, s...)
+		}
+	}
+	for k, t := range [...]time.Time{n.Created, n.Updated, n.Expires} {
+		if fl&(1<<k) != 0 {
+			b = binary.AppendVarint(b, t.Unix())
+			b = binary.AppendUvarint(b, uint64(t.Nanosecond()))
+		}
+	}
+	return b
+}
 
 // encodeCache returns the whole cache file (for tests; saveCache streams).
 func encodeCache(key []fileKey, c *Corpus, ix *Index) []byte {
 	var buf bytes.Buffer
 	buf.Write(make([]byte, cacheHeader))
-	h, _ := writeCache(&buf, key, c, ix)
+	h, _ := writeCache(&buf, corpusSource(key, c, ix))
 	out := buf.Bytes()
 	copy(out, h[:])
 	return out
 }
 
-// writeCache writes the payload to dst and returns the header that goes
-// before it.
-func writeCache(dst io.Writer, key []fileKey, c *Corpus, ix *Index) ([cacheHeader]byte, error) {
-	w := &cacheWriter{w: dst, b: make([]byte, 0, cacheChunk+1024)}
-	w.uvarint(uint64(len(key)))
-	for _, k := range key {
+// writeCache writes the file after its header to dst (which starts
+// cacheHeader bytes into the file) and returns the header.
+func writeCache(dst io.Writer, s *cacheSource) ([cacheHeader]byte, error) {
+	w := &cacheWriter{w: dst, b: make([]byte, 0, cacheChunk+1024), n: cacheHeader}
+	w.begin(secKey)
+	w.uvarint(uint64(len(s.key)))
+	for _, k := range s.key {
 		w.str(k.Path)
 		w.varint(k.Size)
 		w.varint(k.Mtime)
 		w.varint(k.Ctime)
 		w.uvarint(k.Ino)
-		w.bytes(k.Hash)
+		w.str(string(k.Hash))
 	}
-	w.uvarint(uint64(len(c.Topics)))
-	for _, t := range c.Topics {
+	w.end(secKey)
+	w.begin(secFiles)
+	w.uvarint(uint64(len(s.files)))
+	for _, f := range s.files {
+		w.str(f.Path)
+		w.uvarint(uint64(f.Start))
+		w.uvarint(uint64(f.Count))
+	}
+	w.end(secFiles)
+	w.begin(secTopics)
+	w.uvarint(uint64(len(s.topics)))
+	for _, t := range s.topics {
 		w.str(t.Slug)
 		w.str(t.Description)
 		w.strs(t.Keywords)
 	}
-	w.uvarint(uint64(len(c.Notes)))
-	for i := range c.Notes {
-		n := &c.Notes[i]
-		var fl byte
-		if !n.Created.IsZero() {
-			fl |= nfCreated
-		}
-		if !n.Updated.IsZero() {
-			fl |= nfUpdated
-		}
-		if !n.Expires.IsZero() {
-			fl |= nfExpires
-		}
-		w.b = append(w.b, fl)
-		for _, s := range [...]string{n.ID, n.Category, n.Content, n.Source, n.SupersededBy, string(n.Place), n.File, n.Topic, n.Section} {
-			w.str(s)
-		}
-		w.uvarint(uint64(n.Line))
-		for _, l := range [...][]string{n.Scope, n.Refs, n.Tags, n.See, n.Notes} {
-			w.strs(l)
-		}
-		if fl&nfCreated != 0 {
-			w.time(n.Created)
-		}
-		if fl&nfUpdated != 0 {
-			w.time(n.Updated)
-		}
-		if fl&nfExpires != 0 {
-			w.time(n.Expires)
-		}
-		w.more()
-	}
-	// Token counts.
-	t := c.tok
-	if t == nil {
+	w.end(secTopics)
+
+	w.begin(secTok)
+	if t := s.tok; t == nil {
 		w.str("")
+		w.end(secTok)
 	} else {
 		w.str(t.name)
 		names := make([]string, 0, len(t.consts))
@@ -295,49 +565,179 @@ func writeCache(dst io.Writer, key []fileKey, c *Corpus, ix *Index) ([cacheHeade
 			w.str(s)
 			w.uvarint(uint64(t.consts[s]))
 		}
-		w.bytes(t.digits)
-		w.u16s(t.line)
-		w.bytes(t.ref)
+		w.str(string(t.digits))
+		w.end(secTok)
+		writeArray(w, secTokLine, t.line)
+		writeArray(w, secTokRef, t.ref)
+		pieces := make([]string, 0, len(t.pieces))
+		for s := range t.pieces {
+			pieces = append(pieces, s)
+		}
+		sort.Strings(pieces)
+		w.begin(secTokPieces)
+		w.uvarint(uint64(len(pieces)))
+		for _, s := range pieces {
+			w.str(s)
+			w.uvarint(uint64(t.pieces[s]))
+		}
+		w.end(secTokPieces)
 	}
-	// Index.
-	w.str(ix.An.key())
-	w.uvarint(uint64(ix.N))
-	for _, a := range ix.AvgLen {
-		w.b = binary.LittleEndian.AppendUint64(w.b, math.Float64bits(a))
+
+	// The columns.
+	metas := make([]noteMeta, s.n)
+	for i := range metas {
+		metas[i] = s.meta(i)
 	}
-	terms := make([]string, 0, len(ix.Terms))
-	for s := range ix.Terms {
-		terms = append(terms, s)
+	column := func(sec int, put func(b []byte, m *noteMeta) []byte) {
+		w.begin(sec)
+		for i := range metas {
+			w.b = put(w.b, &metas[i])
+			w.more()
+		}
+		w.end(sec)
 	}
-	sort.Strings(terms)
-	offs := make([]int32, len(terms)+1)
-	ids := make([]int32, len(terms))
-	var blobLen int32
-	for i, s := range terms {
-		blobLen += int32(len(s))
-		offs[i+1] = blobLen
-		ids[i] = ix.Terms[s]
+	column(secFlags, func(b []byte, m *noteMeta) []byte { return append(b, m.flags) })
+	column(secCreatedSec, func(b []byte, m *noteMeta) []byte { return binary.LittleEndian.AppendUint64(b, uint64(m.cSec)) })
+	column(secCreatedNsec, func(b []byte, m *noteMeta) []byte { return binary.LittleEndian.AppendUint32(b, m.cNsec) })
+	column(secUpdatedSec, func(b []byte, m *noteMeta) []byte { return binary.LittleEndian.AppendUint64(b, uint64(m.uSec)) })
+	column(secUpdatedNsec, func(b []byte, m *noteMeta) []byte { return binary.LittleEndian.AppendUint32(b, m.uNsec) })
+	session := make([]uint32, s.n)
+	type sessionKey struct {
+		file int
+		sec  int64
+		nsec uint32
 	}
-	w.i32s(offs)
-	w.i32s(ids)
-	w.uvarint(uint64(blobLen))
-	for _, s := range terms {
-		w.b = append(w.b, s...)
+	sessions := map[sessionKey]uint32{}
+	for k, f := range s.files {
+		for i := f.Start; i < f.Start+f.Count; i++ {
+			if m := &metas[i]; m.cSec != zeroSec || m.cNsec != 0 {
+				sk := sessionKey{k, m.cSec, m.cNsec}
+				if sessions[sk] == 0 {
+					sessions[sk] = uint32(len(sessions) + 1)
+				}
+				session[i] = sessions[sk]
+			}
+		}
+	}
+	metas = nil
+	writeArray(w, secSession, session)
+
+	// Records and ids, with their offsets.
+	recOff := make([]uint64, s.n+1)
+	recCRC := make([]uint32, s.n)
+	w.begin(secRecs)
+	var rec []byte
+	for i := 0; i < s.n; i++ {
+		rec, recCRC[i] = s.record(rec[:0], i)
+		recOff[i+1] = recOff[i] + uint64(len(rec))
+		w.raw(rec)
+	}
+	w.end(secRecs)
+	writeArray(w, secRecOff, recOff)
+	writeArray(w, secRecCRC, recCRC)
+	recOff, recCRC = nil, nil
+	idOff := make([]uint32, s.n+1)
+	w.begin(secIDs)
+	for i := 0; i < s.n; i++ {
+		id := s.id(i)
+		idOff[i+1] = idOff[i] + uint32(len(id))
+		w.b = append(w.b, id...)
 		w.more()
 	}
-	w.i32s(ix.PostStart)
-	w.i32s(ix.PostDoc)
-	for f := range ix.PostTF {
-		w.u16s(ix.PostTF[f])
+	w.end(secIDs)
+	writeArray(w, secIDOff, idOff)
+	if s.dups == nil {
+		s.dups = sharedIDs(s.n, s.id)
 	}
+	writeArray(w, secDups, s.dups)
+
+	// The index.
+	ix := s.ix
+	w.begin(secIndex)
+	w.str(ix.An.key())
+	w.uvarint(uint64(ix.N))
+	for _, t := range ix.total {
+		w.uvarint(t)
+	}
+	w.end(secIndex)
 	for f := range ix.DocLen {
-		w.u16s(ix.DocLen[f])
+		writeArray(w, secDocLen+f, ix.DocLen[f])
 	}
+	offs, ids, blob := ix.termOff, ix.termID, ix.termBlob
+	if ix.Terms != nil {
+		terms := make([]string, 0, len(ix.Terms))
+		for s := range ix.Terms {
+			terms = append(terms, s)
+		}
+		sort.Strings(terms)
+		offs = make([]int32, len(terms)+1)
+		ids = make([]int32, len(terms))
+		blob = nil
+		for i, s := range terms {
+			blob = append(blob, s...)
+			offs[i+1] = int32(len(blob))
+			ids[i] = ix.Terms[s]
+		}
+	}
+	writeArray(w, secTermOff, offs)
+	writeArray(w, secTermID, ids)
+	writeArray(w, secTermBlob, blob)
+	writeArray(w, secPostStart, ix.PostStart)
+	post := s.post
+	if post == nil {
+		post = ix
+	}
+	// Postings term by term, each term's CRC-32C summed across the
+	// sections (postingsCRC).
+	crcs := make([]uint32, len(ix.PostStart)-1)
+	w.begin(secPostDoc)
+	for t := range crcs {
+		k := len(w.b)
+		w.b = post.docs(w.b, int32(t))
+		crcs[t] = crc32.Update(0, castagnoli, w.b[k:])
+		w.more()
+	}
+	w.end(secPostDoc)
+	for f := range ix.PostTF {
+		w.begin(secPostTF + f)
+		for t := range crcs {
+			k := len(w.b)
+			w.b = post.tf(w.b, f, int32(t))
+			crcs[t] = crc32.Update(crcs[t], castagnoli, w.b[k:])
+			w.more()
+		}
+		w.end(secPostTF + f)
+	}
+	writeArray(w, secPostCRC, crcs)
+
+	return w.finish()
+}
+
+func (w *cacheWriter) align() {
+	for (w.n+int64(len(w.b)))%8 != 0 {
+		w.b = append(w.b, 0)
+	}
+}
+
+// finish writes the directory and returns the header.
+func (w *cacheWriter) finish() ([cacheHeader]byte, error) {
+	w.align()
+	w.flush()
+	dirOff := w.n
+	d := make([]byte, 0, nSecs*24+4)
+	for _, e := range w.dir {
+		d = binary.LittleEndian.AppendUint64(d, uint64(e.off))
+		d = binary.LittleEndian.AppendUint64(d, uint64(e.n))
+		d = binary.LittleEndian.AppendUint32(d, e.crc)
+		d = binary.LittleEndian.AppendUint32(d, 0)
+	}
+	d = binary.LittleEndian.AppendUint32(d, crc32.Checksum(d, castagnoli))
+	w.raw(d)
 	w.flush()
 	var h [cacheHeader]byte
 	copy(h[:], cacheMagic)
 	binary.LittleEndian.PutUint64(h[16:], uint64(w.n))
-	binary.LittleEndian.PutUint32(h[24:], w.crc)
+	binary.LittleEndian.PutUint64(h[24:], uint64(dirOff))
 	return h, w.err
 }
 
@@ -345,10 +745,10 @@ func writeCache(dst io.Writer, key []fileKey, c *Corpus, ix *Index) ([cacheHeade
 
 var errCorrupt = errors.New("index cache: corrupt")
 
-// cacheReader reads the payload in place; strings and arrays alias the
-// buffer, which is never written after it is read.
+// cacheReader decodes a varint section. Strings are copied: notes
+// outlive the mapping's use.
 type cacheReader struct {
-	b   []byte // the whole file
+	b   []byte
 	p   int
 	err error
 }
@@ -380,6 +780,7 @@ func (r *cacheReader) varint() int64 {
 	return x
 }
 
+// count reads a count of items of at least size bytes each.
 func (r *cacheReader) count(size int) int {
 	n := r.uvarint()
 	if n > uint64(len(r.b)-r.p)/uint64(size) {
@@ -399,66 +800,16 @@ func (r *cacheReader) raw(n int) []byte {
 	return s
 }
 
-func (r *cacheReader) str() string {
-	b := r.raw(r.count(1))
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
-}
+func (r *cacheReader) str() string { return string(r.raw(r.count(1))) }
 
-func (r *cacheReader) strs(pool *[]string) []string {
+func (r *cacheReader) strs() []string {
 	n := r.count(1)
 	if n == 0 {
 		return nil
 	}
-	start := len(*pool)
-	for i := 0; i < n; i++ {
-		*pool = append(*pool, r.str())
-	}
-	return (*pool)[start:len(*pool):len(*pool)]
-}
-
-func (r *cacheReader) bytes() []byte { return r.raw(r.count(1)) }
-
-func (r *cacheReader) align() {
-	for r.p%8 != 0 && r.p < len(r.b) {
-		r.p++
-	}
-}
-
-var littleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 1 }()
-
-func (r *cacheReader) u16s() []uint16 {
-	n := r.count(2)
-	r.align()
-	b := r.raw(2 * n)
-	if n == 0 || r.err != nil {
-		return make([]uint16, n)
-	}
-	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%2 == 0 {
-		return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), n)
-	}
-	out := make([]uint16, n)
+	out := make([]string, n)
 	for i := range out {
-		out[i] = binary.LittleEndian.Uint16(b[2*i:])
-	}
-	return out
-}
-
-func (r *cacheReader) i32s() []int32 {
-	n := r.count(4)
-	r.align()
-	b := r.raw(4 * n)
-	if n == 0 || r.err != nil {
-		return make([]int32, n)
-	}
-	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
-		return unsafe.Slice((*int32)(unsafe.Pointer(&b[0])), n)
-	}
-	out := make([]int32, n)
-	for i := range out {
-		out[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+		out[i] = r.str()
 	}
 	return out
 }
@@ -473,194 +824,355 @@ func (r *cacheReader) time() time.Time {
 	return time.Unix(sec, int64(nsec)).UTC()
 }
 
-// keyPeek is how much of the cache is read first: enough for the key of
-// a few hundred memory files. A stale cache (the usual reason to rebuild)
-// is rejected on its key without reading and checksumming the rest.
-const keyPeek = 32 << 10
+func (r *cacheReader) keys() []fileKey {
+	out := make([]fileKey, r.count(1))
+	for i := range out {
+		out[i] = fileKey{Path: r.str(), Size: r.varint(), Mtime: r.varint(), Ctime: r.varint(), Ino: r.uvarint(), Hash: []byte(r.str())}
+		if len(out[i].Hash) == 0 {
+			out[i].Hash = nil
+		}
+	}
+	return out
+}
 
-// readCacheFile reads the cache and checks its header and checksum. If
-// the file's key, read first, does not match key (stat parts only), it
-// returns (nil, nil) without reading the rest.
-func readCacheFile(dir string, key []fileKey) (*cacheReader, error) {
+// decodeRecord decodes a note record (appendRecord).
+func decodeRecord(b []byte) (*Note, bool) {
+	r := &cacheReader{b: b}
+	fl := r.raw(1)
+	if len(fl) == 0 {
+		return nil, false
+	}
+	n := &Note{}
+	n.ID, n.Category, n.Content, n.Source, n.SupersededBy = r.str(), r.str(), r.str(), r.str(), r.str()
+	n.Place, n.File, n.Topic, n.Section = mdmem.Place(r.str()), r.str(), r.str(), r.str()
+	n.Line = int(r.uvarint())
+	n.Scope, n.Refs, n.Tags, n.See, n.Notes = r.strs(), r.strs(), r.strs(), r.strs(), r.strs()
+	if fl[0]&rfCreated != 0 {
+		n.Created = r.time()
+	}
+	if fl[0]&rfUpdated != 0 {
+		n.Updated = r.time()
+	}
+	if fl[0]&rfExpires != 0 {
+		n.Expires = r.time()
+	}
+	return n, r.err == nil && r.p == len(b)
+}
+
+// cacheFile is a memory-mapped cache file, with its sections located and
+// their lengths and offsets checked, but not yet their contents. The
+// mapping is released when the cacheFile is no longer reachable:
+// everything that views it (the lazy notes, the index, the token table)
+// keeps a pointer to it.
+type cacheFile struct {
+	b    []byte
+	sec  [nSecs][]byte
+	off  [nSecs]int64 // the sections' offsets in the file
+	crc  [nSecs]uint32
+	file *os.File // note records are read from it (reading them through the mapping would map their neighbours too)
+}
+
+// openCache maps the cache file and locates its sections.
+func openCache(ctx context.Context, dir string) (*cacheFile, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(IndexCacheFile)))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
 	size := fi.Size()
-	head := make([]byte, min(size, cacheHeader+keyPeek))
-	if _, err := io.ReadFull(f, head); err != nil {
-		return nil, err
+	if size < cacheHeader || size > math.MaxInt32*int64(8) || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, errors.New("index cache: bad size")
 	}
-	if len(head) < cacheHeader || string(head[:len(cacheMagic)]) != cacheMagic {
-		return nil, errors.New("index cache: bad header")
-	}
-	n := binary.LittleEndian.Uint64(head[16:])
-	if n != uint64(size-cacheHeader) {
-		return nil, errors.New("index cache: wrong length (truncated)")
-	}
-	if r := (&cacheReader{b: head, p: cacheHeader}); !r.sameKey(key) && (r.err == nil || int64(len(head)) == size) {
-		return nil, r.err // stale (or, if all was read, corrupt)
-	}
-	data := head
-	if int64(len(head)) < size {
-		// Read it all again rather than copy head in: make followed by
-		// copy compiles to one call that zeroes the whole buffer at
-		// once, unpreemptibly (400 ms at 42 MB here, the GC waiting).
-		data = make([]byte, size)
-		if _, err := f.ReadAt(data, 0); err != nil {
-			return nil, err
-		}
-	}
-	if crc32.Checksum(data[cacheHeader:], castagnoli) != binary.LittleEndian.Uint32(data[24:]) {
-		return nil, errors.New("index cache: checksum mismatch (corrupt)")
-	}
-	return &cacheReader{b: data, p: cacheHeader}, nil
-}
-
-// sameKey reads the cache's key and compares its stat parts with key.
-func (r *cacheReader) sameKey(key []fileKey) bool {
-	nk := r.count(1)
-	if nk != len(key) {
-		return false
-	}
-	for i := 0; i < nk; i++ {
-		k := fileKey{Path: r.str(), Size: r.varint(), Mtime: r.varint(), Ctime: r.varint(), Ino: r.uvarint(), Hash: r.bytes()}
-		if r.err != nil || !sameKey([]fileKey{k}, key[i:i+1]) {
-			return false
-		}
-	}
-	return true
-}
-
-// loadCached returns the cached corpus if the cache is intact (magic,
-// length and checksum) and its key matches the files on disk; else nil.
-func loadCached(ctx context.Context, dir string) (*Corpus, error) {
-	key, err := memoryKey(dir)
+	b, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
-	r, err := readCacheFile(dir, key)
-	if err != nil || r == nil {
+	cf := &cacheFile{b: b, file: f}
+	runtime.AddCleanup(cf, func(b []byte) { _ = syscall.Munmap(b) }, b)
+	if err := cf.locate(); err != nil {
 		return nil, err
 	}
-	nk := r.count(1)
-	if nk != len(key) {
-		return nil, r.err
+	return cf, nil
+}
+
+// locate checks the header and the directory, and slices the sections.
+func (cf *cacheFile) locate() error {
+	b := cf.b
+	if string(b[:len(cacheMagic)]) != cacheMagic {
+		return errors.New("index cache: bad header (another version)")
 	}
-	for i := 0; i < nk; i++ {
-		k := fileKey{Path: r.str(), Size: r.varint(), Mtime: r.varint(), Ctime: r.varint(), Ino: r.uvarint(), Hash: r.bytes()}
-		if r.err != nil || !sameKey([]fileKey{k}, key[i:i+1]) {
-			return nil, r.err
+	size := uint64(len(b))
+	if binary.LittleEndian.Uint64(b[16:]) != size {
+		return errors.New("index cache: wrong length (truncated)")
+	}
+	const dirLen = nSecs*24 + 4
+	dirOff := binary.LittleEndian.Uint64(b[24:])
+	if dirOff < cacheHeader || dirOff%8 != 0 || dirOff+dirLen != size {
+		return errCorrupt
+	}
+	d := b[dirOff:]
+	if crc32.Checksum(d[:dirLen-4], castagnoli) != binary.LittleEndian.Uint32(d[dirLen-4:]) {
+		return errors.New("index cache: checksum mismatch (corrupt)")
+	}
+	for s := range cf.sec {
+		e := d[24*s:]
+		off, n := binary.LittleEndian.Uint64(e), binary.LittleEndian.Uint64(e[8:])
+		cf.crc[s] = binary.LittleEndian.Uint32(e[16:])
+		if n == 0 {
+			continue
 		}
+		if off < cacheHeader || off%8 != 0 || off > dirOff || n > dirOff-off {
+			return errCorrupt
+		}
+		cf.sec[s] = b[off : off+n : off+n]
+		cf.off[s] = int64(off)
+	}
+	return nil
+}
+
+// verify checks section s against its CRC.
+func (cf *cacheFile) verify(s int) bool { return crc32.Checksum(cf.sec[s], castagnoli) == cf.crc[s] }
+
+// key returns the file key the cache was built for.
+func (cf *cacheFile) key() ([]fileKey, error) {
+	if !cf.verify(secKey) {
+		return nil, errCorrupt
+	}
+	r := &cacheReader{b: cf.sec[secKey]}
+	k := r.keys()
+	if r.err != nil || r.p != len(r.b) {
+		return nil, errCorrupt
+	}
+	return k, nil
+}
+
+// fresh reports whether the cache was built from the files as they are:
+// key's stat parts, and the content of the files it hashed.
+func (cf *cacheFile) fresh(dir string, key []fileKey) (bool, error) {
+	old, err := cf.key()
+	if err != nil {
+		return false, err
+	}
+	if !sameKey(old, key) {
+		return false, nil
+	}
+	for _, k := range old {
 		if len(k.Hash) > 0 {
 			h, err := hashFile(dir, k.Path)
 			if err != nil || string(h) != string(k.Hash) {
-				return nil, err
+				return false, err
 			}
 		}
 	}
-	c := decodeCorpus(r)
-	if r.err != nil {
+	return true, nil
+}
+
+// files returns the memory files in note order with their notes, and the
+// topics.
+func (cf *cacheFile) files(n int) ([]fileRange, []TopicInfo, error) {
+	r := &cacheReader{b: cf.sec[secFiles]}
+	files := make([]fileRange, r.count(3))
+	next := 0
+	for i := range files {
+		files[i] = fileRange{Path: r.str(), Start: int(r.uvarint()), Count: int(r.uvarint())}
+		if files[i].Start != next || files[i].Count > n-next {
+			r.fail()
+			break
+		}
+		next += files[i].Count
+	}
+	if r.err != nil || r.p != len(r.b) || next != n {
+		return nil, nil, errCorrupt
+	}
+	r = &cacheReader{b: cf.sec[secTopics]}
+	topics := make([]TopicInfo, r.count(3))
+	for i := range topics {
+		topics[i] = TopicInfo{Slug: r.str(), Description: r.str(), Keywords: r.strs()}
+	}
+	if r.err != nil || r.p != len(r.b) {
+		return nil, nil, errCorrupt
+	}
+	return files, topics, nil
+}
+
+// tokens returns the token table (nil when the cache has none) for n
+// notes.
+func (cf *cacheFile) tokens(n int) (*tokTable, error) {
+	r := &cacheReader{b: cf.sec[secTok]}
+	name := r.str()
+	if name == "" {
 		return nil, r.err
 	}
+	t := &tokTable{name: name, consts: map[string]int{}, keep: cf}
+	for k := r.count(2); k > 0; k-- {
+		s := r.str()
+		t.consts[s] = int(r.uvarint())
+	}
+	t.digits = []byte(r.str())
+	var ok1, ok2 bool
+	t.line, ok1 = viewOf[uint16](cf.sec[secTokLine])
+	t.ref, ok2 = viewOf[uint8](cf.sec[secTokRef])
+	if r.err != nil || r.p != len(r.b) || !ok1 || !ok2 || len(t.digits) != digitTableLen || len(t.line) != n || len(t.ref) != n {
+		return nil, errCorrupt
+	}
+	return t, nil
+}
+
+// pieces returns the chunk counts of the token table (tokTable.pieces).
+func (cf *cacheFile) pieces() (map[string]uint32, error) {
+	r := &cacheReader{b: cf.sec[secTokPieces]}
+	if len(r.b) == 0 {
+		return map[string]uint32{}, nil
+	}
+	n := r.count(2)
+	m := make(map[string]uint32, n)
+	for ; n > 0; n-- {
+		s := r.str()
+		m[s] = uint32(r.uvarint())
+	}
+	if r.err != nil || r.p != len(r.b) {
+		return nil, errCorrupt
+	}
+	return m, nil
+}
+
+// index returns the index, viewed in place; its postings are checked
+// per term when first read (Index.readable).
+func (cf *cacheFile) index() (*Index, error) {
+	r := &cacheReader{b: cf.sec[secIndex]}
+	an := r.str()
+	ix := &Index{N: int(r.uvarint()), keep: cf}
+	for f := range ix.total {
+		ix.total[f] = r.uvarint()
+		if ix.N > 0 {
+			ix.AvgLen[f] = float64(ix.total[f]) / float64(ix.N)
+		}
+	}
+	known := false
+	for _, rp := range Rankers {
+		if rp.An.key() == an {
+			ix.An, known = rp.An, true
+		}
+	}
+	ok := r.err == nil && r.p == len(r.b) && known
+	view16 := func(s int) []uint16 {
+		v, good := viewOf[uint16](cf.sec[s])
+		ok = ok && good
+		return v
+	}
+	view32 := func(s int) []int32 {
+		v, good := viewOf[int32](cf.sec[s])
+		ok = ok && good
+		return v
+	}
+	for f := range ix.DocLen {
+		ix.DocLen[f] = view16(secDocLen + f)
+		ix.PostTF[f] = view16(secPostTF + f)
+	}
+	ix.termOff, ix.termID, ix.termBlob = view32(secTermOff), view32(secTermID), cf.sec[secTermBlob]
+	ix.PostStart, ix.PostDoc = view32(secPostStart), view32(secPostDoc)
+	crcs, good := viewOf[uint32](cf.sec[secPostCRC])
+	ix.postCRC = crcs
+	if !ok || !good || !ix.valid(ix.N) {
+		return nil, errCorrupt
+	}
+	return ix, nil
+}
+
+// corpus returns the corpus read in place: the sections checked when the
+// file is opened are checked, the rest is read when needed.
+func (cf *cacheFile) corpus(ctx context.Context, dir string) (*Corpus, error) {
+	for s := range cf.sec {
+		if !lazySec(s) && !cf.verify(s) {
+			return nil, errCorrupt
+		}
+	}
+	ix, err := cf.index()
+	if err != nil {
+		return nil, err
+	}
+	n := ix.N
+	files, topics, err := cf.files(n)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := cf.tokens(n)
+	if err != nil {
+		return nil, err
+	}
+	lz := &lazyNotes{f: cf, n: n, files: files, memo: map[int32]*Note{}, ctx: ctx, dir: dir, recsLen: uint64(len(cf.sec[secRecs])), ids: cf.sec[secIDs]}
+	ok := true
+	view := func(dst any, s, want int) {
+		var good bool
+		var got int
+		switch d := dst.(type) {
+		case *[]uint8:
+			*d, good = viewOf[uint8](cf.sec[s])
+			got = len(*d)
+		case *[]int64:
+			*d, good = viewOf[int64](cf.sec[s])
+			got = len(*d)
+		case *[]uint32:
+			*d, good = viewOf[uint32](cf.sec[s])
+			got = len(*d)
+		case *[]uint64:
+			*d, good = viewOf[uint64](cf.sec[s])
+			got = len(*d)
+		case *[]int32:
+			*d, good = viewOf[int32](cf.sec[s])
+			got = len(*d)
+		}
+		ok = ok && good && (want < 0 || got == want)
+	}
+	view(&lz.flags, secFlags, n)
+	view(&lz.cSec, secCreatedSec, n)
+	view(&lz.cNsec, secCreatedNsec, n)
+	view(&lz.uSec, secUpdatedSec, n)
+	view(&lz.uNsec, secUpdatedNsec, n)
+	view(&lz.session, secSession, n)
+	view(&lz.recOff, secRecOff, n+1)
+	view(&lz.recCRC, secRecCRC, n)
+	view(&lz.idOff, secIDOff, n+1)
+	view(&lz.dups, secDups, -1)
+	if !ok {
+		return nil, errCorrupt
+	}
+	for k, d := range lz.dups {
+		if d < 0 || int(d) >= n || k > 0 && d <= lz.dups[k-1] {
+			return nil, errCorrupt
+		}
+	}
+	c := &Corpus{Topics: topics, lz: lz, tok: tok}
+	c.init()
+	c.indexes[ix.An.key()] = ix
 	return c, ctx.Err()
 }
 
-func decodeCorpus(r *cacheReader) *Corpus {
-	c := &Corpus{}
-	nt := r.count(1)
-	c.Topics = make([]TopicInfo, nt)
-	var pool []string
-	for i := range c.Topics {
-		c.Topics[i] = TopicInfo{Slug: r.str(), Description: r.str(), Keywords: r.strs(&pool)}
-	}
-	nn := r.count(1)
-	c.Notes = make([]Note, nn)
-	pool = make([]string, 0, 2*nn)
-	for i := range c.Notes {
-		if r.err != nil {
-			return nil
-		}
-		n := &c.Notes[i]
-		fl := r.raw(1)
-		if len(fl) == 0 {
-			return nil
-		}
-		n.ID, n.Category, n.Content, n.Source, n.SupersededBy = r.str(), r.str(), r.str(), r.str(), r.str()
-		n.Place, n.File, n.Topic, n.Section = mdmem.Place(r.str()), r.str(), r.str(), r.str()
-		n.Line = int(r.uvarint())
-		n.Scope, n.Refs, n.Tags, n.See, n.Notes = r.strs(&pool), r.strs(&pool), r.strs(&pool), r.strs(&pool), r.strs(&pool)
-		if fl[0]&nfCreated != 0 {
-			n.Created = r.time()
-		}
-		if fl[0]&nfUpdated != 0 {
-			n.Updated = r.time()
-		}
-		if fl[0]&nfExpires != 0 {
-			n.Expires = r.time()
-		}
-	}
-	if name := r.str(); name != "" {
-		t := &tokTable{name: name, consts: map[string]int{}}
-		for k := r.count(1); k > 0; k-- {
-			s := r.str()
-			t.consts[s] = int(r.uvarint())
-		}
-		t.digits = r.bytes()
-		t.line = r.u16s()
-		t.ref = r.bytes()
-		if len(t.digits) != digitTableLen || len(t.line) != nn || len(t.ref) != nn {
-			r.fail()
-			return nil
-		}
-		c.tok = t
-	}
-	ix := &Index{}
-	an := r.str()
-	for _, rp := range Rankers {
-		if rp.An.key() == an {
-			ix.An = rp.An
-		}
-	}
-	ix.N = int(r.uvarint())
-	for f := range ix.AvgLen {
-		ix.AvgLen[f] = math.Float64frombits(binary.LittleEndian.Uint64(r.raw(8)))
-	}
-	ix.termOff = r.i32s()
-	ix.termID = r.i32s()
-	ix.termBlob = r.bytes()
-	ix.PostStart = r.i32s()
-	ix.PostDoc = r.i32s()
-	for f := range ix.PostTF {
-		ix.PostTF[f] = r.u16s()
-	}
-	for f := range ix.DocLen {
-		ix.DocLen[f] = r.u16s()
-	}
-	if r.err != nil || !ix.valid(nn) || an != ix.An.key() {
-		r.fail()
-		return nil
-	}
-	c.init()
-	c.indexes[an] = ix
-	return c
-}
-
-// valid checks the index arrays against each other, so a cache that
-// passed the checksum but was written wrong cannot index out of range.
+// valid checks the index's dictionary and array lengths against each
+// other, so that a cache that passed its checksums but was written wrong
+// cannot index out of range. The postings themselves are checked per
+// term when first read.
 func (ix *Index) valid(nDocs int) bool {
 	nt := len(ix.termID)
-	if ix.N != nDocs || len(ix.termOff) != nt+1 || len(ix.PostStart) != nt+1 || int(ix.termOff[nt]) != len(ix.termBlob) {
+	if ix.N != nDocs || len(ix.termOff) != nt+1 || len(ix.PostStart) != nt+1 || len(ix.postCRC) != nt ||
+		ix.termOff[0] != 0 || int(ix.termOff[nt]) != len(ix.termBlob) {
 		return false
 	}
 	for i := 0; i < nt; i++ {
 		if ix.termOff[i] > ix.termOff[i+1] || ix.termID[i] < 0 || int(ix.termID[i]) >= nt ||
 			ix.PostStart[i] > ix.PostStart[i+1] {
+			return false
+		}
+		if i > 0 && string(ix.termBlob[ix.termOff[i-1]:ix.termOff[i]]) >= string(ix.termBlob[ix.termOff[i]:ix.termOff[i+1]]) {
 			return false
 		}
 	}
@@ -673,42 +1185,88 @@ func (ix *Index) valid(nDocs int) bool {
 			return false
 		}
 	}
-	for _, d := range ix.PostDoc {
-		if d < 0 || int(d) >= nDocs {
+	return true
+}
+
+// postingsCRC is the CRC-32C of term t's postings: its notes, then each
+// field's frequencies, little-endian.
+func (ix *Index) postingsCRC(t int32) uint32 {
+	a, b := ix.PostStart[t], ix.PostStart[t+1]
+	crc := crc32.Update(0, castagnoli, leBytes(ix.PostDoc[a:b]))
+	for f := range ix.PostTF {
+		crc = crc32.Update(crc, castagnoli, leBytes(ix.PostTF[f][a:b]))
+	}
+	return crc
+}
+
+// readable checks the postings of the query's terms, each once: for an
+// index read from the cache, against their CRC and the number of notes.
+// False means the cache is corrupt.
+func (ix *Index) readable(q []qterm) bool {
+	if ix.postCRC == nil {
+		return true
+	}
+	if ix.checked == nil {
+		ix.checked = make([]bool, len(ix.postCRC))
+	}
+	for _, qt := range q {
+		if !ix.termOK(qt.id) {
 			return false
 		}
 	}
 	return true
 }
 
+// termOK checks term t's postings (once).
+func (ix *Index) termOK(t int32) bool {
+	if ix.checked[t] {
+		return true
+	}
+	if ix.postingsCRC(t) != ix.postCRC[t] {
+		return false
+	}
+	for _, d := range ix.PostDoc[ix.PostStart[t]:ix.PostStart[t+1]] {
+		if d < 0 || int(d) >= ix.N {
+			return false
+		}
+	}
+	ix.checked[t] = true
+	return true
+}
+
 // saveCache writes the cache atomically (temp file, fsync, rename), and
 // only if the memory files did not change while they were read. before is
-// the key taken (with markRacy) before the files were read. The payload is
-// streamed to the temp file and the header (length, checksum) written
-// last, at offset 0, before the fsync.
+// the key taken (with markRacy) before the files were read.
 func saveCache(ctx context.Context, dir string, c *Corpus, before []fileKey) {
+	writeCacheFile(ctx, dir, before, corpusSource(before, c, c.Index(Rankers[DefaultRanker].An)))
+}
+
+// writeCacheFile streams a cache file to a temporary file, writes the
+// header (size, directory offset) last at offset 0, fsyncs and renames it
+// into place, unless the memory files changed since before was taken.
+// It reports whether the file was written.
+func writeCacheFile(ctx context.Context, dir string, before []fileKey, src *cacheSource) bool {
 	after, err := memoryKey(dir)
 	if err != nil || !sameKey(before, after) {
-		return
+		return false
 	}
-	ix := c.Index(Rankers[DefaultRanker].An)
 	if _, err := mdmem.SafeDir(dir, CacheDir); err != nil {
-		return // a derived cache: never written through a link, inject goes on without it
+		return false // a derived cache: never written through a link, inject goes on without it
 	}
 	p := filepath.Join(dir, filepath.FromSlash(IndexCacheFile))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return
+		return false
 	}
-	_ = mdmem.WriteFileAtomicFunc(ctx, p, mdmem.PrivateFileMode, func(f *os.File) error {
+	return mdmem.WriteFileAtomicFunc(ctx, p, mdmem.PrivateFileMode, func(f *os.File) error {
 		var zero [cacheHeader]byte
 		if _, err := f.Write(zero[:]); err != nil {
 			return err
 		}
-		h, err := writeCache(f, before, c, ix)
+		h, err := writeCache(f, src)
 		if err != nil {
 			return err
 		}
 		_, err = f.WriteAt(h[:], 0)
 		return err
-	})
+	}) == nil
 }

@@ -185,7 +185,8 @@ func TestRacyFileHashed(t *testing.T) {
 	}
 	c, _ = LoadCorpus(ctx, dir, true)
 	found := false
-	for _, n := range c.Notes {
+	for i := 0; i < c.Len(); i++ {
+		n := c.Note(i)
 		found = found || strings.Contains(n.Content, "MySQL runs 8.0")
 	}
 	if !found {
@@ -207,11 +208,11 @@ func TestCacheRoundTrip(t *testing.T) {
 	if err != nil || cached == nil {
 		t.Fatalf("cache not read: %v", err)
 	}
-	if len(cached.Notes) != len(built.Notes) {
-		t.Fatalf("%d notes, want %d", len(cached.Notes), len(built.Notes))
+	if cached.Len() != built.Len() {
+		t.Fatalf("%d notes, want %d", cached.Len(), built.Len())
 	}
-	for i := range built.Notes {
-		a, b := fmt.Sprintf("%+v", built.Notes[i]), fmt.Sprintf("%+v", cached.Notes[i])
+	for i := 0; i < built.Len(); i++ {
+		a, b := fmt.Sprintf("%+v", *built.Note(i)), fmt.Sprintf("%+v", *cached.Note(i))
 		a, b = strings.ReplaceAll(a, "[]", "<nil>"), strings.ReplaceAll(b, "[]", "<nil>")
 		if a != b {
 			t.Fatalf("note %d:\n%s\n%s", i, a, b)

@@ -31,8 +31,8 @@ func TestIndexCacheRebuilt(t *testing.T) {
 			t.Fatalf("%s cache accepted", name)
 		}
 		c, err := LoadCorpus(ctx, dir, true)
-		if err != nil || len(c.Notes) != 11 {
-			t.Fatalf("%s: %v %d notes", name, err, len(c.Notes))
+		if err != nil || c.Len() != 11 {
+			t.Fatalf("%s: %v %d notes", name, err, c.Len())
 		}
 		if c, err := loadCached(ctx, dir); err != nil || c == nil {
 			t.Fatalf("%s: cache not rewritten: %v", name, err)
@@ -44,7 +44,8 @@ func TestIndexCacheRebuilt(t *testing.T) {
 	os.WriteFile(db, []byte(strings.Replace(string(src), "MySQL runs 5.7", "MySQL runs 8.0", 1)), 0o644)
 	c, _ := LoadCorpus(ctx, dir, true)
 	found := false
-	for _, n := range c.Notes {
+	for i := 0; i < c.Len(); i++ {
+		n := c.Note(i)
 		found = found || strings.Contains(n.Content, "MySQL runs 8.0")
 	}
 	if !found {
@@ -72,4 +73,21 @@ func TestEvalRegressionSet(t *testing.T) {
 			t.Errorf("%s %s recall %.3f < 0.95", r.Ranker, r.Cut, r.Recall)
 		}
 	}
+}
+
+// loadCached returns the corpus read from a fresh, intact cache, else
+// nil.
+func loadCached(ctx context.Context, dir string) (*Corpus, error) {
+	key, err := memoryKey(dir)
+	if err != nil {
+		return nil, err
+	}
+	cf, err := openCache(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	if fresh, err := cf.fresh(dir, key); err != nil || !fresh {
+		return nil, err
+	}
+	return cf.corpus(ctx, dir)
 }

@@ -42,8 +42,8 @@ func CoreTokens(entries []*mdmem.Entry, cnt Counter, now time.Time, staleDays in
 	var docs []int
 	for _, e := range entries {
 		if e.Place == mdmem.PlaceCore && e.SupersededBy == "" {
-			docs = append(docs, len(c.Notes))
-			c.Notes = append(c.Notes, noteOf(e))
+			docs = append(docs, len(c.notes))
+			c.notes = append(c.notes, noteOf(e))
 		}
 	}
 	c.init()

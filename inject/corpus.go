@@ -58,11 +58,14 @@ type TopicInfo struct {
 }
 
 // Corpus is every note of a memory, in file order (MEMORY.md, then topic
-// files by slug), with the topics' front matter.
+// files by slug; Len and Note), with the topics' front matter. Read from
+// the index cache, its notes are decoded on first use. A Corpus is not
+// safe for concurrent use.
 type Corpus struct {
-	Notes  []Note
 	Topics []TopicInfo // sorted by slug
 
+	notes    []Note     // parsed from the Markdown; nil when lz is set
+	lz       *lazyNotes // read in place from the index cache
 	topicIdx map[string]int
 	indexes  map[string]*Index // by analyzer key, built on demand
 	tok      *tokTable         // token counts of the notes' lines, from the cache build
@@ -71,9 +74,9 @@ type Corpus struct {
 // NewCorpus copies the entries of a loaded memory.
 func NewCorpus(m *mdmem.Memory) *Corpus {
 	entries := m.Entries()
-	c := &Corpus{Notes: make([]Note, 0, len(entries))}
+	c := &Corpus{notes: make([]Note, 0, len(entries))}
 	for _, e := range entries {
-		c.Notes = append(c.Notes, noteOf(e))
+		c.notes = append(c.notes, noteOf(e))
 	}
 	for _, slug := range m.TopicSlugs() {
 		c.Topics = append(c.Topics, topicInfo(slug, m.Topics[slug]))
@@ -141,21 +144,37 @@ func LoadCorpusFor(ctx context.Context, dir string, useCache bool, cnt Counter) 
 	if v.Overlaid() {
 		useCache = false
 	}
-	var key []fileKey
-	if useCache {
-		if c, err := loadCached(ctx, dir); err == nil && c != nil {
-			return c, nil
+	if !useCache {
+		return readCorpus(ctx, v, dir)
+	}
+	key, _ := memoryKey(dir)
+	var old *cacheFile // an intact cache of an earlier version of the files
+	if key != nil {
+		if cf, err := openCache(ctx, dir); err == nil {
+			fresh, err := cf.fresh(dir, key)
+			if err == nil && fresh {
+				if c, err := cf.corpus(ctx, dir); err == nil {
+					return c, nil
+				}
+			} else if err == nil {
+				old = cf
+			}
 		}
-		key, _ = memoryKey(dir)
-		if key != nil && markRacy(dir, key, time.Now()) != nil {
+		if markRacy(dir, key, time.Now()) != nil {
 			key = nil
+		}
+	}
+	if key != nil && old != nil {
+		// Only the changed files are read again (update.go).
+		if c := updateCache(ctx, v, dir, old, key, cnt); c != nil {
+			return c, nil
 		}
 	}
 	c, err := readCorpus(ctx, v, dir)
 	if err != nil {
 		return nil, err
 	}
-	if useCache && key != nil {
+	if key != nil {
 		// The token counts and the index read only the notes: build
 		// them side by side.
 		var tok *tokTable

@@ -70,7 +70,7 @@ func (c *Corpus) boostDates(task string, scores []float64) {
 		if s <= 0 {
 			continue
 		}
-		t := c.Notes[d].Date()
+		t := c.date(d)
 		if t.IsZero() {
 			continue
 		}

@@ -46,16 +46,16 @@ func TestDateBoost(t *testing.T) {
 		"- [fact-002] Melanie went camping with the kids (conversation · 2023-06-27)\n" +
 		"- [fact-003] Caroline adopted a dog (conversation · 2023-06-01)\n"})
 	hits := c.Rank(Rankers[DefaultRanker], "When did Melanie go camping in June?", nil, nil)
-	if len(hits) < 2 || c.Notes[hits[0].Doc].ID != "fact-002" {
+	if len(hits) < 2 || c.Note(hits[0].Doc).ID != "fact-002" {
 		t.Fatalf("June note not first: %v", hits)
 	}
 	for _, h := range hits {
-		if c.Notes[h.Doc].ID == "fact-003" {
+		if c.Note(h.Doc).ID == "fact-003" {
 			t.Errorf("a note matching only by date was retrieved")
 		}
 	}
 	hits = c.Rank(Rankers[DefaultRanker], "When did Melanie go camping in July?", nil, nil)
-	if c.Notes[hits[0].Doc].ID != "fact-001" {
+	if c.Note(hits[0].Doc).ID != "fact-001" {
 		t.Errorf("July note not first: %v", hits)
 	}
 }

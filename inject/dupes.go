@@ -11,8 +11,9 @@ func (c *Corpus) laterDuplicates(o *Options) (map[int]bool, []string) {
 	first := map[string]int{}
 	var skip map[int]bool
 	var warns []string
-	for i := range c.Notes {
-		n := &c.Notes[i]
+	for _, k := range c.sharedIDs() {
+		i := int(k)
+		n := c.Note(i)
 		if n.ID == "" || !o.Eligible(n) {
 			continue
 		}
@@ -26,7 +27,7 @@ func (c *Corpus) laterDuplicates(o *Options) (map[int]bool, []string) {
 		}
 		skip[i] = true
 		warns = append(warns, fmt.Sprintf("duplicate id %s at %s:%d: only the first (%s:%d) is injected; the next memctl write (consolidate, import) renumbers it",
-			n.ID, n.File, n.Line, c.Notes[j].File, c.Notes[j].Line))
+			n.ID, n.File, n.Line, c.Note(j).File, c.Note(j).Line))
 	}
 	return skip, warns
 }

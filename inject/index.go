@@ -32,6 +32,11 @@ type Index struct {
 	termOff  []int32
 	termID   []int32
 	termBlob []byte
+
+	total   [nFields]uint64 // field lengths summed over the notes
+	postCRC []uint32        // from the cache: CRC-32C of each term's postings
+	checked []bool          // terms whose postings readable checked
+	keep    *cacheFile      // the mapping the arrays view
 }
 
 // lookup returns the id of a term.
@@ -69,7 +74,7 @@ func (c *Corpus) Index(an Analyzer) *Index {
 
 // fieldTexts returns the text of each field of note i.
 func (c *Corpus) fieldTexts(i int, buf *[nFields][]string) {
-	n := &c.Notes[i]
+	n := c.Note(i)
 	for f := range buf {
 		buf[f] = buf[f][:0]
 	}
@@ -90,7 +95,7 @@ func (c *Corpus) fieldTexts(i int, buf *[nFields][]string) {
 // growing them copies nothing), then lays the postings out by term with a
 // counting sort.
 func buildIndex(c *Corpus, an Analyzer) *Index {
-	nd := len(c.Notes)
+	nd := c.Len()
 	ix := &Index{An: an, Terms: map[string]int32{}, N: nd}
 	docStart := make([]int32, nd+1) // occurrences of note d: [docStart[d], docStart[d+1])
 	type occ struct {
@@ -108,8 +113,7 @@ func buildIndex(c *Corpus, an Analyzer) *Index {
 	for f := range ix.DocLen {
 		ix.DocLen[f] = make([]uint16, nd)
 	}
-	var total [nFields]float64
-	for i := range c.Notes {
+	for i := 0; i < nd; i++ {
 		c.fieldTexts(i, &texts)
 		for f := 0; f < nFields; f++ {
 			words = words[:0]
@@ -152,13 +156,13 @@ func buildIndex(c *Corpus, an Analyzer) *Index {
 				}
 			}
 			ix.DocLen[f][i] = sat16(n)
-			total[f] += float64(n)
+			ix.total[f] += uint64(n)
 		}
 		docStart[i+1] = nOcc
 	}
-	for f := range total {
+	for f := range ix.total {
 		if nd > 0 {
-			ix.AvgLen[f] = total[f] / float64(nd)
+			ix.AvgLen[f] = float64(ix.total[f]) / float64(nd)
 		}
 	}
 	ix.PostStart = make([]int32, len(df)+1)
@@ -304,11 +308,19 @@ func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i 
 			ok[d] = eligible(d)
 		}
 	}
+	if !ix.readable(q) {
+		c.fallback() // the cache is corrupt: rank again on the Markdown
+		return c.rank(p, task, tags, eligible)
+	}
 	scores := make([]float64, ix.N)
 	ix.score(p, q, scores)
 	if p.FbDocs > 0 && p.FbTerms > 0 && p.FbWeight > 0 {
 		top := topHits(scores, ok, p.FbDocs)
 		if exp := c.expand(ix, p, q, top); len(exp) > 0 {
+			if !ix.readable(exp) {
+				c.fallback()
+				return c.rank(p, task, tags, eligible)
+			}
 			clear(scores)
 			ix.score(p, exp, scores)
 		}
@@ -360,35 +372,44 @@ func selectBest(h []Hit, n int) {
 	if n <= 0 {
 		return
 	}
-	down := func(i int) {
-		for {
-			w := i
-			if l := 2*i + 1; l < n && better(h[w], h[l]) {
-				w = l
-			}
-			if r := 2*i + 2; r < n && better(h[w], h[r]) {
-				w = r
-			}
-			if w == i {
-				return
-			}
-			h[i], h[w] = h[w], h[i]
-			i = w
-		}
-	}
 	for i := n/2 - 1; i >= 0; i-- {
-		down(i)
+		siftWorst(h[:n], i)
 	}
 	for k := n; k < len(h); k++ {
 		if better(h[k], h[0]) {
 			h[0], h[k] = h[k], h[0]
-			down(0)
+			siftWorst(h[:n], 0)
 		}
 	}
 }
 
+// siftWorst restores the heap h (the worst hit at the root) below i.
+func siftWorst(h []Hit, i int) {
+	n := len(h)
+	for {
+		w := i
+		if l := 2*i + 1; l < n && better(h[w], h[l]) {
+			w = l
+		}
+		if r := 2*i + 2; r < n && better(h[w], h[r]) {
+			w = r
+		}
+		if w == i {
+			return
+		}
+		h[i], h[w] = h[w], h[i]
+		i = w
+	}
+}
+
 func positive(scores []float64, ok []bool) []Hit {
-	var hits []Hit
+	n := 0
+	for d, s := range scores {
+		if s > 0 && (ok == nil || ok[d]) {
+			n++
+		}
+	}
+	hits := make([]Hit, 0, n)
 	for d, s := range scores {
 		if s > 0 && (ok == nil || ok[d]) {
 			hits = append(hits, Hit{Doc: d, Score: s})
@@ -427,8 +448,30 @@ func (ix *Index) score(p RankParams, q []qterm, scores []float64) {
 // topHits returns the eligible notes (ok nil: all) with positive score,
 // best first, at most n.
 func topHits(scores []float64, ok []bool, n int) []Hit {
-	r := &ranking{hits: positive(scores, ok)}
-	return r.top(n)
+	if n <= 0 {
+		r := &ranking{hits: positive(scores, ok)}
+		return r.top(n)
+	}
+	// One pass keeping the best n in a heap whose root is the worst kept.
+	h := make([]Hit, 0, n)
+	for d, s := range scores {
+		if s <= 0 || ok != nil && !ok[d] {
+			continue
+		}
+		if len(h) < n {
+			h = append(h, Hit{Doc: d, Score: s})
+			if len(h) == n {
+				selectBest(h, n) // heapifies
+			}
+			continue
+		}
+		if x := (Hit{Doc: d, Score: s}); better(x, h[0]) {
+			h[0] = x
+			siftWorst(h, 0)
+		}
+	}
+	sortHits(h)
+	return h
 }
 
 // expand is RM3-style pseudo-relevance feedback: the terms most likely
@@ -445,7 +488,7 @@ func (c *Corpus) expand(ix *Index, p RankParams, q []qterm, top []Hit) []qterm {
 	rel := map[string]float64{}
 	var words []string
 	for _, h := range top {
-		words = ix.An.Terms(words[:0], c.Notes[h.Doc].Content)
+		words = ix.An.Terms(words[:0], c.Note(h.Doc).Content)
 		if len(words) == 0 {
 			continue
 		}
@@ -505,8 +548,7 @@ func (c *Corpus) smoothNeighbors(scores []float64, mu float64) []float64 {
 	out := make([]float64, len(scores))
 	copy(out, scores)
 	for d := range scores {
-		a := &c.Notes[d]
-		if a.Created.IsZero() {
+		if !c.hasCreated(d) {
 			continue
 		}
 		best := 0.0
@@ -516,8 +558,7 @@ func (c *Corpus) smoothNeighbors(scores []float64, mu float64) []float64 {
 				if nb < 0 || nb >= len(scores) || scores[nb]*decay <= best {
 					continue
 				}
-				b := &c.Notes[nb]
-				if a.File == b.File && a.Created.Equal(b.Created) {
+				if c.sameSession(d, nb) {
 					best = scores[nb] * decay
 				}
 			}
@@ -549,7 +590,7 @@ func (c *Corpus) proximity(ix *Index, p RankParams, task string, scores []float6
 	top := topHits(scores, eligible, proximityDocs)
 	var words []string
 	for _, h := range top {
-		words = ix.An.Terms(words[:0], c.Notes[h.Doc].Content)
+		words = ix.An.Terms(words[:0], c.Note(h.Doc).Content)
 		pos := map[int32][]int{}
 		for i, w := range words {
 			if id, ok := ix.lookup(w); ok {

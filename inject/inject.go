@@ -329,9 +329,12 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 	r.Warnings = append(r.Warnings, warns...)
 	var core []int
 	var left []LeftOut
-	for i := range c.Notes {
-		n := &c.Notes[i]
-		if n.Place != mdmem.PlaceCore || dup[i] || !o.eligibleButScope(n) {
+	for i := 0; i < c.Len(); i++ {
+		if c.place(i) != mdmem.PlaceCore || dup[i] {
+			continue
+		}
+		n := c.Note(i)
+		if !o.eligibleButScope(n) {
 			continue
 		}
 		if !InScope(n.Scope, o.Scopes) {
@@ -409,11 +412,22 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 		return false
 	}
 	eligible := func(i int) bool {
-		n := &c.Notes[i]
-		if n.Place == mdmem.PlaceCore {
-			return overflowSet[i] && tagOK(n)
+		switch c.place(i) {
+		case mdmem.PlaceCore:
+			return overflowSet[i] && tagOK(c.Note(i))
+		case mdmem.PlaceTopic:
+			if dup[i] {
+				return false
+			}
+			// Most notes have none of the fields that filter: they need
+			// not be decoded.
+			if f := c.flags(i); f&(nfSuperseded|nfExpires|nfScope) == 0 && (len(o.Tags) == 0 || f&nfTags == 0) {
+				return len(o.Tags) == 0
+			}
+			n := c.Note(i)
+			return o.Eligible(n) && tagOK(n)
 		}
-		return n.Place == mdmem.PlaceTopic && o.Eligible(n) && tagOK(n) && !dup[i]
+		return false
 	}
 	// The ranked hits are sorted only as far as packing reads them.
 	var hits []Hit
@@ -467,7 +481,7 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 	misfits := 0
 	for k := 0; k < len(hits) || (k == len(hits) && more()); k++ {
 		h := hits[k]
-		n := &c.Notes[h.Doc]
+		n := c.Note(h.Doc)
 		if p.duplicate(n, true) {
 			continue // restates an entry already in the block
 		}
@@ -502,7 +516,7 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 		if tok, _ := p.cost(&it); matched[i] && o.TopK > 0 && p.used+tok <= avail {
 			reason = ReasonTopK
 		}
-		coreLeft = append(coreLeft, LeftOut{Ref: c.Notes[i].Ref(), Tier: TierCore, Reason: reason, doc: i})
+		coreLeft = append(coreLeft, LeftOut{Ref: c.Note(i).Ref(), Tier: TierCore, Reason: reason, doc: i})
 	}
 	left = append(coreLeft, left...)
 
@@ -564,7 +578,7 @@ func sortLeft(left []LeftOut) []LeftOut {
 func (c *Corpus) corePriority(rp RankParams, task string, o *Options, core []int) []int {
 	score := map[int]float64{}
 	if strings.TrimSpace(task) != "" || len(o.Tags) > 0 {
-		in := map[int]bool{}
+		in := make([]bool, c.Len()) // ranking asks about every note
 		for _, i := range core {
 			in[i] = true
 		}
@@ -592,21 +606,21 @@ func (c *Corpus) corePriority(rp RankParams, task string, o *Options, core []int
 		if score[x] != score[y] {
 			return score[x] > score[y]
 		}
-		return value(&c.Notes[x]) > value(&c.Notes[y])
+		return value(c.Note(x)) > value(c.Note(y))
 	})
 	return order
 }
 
 func taggedByDate(c *Corpus, eligible func(int) bool) []Hit {
 	var hits []Hit
-	for i := range c.Notes {
+	for i := 0; i < c.Len(); i++ {
 		if eligible(i) {
 			hits = append(hits, Hit{Doc: i, Score: 0})
 		}
 	}
 	// newest first, then file order
 	sort.SliceStable(hits, func(i, j int) bool {
-		da, db := c.Notes[hits[i].Doc].Date(), c.Notes[hits[j].Doc].Date()
+		da, db := c.date(hits[i].Doc), c.date(hits[j].Doc)
 		if !da.Equal(db) {
 			return da.After(db)
 		}
@@ -617,7 +631,7 @@ func taggedByDate(c *Corpus, eligible func(int) bool) []Hit {
 
 // newItem renders one entry line and counts it.
 func newItem(c *Corpus, doc int, tier string, score float64, o *Options, cnt *tokenCtx) Item {
-	n := &c.Notes[doc]
+	n := c.Note(doc)
 	it := Item{Note: n, Tier: tier, Score: score, doc: doc, AgeDays: ageDays(n, o)}
 	switch {
 	case o.contentOnly:

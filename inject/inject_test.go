@@ -315,7 +315,7 @@ func TestDeterministic(t *testing.T) {
 	var first string
 	for i := 0; i < 20; i++ {
 		// a fresh corpus each time: nothing may depend on map order
-		c := &Corpus{Notes: c1.Notes, Topics: c1.Topics}
+		c := &Corpus{notes: c1.notes, Topics: c1.Topics}
 		c.init()
 		r, err := Inject(c, o)
 		if err != nil {
@@ -340,8 +340,8 @@ func TestDeterministic(t *testing.T) {
 func checkWholeCore(t *testing.T, c *Corpus, o Options, r *Result) {
 	t.Helper()
 	var core []int
-	for i := range c.Notes {
-		if n := &c.Notes[i]; n.Place == mdmem.PlaceCore && o.Eligible(n) {
+	for i := 0; i < c.Len(); i++ {
+		if n := c.Note(i); n.Place == mdmem.PlaceCore && o.Eligible(n) {
 			core = append(core, i)
 		}
 	}
@@ -349,7 +349,7 @@ func checkWholeCore(t *testing.T, c *Corpus, o Options, r *Result) {
 	size := c.coreSize(core, &o, cnt)
 	var lines strings.Builder
 	for _, i := range core {
-		lines.WriteString(c.Notes[i].Content)
+		lines.WriteString(c.Note(i).Content)
 	}
 	fence := Fence(lines.String())
 	frame := cnt.str(DefaultHeader) + cnt.today(o.Now.Format("2006-01-02")) + cnt.str(fence+fenceInfo+"\n") + cnt.str(fence+"\n")
@@ -367,10 +367,10 @@ func checkWholeCore(t *testing.T, c *Corpus, o Options, r *Result) {
 		if shown[i] {
 			continue
 		}
-		dup := texts[normalize(c.Notes[i].Content)]
+		dup := texts[normalize(c.Note(i).Content)]
 		if !dup {
 			t.Fatalf("budget %d, reserve %.2f (%+v): core of %d tokens + frame %d fits, but %s is not shown:\n%s",
-				o.Budget, o.L2Reserve, []int{o.TopK, o.CoreMaxLines, o.CoreMaxTokens, o.MaxChars}, size.Tokens, frame, c.Notes[i].Ref(), r.Block)
+				o.Budget, o.L2Reserve, []int{o.TopK, o.CoreMaxLines, o.CoreMaxTokens, o.MaxChars}, size.Tokens, frame, c.Note(i).Ref(), r.Block)
 		}
 	}
 }

@@ -41,7 +41,7 @@ func readCorpus(ctx context.Context, v *mdmem.ReadView, dir string) (*Corpus, er
 	}
 	buf = nil
 	hint = min(hint, maxNotesHint)
-	c.Notes = make([]Note, 0, hint)
+	c.notes = make([]Note, 0, hint)
 	c.addDoc(mdmem.ParseDoc(mdmem.MainFile, src))
 	src = nil
 	for _, slug := range slugs {
@@ -63,7 +63,7 @@ func readCorpus(ctx context.Context, v *mdmem.ReadView, dir string) (*Corpus, er
 
 func (c *Corpus) addDoc(d *mdmem.Doc) {
 	for _, e := range d.Entries {
-		c.Notes = append(c.Notes, noteOf(e))
+		c.notes = append(c.notes, noteOf(e))
 	}
 }
 

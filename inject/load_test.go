@@ -67,11 +67,11 @@ func check(t *testing.T, ctx context.Context, name, dir string) {
 		t.Fatalf("%s: no entries: the case tests nothing", name)
 	}
 	want := NewCorpus(m)
-	if len(got.Notes) != len(want.Notes) || len(want.Notes) > cap(got.Notes) {
-		t.Fatalf("%s: %d notes (capacity %d), want %d", name, len(got.Notes), cap(got.Notes), len(want.Notes))
+	if len(got.notes) != len(want.notes) || len(want.notes) > cap(got.notes) {
+		t.Fatalf("%s: %d notes (capacity %d), want %d", name, len(got.notes), cap(got.notes), len(want.notes))
 	}
-	for i := range want.Notes {
-		a, b := fmt.Sprintf("%+v", want.Notes[i]), fmt.Sprintf("%+v", got.Notes[i])
+	for i := range want.notes {
+		a, b := fmt.Sprintf("%+v", want.notes[i]), fmt.Sprintf("%+v", got.notes[i])
 		if a != b {
 			t.Fatalf("%s: note %d:\n%s\n%s", name, i, b, a)
 		}

@@ -26,15 +26,15 @@ type SearchHit struct {
 // comes first. scopes filter as in inject (none or "all": every scope).
 func Search(c *Corpus, query string, scopes []string, limit int) []SearchHit {
 	eligible := func(i int) bool {
-		return len(scopes) == 0 || InScope(c.Notes[i].Scope, scopes)
+		return len(scopes) == 0 || c.flags(i)&nfScope == 0 || InScope(c.Note(i).Scope, scopes)
 	}
 	var out []SearchHit
 	seen := map[int]bool{}
 	for _, w := range strings.Fields(query) {
-		for i := range c.Notes {
-			if c.Notes[i].ID != "" && strings.EqualFold(c.Notes[i].ID, w) && eligible(i) && !seen[i] {
+		for i := 0; i < c.Len(); i++ {
+			if id := c.id(i); id != "" && strings.EqualFold(id, w) && eligible(i) && !seen[i] {
 				seen[i] = true
-				out = append(out, searchHit(&c.Notes[i], 0))
+				out = append(out, searchHit(c.Note(i), 0))
 			}
 		}
 	}
@@ -45,7 +45,7 @@ func Search(c *Corpus, query string, scopes []string, limit int) []SearchHit {
 			break
 		}
 		if !seen[h.Doc] {
-			out = append(out, searchHit(&c.Notes[h.Doc], h.Score))
+			out = append(out, searchHit(c.Note(h.Doc), h.Score))
 		}
 	}
 	if limit > 0 && len(out) > limit {

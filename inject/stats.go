@@ -70,8 +70,8 @@ func ComputeStats(c *Corpus, o Options, recs []mdmem.UsageRecord, bad int, logEn
 	var core []int
 	pending := 0
 	live := 0
-	for i := range c.Notes {
-		n := &c.Notes[i]
+	for i := 0; i < c.Len(); i++ {
+		n := c.Note(i)
 		s.Entries++
 		s.ByPlace[string(n.Place)]++
 		if n.Topic != "" {

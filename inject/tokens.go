@@ -119,6 +119,13 @@ type tokTable struct {
 	digits []byte         // tokens of "0".."9", "00".."99", "000".."999"
 	line   []uint16       // per note: tokens of its compact line; 0 unknown
 	ref    []uint8        // per note: tokens of " "+Ref() in the footer; 0 unknown
+	keep   *cacheFile     // the mapping line and ref view, if read from the cache
+
+	// pieces are the counts of the chunks the lines were summed from
+	// (pieceCounter), kept so that an update of the cache counts the
+	// lines of the changed files without loading the tokenizer when their
+	// chunks are known. Only builds and updates have them.
+	pieces map[string]uint32
 }
 
 const (
@@ -141,8 +148,8 @@ func constStrings(c *Corpus) []string {
 		s = append(s, f+fenceInfo+"\n", f+"\n")
 	}
 	seen := map[string]bool{}
-	for i := range c.Notes {
-		src := c.Notes[i].Source
+	for i := 0; i < c.Len(); i++ {
+		src := c.Note(i).Source
 		if seen[src] {
 			continue
 		}
@@ -169,7 +176,7 @@ func buildTokTable(c *Corpus, cnt Counter) *tokTable {
 	if _, ok := cnt.(*bpeCounter); !ok {
 		return nil
 	}
-	n := len(c.Notes)
+	n := c.Len()
 	t := &tokTable{name: cnt.Name(), consts: map[string]int{}, digits: make([]byte, digitTableLen),
 		line: make([]uint16, n), ref: make([]uint8, n)}
 	for _, s := range constStrings(c) {
@@ -184,29 +191,43 @@ func buildTokTable(c *Corpus, cnt Counter) *tokTable {
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), 1+n/4096)
+	pcs := make([]*pieceCounter, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
+		pcs[w] = newPieceCounter(cnt)
 		go func(w int) {
 			defer wg.Done()
-			pc := newPieceCounter(cnt)
 			var line []byte
 			for i := w; i < n; i += workers {
-				line = appendLine(line[:0], &c.Notes[i])
-				if k := pc.count(line); k < math.MaxUint16 {
-					t.line[i] = uint16(k)
-				}
-				if ref := c.Notes[i].Ref(); refCountable(ref) {
-					line = append(append(line[:0], ' '), ref...)
-					if k := pc.count(line); k < 256 {
-						t.ref[i] = uint8(k)
-					}
-				}
+				line = t.count(pcs[w], i, c.Note(i), line)
 			}
 		}(w)
 	}
 	wg.Wait()
+	t.pieces = pcs[0].memo
+	for _, pc := range pcs[1:] {
+		for s, k := range pc.memo {
+			t.pieces[s] = k
+		}
+	}
 	return t
+}
+
+// count counts note i, n, into the table (line is scratch space, returned
+// for reuse).
+func (t *tokTable) count(pc *pieceCounter, i int, n *Note, line []byte) []byte {
+	line = appendLine(line[:0], n)
+	if k := pc.count(line); k < math.MaxUint16 {
+		t.line[i] = uint16(k)
+	}
+	if ref := n.Ref(); refCountable(ref) {
+		line = append(append(line[:0], ' '), ref...)
+		if k := pc.count(line); k < 256 {
+			t.ref[i] = uint8(k)
+		}
+	}
+	return line
 }
 
 // pieceCounter counts a BPE counter's tokens of a text as the sum of the

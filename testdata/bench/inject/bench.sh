@@ -5,7 +5,9 @@
 # rounds. Ratios are inject median / version median of the same run. Then
 # REBUILDS timed rebuilds (inject with no cache: the first inject after a
 # memory file changed), and peak RSS (median of 3, /usr/bin/time -v) of a
-# cached inject, a rebuild and an inject --no-cache.
+# cached inject, a rebuild and an inject --no-cache. Then UPDATES timed
+# injects right after a one-line hand edit of one topic file (the cache
+# updated from the old one and the changed file), and their peak RSS.
 # Usage: testdata/bench/inject/bench.sh [TOPIC_ENTRIES...]   (default 10000 100000)
 # MEMCTL_BIN=path times a prebuilt binary instead of building the tree.
 set -eu
@@ -20,6 +22,7 @@ else
 fi
 runs=${RUNS:-30}
 rebuilds=${REBUILDS:-5}
+updates=${UPDATES:-5}
 now_ms() { echo $(( $(date +%s%N) / 1000 )); }
 med() { sort -n "$1" | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]/1000}'; }
 task="fix the slow report api timeout"
@@ -59,6 +62,17 @@ for n in ${@:-10000 100000}; do
 		{ /usr/bin/time -v "$m" --dir "$d" inject --task "$task" --budget 4000 > /dev/null; } 2>&1 | awk -F: '/Maximum resident/ {gsub(/ /,"",$2); print $2 * 1000}' >> "$work/br"
 		{ /usr/bin/time -v "$m" --dir "$d" inject --no-cache --task "$task" --budget 4000 > /dev/null; } 2>&1 | awk -F: '/Maximum resident/ {gsub(/ /,"",$2); print $2 * 1000}' >> "$work/nr"
 	done
-	v=$(med "$work/v"); inj=$(med "$work/i"); inj0=$(med "$work/k"); rb=$(med "$work/b")
-	echo "topic=$n core=200 runs=$runs version=${v}ms inject=${inj}ms ($(echo "$inj $v" | awk '{printf "%.1f", $1/$2}')x) inject_topk0=${inj0}ms ($(echo "$inj0 $v" | awk '{printf "%.1f", $1/$2}')x) no_cache=$(med "$work/n")ms rebuild=${rb}ms ($(echo "$rb $v" | awk '{printf "%.1f", $1/$2}')x) peak_rss=$(med "$work/r")KB rebuild_rss=$(med "$work/br")KB no_cache_rss=$(med "$work/nr")KB"
+	"$m" --dir "$d" inject --task "$task" > /dev/null 2>&1 # a cache again
+	: > "$work/u"; : > "$work/ur"; : > "$work/c2"
+	i=0
+	while [ $i -lt "$updates" ]; do
+		sed -i "7s/.*/- [fact-edit-$i] an edited line about the kafka deploy $i (session · 2025-03-0$((i % 9 + 1)))/" "$d/topics/topic-07.md"
+		s=$(now_ms); "$m" --dir "$d" inject --task "$task" --budget 4000 > /dev/null 2>&1; e=$(now_ms); echo $((e - s)) >> "$work/u"
+		s=$(now_ms); "$m" --dir "$d" inject --task "$task" --budget 4000 > /dev/null 2>&1; e=$(now_ms); echo $((e - s)) >> "$work/c2"
+		sed -i "7s/.*/- [fact-edit-$i] an edited line about the kafka deploy, again (session · 2025-03-0$((i % 9 + 1)))/" "$d/topics/topic-07.md"
+		{ /usr/bin/time -v "$m" --dir "$d" inject --task "$task" --budget 4000 > /dev/null; } 2>&1 | awk -F: '/Maximum resident/ {gsub(/ /,"",$2); print $2 * 1000}' >> "$work/ur"
+		i=$((i + 1))
+	done
+	v=$(med "$work/v"); inj=$(med "$work/i"); inj0=$(med "$work/k"); rb=$(med "$work/b"); up=$(med "$work/u"); c2=$(med "$work/c2")
+	echo "topic=$n core=200 runs=$runs version=${v}ms inject=${inj}ms ($(echo "$inj $v" | awk '{printf "%.1f", $1/$2}')x) inject_topk0=${inj0}ms ($(echo "$inj0 $v" | awk '{printf "%.1f", $1/$2}')x) no_cache=$(med "$work/n")ms rebuild=${rb}ms ($(echo "$rb $v" | awk '{printf "%.1f", $1/$2}')x) peak_rss=$(med "$work/r")KB rebuild_rss=$(med "$work/br")KB no_cache_rss=$(med "$work/nr")KB update=${up}ms ($(echo "$up $c2" | awk '{printf "%.1f", $1/$2}')x the cached inject right after, ${c2}ms) update_rss=$(med "$work/ur")KB"
 done
