@@ -2,6 +2,7 @@ package inject
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
@@ -67,15 +68,16 @@ func sameOutput(t *testing.T, name string, got, want *Corpus, opts []Options) {
 		if err1 != nil {
 			continue
 		}
-		var ja, jb strings.Builder
-		if err := a.WriteJSON(&ja); err != nil {
+		ja, err := json.Marshal(a.JSON())
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := b.WriteJSON(&jb); err != nil {
+		jb, err := json.Marshal(b.JSON())
+		if err != nil {
 			t.Fatal(err)
 		}
-		if a.Block != b.Block || ja.String() != jb.String() || fmt.Sprint(a.Warnings) != fmt.Sprint(b.Warnings) {
-			t.Fatalf("%s: inject %q budget %d tags %v scopes %v differs:\n%s\n%s\n---\n%s\n%s", name, o.Task, o.Budget, o.Tags, o.Scopes, a.Block, ja.String(), b.Block, jb.String())
+		if a.Block != b.Block || string(ja) != string(jb) || fmt.Sprint(a.Warnings) != fmt.Sprint(b.Warnings) {
+			t.Fatalf("%s: inject %q budget %d tags %v scopes %v differs:\n%s\n%s\n---\n%s\n%s", name, o.Task, o.Budget, o.Tags, o.Scopes, a.Block, ja, b.Block, jb)
 		}
 	}
 	for _, q := range []string{"order cache", "fact-901 kafka", "DEC-002 redis 缓存", "nothing-matches"} {

@@ -261,12 +261,12 @@ func denseDepth(topK int) int {
 // which eligible notes have a usable vector; and how many are eligible.
 func (d *Dense) rank(c *Corpus, eligible func(int) bool, depth int) (hits []Hit, has map[int]bool, n int) {
 	has = map[int]bool{}
-	for i := range c.Notes {
+	for i := range c.Len() {
 		if !eligible(i) {
 			continue
 		}
 		n++
-		s, ok := d.cosine(c.Notes[i].Content)
+		s, ok := d.cosine(c.Note(i).Content)
 		if !ok {
 			continue
 		}

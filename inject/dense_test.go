@@ -211,7 +211,8 @@ func TestInjectDense(t *testing.T) {
 	}
 	cache := func(f func(id string, v []float32) []float32) *Vectors {
 		m := map[string][]float32{}
-		for _, n := range c.Notes {
+		for i := range c.Len() {
+			n := c.Note(i)
 			if v, ok := vec[n.ID]; ok {
 				if v = f(n.ID, v); v != nil {
 					m[n.Content] = v
@@ -347,8 +348,8 @@ func benchDense(b *testing.B, topic int, dense bool) {
 		return Unit(v)
 	}
 	vs := map[string][]float32{}
-	for _, n := range c.Notes {
-		vs[n.Content] = vec()
+	for i := range c.Len() {
+		vs[c.Note(i).Content] = vec()
 	}
 	if err := WriteVectors(ctx, dir, "bench", vs); err != nil {
 		b.Fatal(err)

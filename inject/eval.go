@@ -171,8 +171,8 @@ func caseDense(ctx context.Context, dir string, c *Corpus, queries []EvalQuery, 
 		return out, nil
 	}
 	var notes, tasks []string
-	for _, n := range c.Notes {
-		notes = append(notes, n.Content)
+	for i := range c.Len() {
+		notes = append(notes, c.Note(i).Content)
 	}
 	for _, q := range queries {
 		tasks = append(tasks, EmbedText(q.Task))
