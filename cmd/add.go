@@ -33,15 +33,15 @@ const maxJSONLine = 1 << 20
 func newAddCmd(f *Factory) *cobra.Command {
 	opts := &addOptions{}
 	cmd := &cobra.Command{
-		Use:   "add [content]",
+		Use:   "add [content | -]",
 		Short: "Queue a candidate memory for the next consolidation",
 		Long: `Add queues candidate memories in .memctl/queue/, one file each, for
 memctl consolidate to merge into the memory. It never touches MEMORY.md and
 takes no lock, so any number of agents can add at once.
 
 With - as the content (or --stdin-json), candidates are read from
-standard input as JSON Lines, one
-object per line and nothing after it: {"content", "category", "source",
+standard input as JSON Lines, one object per line and nothing after it:
+{"content", "category", "source",
 "created_at", "updated_at", "scope", "confidence", "refs", "topic",
 "tags"}. Input must be UTF-8 (a leading byte order mark is ignored); other
 fields, "id" and "queued_at" included, are refused; dates may not lie more
