@@ -123,7 +123,6 @@ func TestVectorCache(t *testing.T) {
 	if v, err := ReadVectors(dir); err != nil || v.Len() != 0 {
 		t.Fatalf("no cache: %v, %v", v, err)
 	}
-	nan := float32(math.NaN())
 	// Vectors of another length than the first (in key order) are left
 	// out: the cache holds one length.
 	if err := WriteVectors(ctx, dir, "m", map[string][]float32{"x": {1, 2}, "y": {1, 2, 3}}); err != nil {
