@@ -795,19 +795,29 @@ const landedSearchCommits = 200
 
 // unlandedRest reports whether a person committed part of an interrupted
 // write: some file of it reached a commit between its base and HEAD with
-// exactly the new content memctl had placed (it may have changed since:
-// then it is the person's). ok is true when, in addition, every other file
-// is as the base left it at HEAD and holds its old or new content on disk,
-// with the new content staged where still needed; rest is then the
-// journal of those other files, to be finished on top of HEAD.
+// the new content memctl had placed, or with an edit of the person's made
+// on top of it (holdsChanges; it may have changed since: then it is the
+// person's). ok is
+// true when, in addition, every other file can be finished on top of
+// HEAD: HEAD holds its old content, or a change a person committed that
+// merges with memctl's (mergeOnto), and the disk holds HEAD's, memctl's
+// old or new content (no uncommitted edit of its own). rest is then the
+// journal of those other files, their merged content staged, to be
+// committed on top of HEAD.
 func (s *Store) unlandedRest(ctx context.Context, j *txnJournal, head string) (rest *txnJournal, ok bool, err error) {
 	commits, err := s.Repo.Log(ctx, nil, landedSearchCommits)
 	if err != nil {
 		return nil, false, err
 	}
 	paths := map[string]*txnFile{}
+	sides := map[string][2][]byte{} // old and new content, when both are at hand
 	for _, f := range j.Files {
 		paths[f.Path] = f
+	}
+	for _, f := range j.Files {
+		if old, new, ok := s.txnSides(ctx, j, f); ok {
+			sides[f.Path] = [2][]byte{old, new}
+		}
 	}
 	landed := map[string]bool{}
 	reachedBase := j.Base == "" // an unborn base: every commit is after it
@@ -832,7 +842,12 @@ func (s *Store) unlandedRest(ctx context.Context, j *txnJournal, head string) (r
 		}
 		for p, f := range paths {
 			b, exists := snap.Files[p]
-			if f.New != f.Old && contentHash(b, exists) == f.New {
+			if f.New == f.Old || landed[p] {
+				continue
+			}
+			h := contentHash(b, exists)
+			sd, known := sides[p]
+			if h == f.New || (exists && h != f.Old && known && sd[1] != nil && holdsChanges(p, sd[0], sd[1], b)) {
 				landed[p] = true
 			}
 		}
@@ -842,30 +857,74 @@ func (s *Store) unlandedRest(ctx context.Context, j *txnJournal, head string) (r
 	}
 	r := *j
 	r.Files = nil
-	for _, f := range j.Files {
+	for i, f := range j.Files {
 		if landed[f.Path] {
 			continue
 		}
-		b, exists, err := s.Repo.ReadHead(ctx, f.Path)
+		theirs, exists, err := s.Repo.ReadHead(ctx, f.Path)
 		if err != nil {
 			return nil, false, err
 		}
-		if contentHash(b, exists) != f.Old {
-			return nil, false, nil // a person changed it in git otherwise: neither whole nor undone cleanly
-		}
+		th := contentHash(theirs, exists)
 		d, err := s.diskHash(f.Path)
-		if err != nil || (d != f.Old && d != f.New) {
+		if err != nil {
 			return nil, false, err
 		}
-		if d != f.New && f.New != "" {
-			sb, err := os.ReadFile(s.abs(filepath.Join(TxnDir, f.Staged)))
-			if err != nil || contentHash(sb, true) != f.New {
-				return nil, false, nil
+		if th == f.Old {
+			if d != f.Old && d != f.New {
+				return nil, false, nil // an uncommitted edit of the person's
 			}
+			if d != f.New && f.New != "" {
+				sb, err := os.ReadFile(s.abs(filepath.Join(TxnDir, f.Staged)))
+				if err != nil || contentHash(sb, true) != f.New {
+					return nil, false, nil
+				}
+			}
+			r.Files = append(r.Files, f)
+			continue
 		}
-		r.Files = append(r.Files, f)
+		// A person committed a change of their own to this file: memctl's
+		// change is merged onto it.
+		sd, known := sides[f.Path]
+		if !exists || f.New == "" || !known || (d != th && d != f.New) {
+			return nil, false, nil
+		}
+		merged, ok := mergeOnto(f.Path, sd[0], sd[1], theirs)
+		if !ok {
+			return nil, false, nil
+		}
+		name := fmt.Sprintf("%s-%d.merged", j.ID, i+1)
+		if err := WriteFileAtomic(ctx, s.abs(filepath.Join(TxnDir, name)), merged, PrivateFileMode); err != nil {
+			return nil, false, err
+		}
+		r.Files = append(r.Files, &txnFile{Path: f.Path, Old: th, New: contentHash(merged, true), Staged: name})
 	}
 	return &r, true, nil
+}
+
+// txnSides returns a journal file's old and new content (new is nil when
+// the write deletes the file) from the staged files, the old content from
+// the base commit when its backup no longer holds it (the backup is a hard
+// link until the file is replaced: a person's in-place write of a file not
+// yet replaced changes it too). ok is false when either is not at hand.
+func (s *Store) txnSides(ctx context.Context, j *txnJournal, f *txnFile) (old, new []byte, ok bool) {
+	read := func(name, want string) ([]byte, bool) {
+		if want == "" {
+			return nil, true
+		}
+		b, err := os.ReadFile(s.abs(filepath.Join(TxnDir, name)))
+		return b, err == nil && contentHash(b, true) == want
+	}
+	new, okNew := read(f.Staged, f.New)
+	old, okOld := read(f.Backup, f.Old)
+	if !okOld && j.Base != "" {
+		snap, err := s.Repo.FilesAt(ctx, j.Base, func(p string) bool { return p == f.Path || strings.HasPrefix(f.Path, p) })
+		if err == nil {
+			b, exists := snap.Files[f.Path]
+			old, okOld = b, contentHash(b, exists) == f.Old
+		}
+	}
+	return old, new, okOld && okNew
 }
 
 func shortHash(h string) string {

@@ -450,3 +450,117 @@ func TestPersonCommitOfPartThenEditIsFinished(t *testing.T) {
 		t.Errorf("status %q", st)
 	}
 }
+
+// writeFiles commits files as a memctl write would.
+func writeFiles(t *testing.T, s *Store, files map[string][]byte) {
+	t.Helper()
+	unlock, err := s.Lock(context.Background())
+	must(t, err)
+	defer unlock()
+	_, err = s.Write(context.Background(), files, CommitMessage{Subject: "import: setup"})
+	must(t, err)
+}
+
+// TestPersonCommitOfAnEditOnTopIsFinished (found by the soak, seed
+// 40078): after an import killed with its files in place, a person edits
+// one of them on top of the import and commits only that file; the rest of
+// the import is finished on top of their commit. Before, only a commit of
+// memctl's exact bytes counted as part of the write, so recovery undid the
+// rest and the import stayed half committed.
+func TestPersonCommitOfAnEditOnTopIsFinished(t *testing.T) {
+	s := newStore(t)
+	files := map[string][]byte{
+		MainFile:      []byte("# Core profile\n## Key decisions\n- [dec-001] Crash test decision\n"),
+		"topics/a.md": []byte("# A\n- [fact-001] Crash test fact\n"),
+		"topics/b.md": []byte("# B\n- [fact-002] The part nobody committed\n"),
+	}
+	if !crashingWrite(t, s, FailTxnFiles, files) {
+		t.Fatal("no crash")
+	}
+	edited := "# A\n- [fact-001] Crash test fact, edited\n"
+	must(t, os.WriteFile(s.abs("topics/a.md"), []byte(edited), 0o644))
+	gitOut(t, s.Dir, "add", "--", "topics/a.md")
+	gitOut(t, s.Dir, "commit", "-qm", "person: my edit", "--", "topics/a.md")
+	rec := lockAndRecover(t, s)
+	if len(rec) != 1 || !strings.Contains(rec[0], "on top of") {
+		t.Fatalf("recovered: %q", rec)
+	}
+	want := map[string]string{MainFile: string(files[MainFile]), "topics/a.md": edited, "topics/b.md": string(files["topics/b.md"])}
+	for p, w := range want {
+		if got := gitOut(t, s.Dir, "show", "HEAD:"+p); got+"\n" != w {
+			t.Errorf("HEAD:%s = %q, want %q", p, got, w)
+		}
+	}
+	if st := gitOut(t, s.Dir, "status", "--porcelain"); st != "" {
+		t.Errorf("status %q", st)
+	}
+}
+
+// TestPersonCommitOfTheirOwnEditMergesTheRest (found by the soak, seed
+// 30058): an import is killed with MEMORY.md written and the topic file
+// not yet; a person adds an entry of their own to the topic file and runs
+// `git commit -a`, which takes memctl's MEMORY.md along. The import's
+// topic entries are merged into the person's version of the file, so the
+// import lands whole and the person's entry stays.
+func TestPersonCommitOfTheirOwnEditMergesTheRest(t *testing.T) {
+	s := newStore(t)
+	writeFiles(t, s, map[string][]byte{"topics/a.md": []byte("# A\n- [fact-001] One\n")})
+	files := map[string][]byte{
+		MainFile:      []byte("# Core profile\n## Key decisions\n- [dec-001] Crash test decision\n"),
+		"topics/a.md": []byte("# A\n- [fact-001] One\n- [fact-002] Two, imported\n- [fact-003] Three, imported\n"),
+	}
+	if !crashingWrite(t, s, FailTxnHalfFiles, files) {
+		t.Fatal("no crash")
+	}
+	if got := readOrAbsent(t, s, "topics/a.md"); got != "# A\n- [fact-001] One\n" {
+		t.Fatalf("test premise: topics/a.md = %q", got)
+	}
+	must(t, os.WriteFile(s.abs("topics/a.md"), []byte("# A\n- [fact-001] One\n- [fact-050] The person's own\n"), 0o644))
+	gitOut(t, s.Dir, "commit", "-qam", "person: commit everything")
+	rec := lockAndRecover(t, s)
+	if len(rec) != 1 || !strings.Contains(rec[0], "on top of") {
+		t.Fatalf("recovered: %q", rec)
+	}
+	wantA := "# A\n- [fact-001] One\n- [fact-050] The person's own\n- [fact-002] Two, imported\n- [fact-003] Three, imported\n"
+	if got := gitOut(t, s.Dir, "show", "HEAD:topics/a.md"); got+"\n" != wantA {
+		t.Errorf("HEAD:topics/a.md = %q, want %q", got, wantA)
+	}
+	if got := readOrAbsent(t, s, "topics/a.md"); got != wantA {
+		t.Errorf("disk topics/a.md = %q", got)
+	}
+	if got := gitOut(t, s.Dir, "show", "HEAD:"+MainFile); got+"\n" != string(files[MainFile]) {
+		t.Errorf("HEAD:MEMORY.md = %q", got)
+	}
+	if st := gitOut(t, s.Dir, "status", "--porcelain"); st != "" {
+		t.Errorf("status %q", st)
+	}
+}
+
+// TestPersonCommitThatConflictsIsUndone: when the person's committed
+// change and memctl's collide on one entry, nothing is merged: the rest
+// is undone (the write's candidates stay queued) and the person's commit
+// stays as it is.
+func TestPersonCommitThatConflictsIsUndone(t *testing.T) {
+	s := newStore(t)
+	writeFiles(t, s, map[string][]byte{"topics/a.md": []byte("# A\n- [fact-001] One\n")})
+	files := map[string][]byte{
+		MainFile:      []byte("# Core profile\n## Key decisions\n- [dec-001] Crash test decision\n"),
+		"topics/a.md": []byte("# A\n- [fact-001] One, rewritten by memctl\n"),
+	}
+	if !crashingWrite(t, s, FailTxnHalfFiles, files) {
+		t.Fatal("no crash")
+	}
+	person := "# A\n- [fact-001] One, rewritten by the person\n"
+	must(t, os.WriteFile(s.abs("topics/a.md"), []byte(person), 0o644))
+	gitOut(t, s.Dir, "commit", "-qam", "person: commit everything")
+	rec := lockAndRecover(t, s)
+	if len(rec) != 1 || !strings.Contains(rec[0], "undid an interrupted write") {
+		t.Fatalf("recovered: %q", rec)
+	}
+	if got := gitOut(t, s.Dir, "show", "HEAD:topics/a.md"); got+"\n" != person {
+		t.Errorf("HEAD:topics/a.md = %q", got)
+	}
+	if got := readOrAbsent(t, s, "topics/a.md"); got != person {
+		t.Errorf("disk topics/a.md = %q", got)
+	}
+}

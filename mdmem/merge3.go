@@ -1,0 +1,410 @@
+package mdmem
+
+import (
+	"encoding/json"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// mergeOnto applies memctl's change of a file (old → new) to a version a
+// person committed in the meantime (theirs, also derived from old), the
+// way recovery finishes an interrupted write on top of a person's commit.
+// Memory files are merged line by line and then checked entry by entry:
+// every entry (and every line outside entries) must come out as the side
+// that changed it left it, and an entry both sides changed differently, or
+// an id used twice, is a conflict (ok false: nothing is merged). The
+// committed state (.memctl/state.json) keeps the larger high-water mark of
+// each prefix. Any other file merges only when one side left it alone.
+func mergeOnto(path string, old, new, theirs []byte) (merged []byte, ok bool) {
+	switch {
+	case string(theirs) == string(old) || string(theirs) == string(new):
+		return new, true
+	case string(new) == string(old):
+		return theirs, true
+	case path == StatePath:
+		return mergeState(old, new, theirs)
+	case !strings.HasSuffix(path, ".md"):
+		return nil, false
+	}
+	lines := merge3Lines(splitLines(old), splitLines(new), splitLines(theirs))
+	merged = []byte(strings.Join(lines, ""))
+	if !mergedEntriesAgree(path, old, new, theirs, merged) {
+		return nil, false
+	}
+	return merged, true
+}
+
+// mergeState merges two committed states: each prefix keeps the larger
+// high-water mark, so no id either side allocated is handed out again.
+func mergeState(_, new, theirs []byte) ([]byte, bool) {
+	var a, b State
+	if json.Unmarshal(new, &a) != nil || json.Unmarshal(theirs, &b) != nil {
+		return nil, false
+	}
+	out := State{LastID: map[string]int{}}
+	for _, st := range []State{a, b} {
+		for p, n := range st.LastID {
+			out.LastID[p] = max(out.LastID[p], n)
+		}
+	}
+	if out.check() != nil {
+		return nil, false
+	}
+	data, err := json.MarshalIndent(&out, "", "  ")
+	if err != nil {
+		return nil, false
+	}
+	return append(data, '\n'), true
+}
+
+// splitLines splits src into lines that keep their line ending.
+func splitLines(src []byte) []string {
+	lines := strings.SplitAfter(string(src), "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	return lines
+}
+
+// merge3Lines is a three-way merge of line sequences: where only one side
+// changed a stretch of the base, its version wins; where both did, the
+// person's lines (b) stay, minus the lines memctl removed, and memctl's new
+// lines follow. The caller checks the result entry by entry.
+func merge3Lines(o, a, b []string) []string {
+	ma, mb := matchLines(o, a), matchLines(o, b)
+	var out []string
+	i, ja, jb := 0, 0, 0
+	for {
+		for i < len(o) && ma[i] == ja && mb[i] == jb {
+			out = append(out, o[i])
+			i, ja, jb = i+1, ja+1, jb+1
+		}
+		if i == len(o) && ja == len(a) && jb == len(b) {
+			return out
+		}
+		k := i
+		for k < len(o) && (ma[k] < 0 || mb[k] < 0) {
+			k++
+		}
+		ea, eb := len(a), len(b)
+		if k < len(o) {
+			ea, eb = ma[k], mb[k]
+		}
+		out = append(out, resolveChunk(o[i:k], a[ja:ea], b[jb:eb])...)
+		i, ja, jb = k, ea, eb
+	}
+}
+
+// resolveChunk merges one stretch both sides may have changed.
+func resolveChunk(o, a, b []string) []string {
+	switch {
+	case slices.Equal(a, o), slices.Equal(a, b):
+		return b
+	case slices.Equal(b, o):
+		return a
+	}
+	removedByA := counts(o)
+	for _, l := range a {
+		if removedByA[l] > 0 {
+			removedByA[l]--
+		}
+	}
+	out := make([]string, 0, len(a)+len(b))
+	for _, l := range b {
+		if removedByA[l] > 0 {
+			removedByA[l]--
+			continue
+		}
+		out = append(out, l)
+	}
+	inOB := counts(o)
+	for _, l := range b {
+		inOB[l]++
+	}
+	for _, l := range a {
+		if inOB[l] > 0 {
+			inOB[l]--
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func counts(lines []string) map[string]int {
+	m := make(map[string]int, len(lines))
+	for _, l := range lines {
+		m[l]++
+	}
+	return m
+}
+
+// matchLines pairs lines of a with equal lines of b, in order (a common
+// subsequence): common ends first, then lines unique to both sides as
+// anchors (patience diff), small unanchored stretches by dynamic
+// programming. It returns, for each line of a, its index in b or -1.
+func matchLines(a, b []string) []int {
+	m := make([]int, len(a))
+	for i := range m {
+		m[i] = -1
+	}
+	var match func(alo, ahi, blo, bhi int)
+	match = func(alo, ahi, blo, bhi int) {
+		for alo < ahi && blo < bhi && a[alo] == b[blo] {
+			m[alo] = blo
+			alo, blo = alo+1, blo+1
+		}
+		for alo < ahi && blo < bhi && a[ahi-1] == b[bhi-1] {
+			ahi, bhi = ahi-1, bhi-1
+			m[ahi] = bhi
+		}
+		if alo == ahi || blo == bhi {
+			return
+		}
+		anchors := uniqueAnchors(a[alo:ahi], b[blo:bhi])
+		if len(anchors) == 0 {
+			matchSmall(a, b, alo, ahi, blo, bhi, m)
+			return
+		}
+		pa, pb := alo, blo
+		for _, an := range anchors {
+			match(pa, alo+an[0], pb, blo+an[1])
+			m[alo+an[0]] = blo + an[1]
+			pa, pb = alo+an[0]+1, blo+an[1]+1
+		}
+		match(pa, ahi, pb, bhi)
+	}
+	match(0, len(a), 0, len(b))
+	return m
+}
+
+// uniqueAnchors returns the longest increasing run of index pairs of lines
+// that occur exactly once in a and once in b.
+func uniqueAnchors(a, b []string) [][2]int {
+	type seen struct{ ia, ib, na, nb int }
+	idx := map[string]*seen{}
+	for i, l := range a {
+		s := idx[l]
+		if s == nil {
+			s = &seen{ia: i}
+			idx[l] = s
+		}
+		s.na++
+	}
+	for i, l := range b {
+		if s := idx[l]; s != nil {
+			s.ib = i
+			s.nb++
+		}
+	}
+	var pairs [][2]int
+	for _, s := range idx {
+		if s.na == 1 && s.nb == 1 {
+			pairs = append(pairs, [2]int{s.ia, s.ib})
+		}
+	}
+	sort.Slice(pairs, func(i, j int) bool { return pairs[i][0] < pairs[j][0] })
+	return longestIncreasing(pairs)
+}
+
+// longestIncreasing returns the longest subsequence of pairs (sorted by
+// their first index) whose second index increases (patience sorting).
+func longestIncreasing(pairs [][2]int) [][2]int {
+	var tails []int // tails[k]: index in pairs of the smallest end of a run of length k+1
+	prev := make([]int, len(pairs))
+	for i, p := range pairs {
+		k := sort.Search(len(tails), func(k int) bool { return pairs[tails[k]][1] >= p[1] })
+		prev[i] = -1
+		if k > 0 {
+			prev[i] = tails[k-1]
+		}
+		if k == len(tails) {
+			tails = append(tails, i)
+		} else {
+			tails[k] = i
+		}
+	}
+	if len(tails) == 0 {
+		return nil
+	}
+	out := make([][2]int, len(tails))
+	for i, k := len(tails)-1, tails[len(tails)-1]; i >= 0; i, k = i-1, prev[k] {
+		out[i] = pairs[k]
+	}
+	return out
+}
+
+// matchSmallCells bounds the table of matchSmall; a larger stretch
+// without a unique anchor stays unmatched (merged as a whole).
+const matchSmallCells = 1 << 18
+
+// matchSmall matches a[alo:ahi] and b[blo:bhi] by a longest common
+// subsequence table.
+func matchSmall(a, b []string, alo, ahi, blo, bhi int, m []int) {
+	n, k := ahi-alo, bhi-blo
+	if n*k > matchSmallCells {
+		return
+	}
+	t := make([]int32, (n+1)*(k+1))
+	at := func(i, j int) *int32 { return &t[i*(k+1)+j] }
+	for i := n - 1; i >= 0; i-- {
+		for j := k - 1; j >= 0; j-- {
+			switch {
+			case a[alo+i] == b[blo+j]:
+				*at(i, j) = *at(i+1, j+1) + 1
+			case *at(i+1, j) >= *at(i, j+1):
+				*at(i, j) = *at(i+1, j)
+			default:
+				*at(i, j) = *at(i, j+1)
+			}
+		}
+	}
+	for i, j := 0, 0; i < n && j < k; {
+		switch {
+		case a[alo+i] == b[blo+j]:
+			m[alo+i] = blo + j
+			i, j = i+1, j+1
+		case *at(i+1, j) >= *at(i, j+1):
+			i++
+		default:
+			j++
+		}
+	}
+}
+
+// mergedEntriesAgree checks a merged memory file: each entry is as the
+// side that changed it left it (absent if that side removed it), no entry
+// was changed by both sides differently, no id occurs twice, and the lines
+// outside entries (headings, the topic index) follow the same rule.
+func mergedEntriesAgree(path string, old, new, theirs, merged []byte) bool {
+	o, okO := entryTexts(path, old)
+	a, okA := entryTexts(path, new)
+	b, okB := entryTexts(path, theirs)
+	r, okR := entryTexts(path, merged)
+	if !okO || !okA || !okB || !okR {
+		return false
+	}
+	if !sidesAgree(o, a, b, r) {
+		return false
+	}
+	lines := func(src []byte) map[string]string {
+		m := map[string]string{}
+		for l := range outsideEntries(path, src) {
+			m[l] = l
+		}
+		return m
+	}
+	return sidesAgree(lines(old), lines(new), lines(theirs), lines(merged))
+}
+
+// entryTexts maps each entry of a memory file to its text: by id, or by
+// its text for an entry without one. ok is false when a key repeats.
+func entryTexts(path string, src []byte) (map[string]string, bool) {
+	m := map[string]string{}
+	for _, e := range ParseDoc(path, src).Entries {
+		key := "id:" + e.ID
+		if e.ID == "" {
+			key = "text:" + strings.TrimRight(e.Raw, "\r\n")
+		}
+		if _, dup := m[key]; dup {
+			return nil, false
+		}
+		m[key] = strings.TrimRight(e.Raw, "\r\n")
+	}
+	return m, true
+}
+
+// sidesAgree reports whether got holds, for every key, what a three-way
+// merge of o → a and o → b must: the changed side's value (or absence),
+// and no key both sides changed differently.
+func sidesAgree(o, a, b, got map[string]string) bool {
+	keys := map[string]bool{}
+	for _, m := range []map[string]string{o, a, b, got} {
+		for k := range m {
+			keys[k] = true
+		}
+	}
+	for k := range keys {
+		ov, inO := o[k]
+		av, inA := a[k]
+		bv, inB := b[k]
+		wantV, wantIn := bv, inB
+		switch aChanged, bChanged := inA != inO || av != ov, inB != inO || bv != ov; {
+		case aChanged && !bChanged:
+			wantV, wantIn = av, inA
+		case aChanged && bChanged && (inA != inB || av != bv):
+			return false
+		}
+		gv, inGot := got[k]
+		if inGot != wantIn || (wantIn && gv != wantV) {
+			return false
+		}
+	}
+	return true
+}
+
+// holdsChanges reports whether a person's version of a memory file
+// (edited) holds memctl's change old → new with edits of their own on
+// top: every entry new added is there, more than half of them with
+// memctl's text or a close edit of it (holdsEditOf), no entry new removed
+// is back, and no entry new rewrote holds its old text again. A change
+// that adds or removes no entry is only recognised as memctl's exact bytes
+// (the caller's test).
+func holdsChanges(path string, old, new, edited []byte) bool {
+	if !strings.HasSuffix(path, ".md") {
+		return false
+	}
+	o, okO := entryTexts(path, old)
+	n, okN := entryTexts(path, new)
+	e, okE := entryTexts(path, edited)
+	if !okO || !okN || !okE {
+		return false
+	}
+	added, kept, removed := 0, 0, 0
+	for k, nv := range n {
+		ov, inO := o[k]
+		ev, inE := e[k]
+		switch {
+		case !inO && !inE:
+			return false
+		case !inO:
+			added++
+			if holdsEditOf(ev, nv) {
+				kept++
+			}
+		case ov != nv && inE && ev == ov:
+			return false
+		}
+	}
+	for k := range o {
+		if _, inN := n[k]; !inN {
+			if _, inE := e[k]; inE {
+				return false
+			}
+			removed++
+		}
+	}
+	return added+removed > 0 && (added == 0 || 2*kept > added)
+}
+
+// entryEditMin is the word overlap (Jaccard, ids left out) at which an
+// entry's text counts as a person's edit of memctl's: a value or a few
+// words changed. Texts written from one template ("The x service timeout
+// is N seconds") share about half their words, below it.
+const entryEditMin = 0.6
+
+// holdsEditOf reports whether an entry's text is memctl's or a close edit
+// of it.
+func holdsEditOf(got, want string) bool {
+	if got == want {
+		return true
+	}
+	strip := func(raw string) map[string]bool {
+		if i := strings.Index(raw, "] "); i >= 0 && i < 40 {
+			raw = raw[i+2:]
+		}
+		return foldWords(raw)
+	}
+	return wordJaccard(strip(got), strip(want)) >= entryEditMin
+}
