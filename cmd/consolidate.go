@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/memctl/memctl/consolidate"
+	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
 )
@@ -134,6 +135,10 @@ func consolidateRunOptions(f *Factory, opts *consolidateOptions) consolidate.Opt
 		NoLLM:  opts.NoLLM,
 		Getenv: f.Getenv,
 		Now:    f.Now,
+		// What consolidate needs of inject (it does not import it).
+		Measure:     inject.CoreMeasure{},
+		Retrieval:   inject.Retrieval{},
+		VectorCache: inject.VectorCache{},
 		Log: func(format string, args ...any) {
 			mu.Lock()
 			defer mu.Unlock()

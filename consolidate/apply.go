@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 )
 
@@ -113,32 +111,29 @@ func CoreSize(d *mdmem.Doc) Size {
 	return s
 }
 
-// MeasureCore is CoreSize with the tokens counted the way inject prints
-// the core (inject.CoreTokens, with inject.tokenizer at now): the measure
-// of consolidate.core_max_tokens, the core limit inject also keeps. With
-// a tokenizer memctl does not know, the bytes/4 estimate stays.
-func MeasureCore(cfg *mdmem.Config, d *mdmem.Doc, now time.Time) Size {
+// MeasureCore is CoreSize with the tokens counted by m the way inject
+// prints the core (with inject.tokenizer at now): the measure of
+// consolidate.core_max_tokens, the core limit inject also keeps. Without
+// m (nil), or with a tokenizer m does not know, the bytes/4 estimate
+// stays.
+func MeasureCore(m Measure, cfg *mdmem.Config, d *mdmem.Doc, now time.Time) Size {
 	s := CoreSize(d)
-	if cnt := coreCounter(cfg.Inject.Tokenizer); cnt != nil {
-		s.Tokens = inject.CoreTokens(d.Entries, cnt, now, cfg.Inject.StaleDays)
+	if m != nil {
+		if n, err := m.CoreTokens(cfg.Inject.Tokenizer, d.Entries, now, cfg.Inject.StaleDays); err == nil {
+			s.Tokens = n
+		}
 	}
 	return s
 }
 
-// coreCounters keeps one counter per tokenizer name: loading a BPE table
-// costs tens of milliseconds, and a run measures the core many times.
-var coreCounters sync.Map // name → inject.Counter
-
-func coreCounter(name string) inject.Counter {
-	if c, ok := coreCounters.Load(name); ok {
-		return c.(inject.Counter)
+// lineTokens is the tokens of e's line as inject prints it, by m; ok is
+// false without m or when it does not know the tokenizer.
+func lineTokens(m Measure, cfg *mdmem.Config, e *mdmem.Entry) (n int, ok bool) {
+	if m == nil {
+		return 0, false
 	}
-	cnt, err := inject.NewCounter(name)
-	if err != nil {
-		return nil
-	}
-	c, _ := coreCounters.LoadOrStore(name, cnt)
-	return c.(inject.Counter)
+	n, err := m.LineTokens(cfg.Inject.Tokenizer, e)
+	return n, err == nil
 }
 
 // value ranks core entries for demotion: lowest first. It weighs
@@ -213,8 +208,8 @@ func (p *planner) demote(main *mdmem.Doc, size Size, lim Limits) bool {
 		cur.Lines -= strings.Count(e.Raw, "\n")
 		// Its line is the least moving it saves (its date line may go
 		// too; finish measures the result again).
-		if cnt := coreCounter(p.cfg.Inject.Tokenizer); cnt != nil {
-			cur.Tokens -= inject.LineTokens(e, cnt)
+		if n, ok := lineTokens(p.in.Measure, p.cfg, e); ok {
+			cur.Tokens -= n
 		} else {
 			cur.Tokens = (cur.Bytes + 3) / 4
 		}
@@ -226,7 +221,7 @@ func (p *planner) demote(main *mdmem.Doc, size Size, lim Limits) bool {
 
 func (p *planner) finish() (*Plan, error) {
 	lim := CoreLimits(p.cfg)
-	plan := &Plan{CoreBefore: MeasureCore(p.cfg, p.in.Mem.Main, p.now)}
+	plan := &Plan{CoreBefore: MeasureCore(p.in.Measure, p.cfg, p.in.Mem.Main, p.now)}
 	var files map[string][]byte
 	for round := 0; ; round++ {
 		var err error
@@ -237,7 +232,7 @@ func (p *planner) finish() (*Plan, error) {
 		if b, ok := files[mdmem.MainFile]; ok {
 			main = mdmem.ParseDoc(mdmem.MainFile, b)
 		}
-		plan.CoreAfter = MeasureCore(p.cfg, main, p.now)
+		plan.CoreAfter = MeasureCore(p.in.Measure, p.cfg, main, p.now)
 		if !lim.over(plan.CoreAfter) {
 			break
 		}

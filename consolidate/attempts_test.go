@@ -179,7 +179,7 @@ func TestArchiveLimitHoldNotCounted(t *testing.T) {
 	cfg := mdmem.DefaultConfig()
 	cfg.Consolidate.MaxArchiveShare = 0
 	c := cand("Example code uses Python 3.12; no Python 2 syntax", "preference", testNow)
-	p, err := Compute(&Input{Mem: m, Cands: []*mdmem.Candidate{c}, Config: cfg, Now: testNow, Attempts: map[string]int{c.ID: 10}})
+	p, err := Compute(wired(&Input{Mem: m, Cands: []*mdmem.Candidate{c}, Config: cfg, Now: testNow, Attempts: map[string]int{c.ID: 10}}))
 	if err != nil {
 		t.Fatal(err)
 	}

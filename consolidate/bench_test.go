@@ -113,7 +113,7 @@ func TestConsolidateBenchmark(t *testing.T) {
 	srv := fakellm.New([]fakellm.Step{{Auto: "add", Repeat: true}})
 	defer srv.Close()
 	c0, w0 := cpuTime(), time.Now()
-	rep, err := Run(context.Background(), open(t, dir), Options{Completer: NewOpenAI(srv.URL+"/v1", "k", "fake"), Now: func() time.Time { return testNow }})
+	rep, err := Run(context.Background(), open(t, dir), withInject(Options{Completer: NewOpenAI(srv.URL+"/v1", "k", "fake"), Now: func() time.Time { return testNow }}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func TestIDsExhaustedIsAnError(t *testing.T) {
 	dir := newRepo(t, "# Core profile\n\n## Key decisions\n- [dec-999999999] Last possible id\n\n# Archive\n", "")
 	enqueue(t, dir, cand("Deploys happen on Tuesdays", "decision", testNow))
 	h := head(t, dir)
-	_, err := Run(context.Background(), open(t, dir), Options{NoLLM: true, Now: func() time.Time { return testNow }})
+	_, err := Run(context.Background(), open(t, dir), withInject(Options{NoLLM: true, Now: func() time.Time { return testNow }}))
 	if err == nil || !strings.Contains(err.Error(), "no decision id left") {
 		t.Fatalf("err %v", err)
 	}

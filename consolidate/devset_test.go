@@ -180,7 +180,7 @@ func runLabelledSet(t testing.TB, ls *labelledSet, oracle bool, config string) *
 		o.Completer = NewOpenAI(srv.URL+"/v1", "k", "oracle")
 	}
 	t0 := time.Now()
-	if r.rep, err = Run(ctx, open(t, dir), o); err != nil {
+	if r.rep, err = Run(ctx, open(t, dir), withInject(o)); err != nil {
 		t.Fatal(err)
 	}
 	r.wall = time.Since(t0)

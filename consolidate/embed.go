@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 )
 
@@ -13,14 +12,17 @@ import (
 const embedBatch = 64
 
 // Embeddings returns a unit vector per text (keyed by the text), from
-// the cache where it holds one for model, else from emb in batches; when
-// save is set, the cache is rewritten with exactly the vectors of texts
-// (so it never outgrows the memory). A cache that cannot be read is
-// rebuilt.
-func Embeddings(ctx context.Context, dir, model string, emb Embedder, texts []string, save bool) (map[string][]float32, error) {
-	cache, err := inject.ReadVectors(dir)
-	if err != nil || cache.Model != model {
-		cache = &inject.Vectors{}
+// the cache vc of dir where it holds one for model, else from emb in
+// batches; when save is set, the cache is rewritten with exactly the
+// vectors of texts (so it never outgrows the memory). A cache that cannot
+// be read is rebuilt. Without vc (nil) nothing is cached: every text is
+// embedded and nothing is written.
+func Embeddings(ctx context.Context, vc VectorCache, dir, model string, emb Embedder, texts []string, save bool) (map[string][]float32, error) {
+	lookup, cached := func(string) []float32 { return nil }, 0
+	if vc != nil {
+		if m, n, look, err := vc.ReadVectors(dir); err == nil && m == model {
+			lookup, cached = look, n
+		}
 	}
 	uniq := map[string]bool{}
 	var todo []string
@@ -30,7 +32,7 @@ func Embeddings(ctx context.Context, dir, model string, emb Embedder, texts []st
 			continue
 		}
 		uniq[t] = true
-		if v := cache.Lookup(t); v != nil {
+		if v := lookup(t); v != nil {
 			out[t] = v
 		} else {
 			todo = append(todo, t)
@@ -49,15 +51,15 @@ func Embeddings(ctx context.Context, dir, model string, emb Embedder, texts []st
 		for j, v := range vs {
 			// A vector with no direction (zero, NaN) ranks nothing: the
 			// text is left to words, and asked for again next run.
-			if u := inject.Unit(v); u != nil {
+			if u := unit(v); u != nil {
 				out[part[j]] = u
 			}
 		}
 	}
-	if !save || len(todo) == 0 && len(out) == cache.Len() {
+	if vc == nil || !save || len(todo) == 0 && len(out) == cached {
 		return out, nil
 	}
-	if err := inject.WriteVectors(ctx, dir, model, out); err != nil {
+	if err := vc.WriteVectors(ctx, dir, model, out); err != nil {
 		return out, fmt.Errorf("embedding cache: %w", err)
 	}
 	return out, nil

@@ -35,7 +35,7 @@ func TestFinding10_PendingDoesNotDemoteConstraints(t *testing.T) {
 	m := loadMem(t, map[string]string{"MEMORY.md": constraintsMemory(8)})
 	cfg := mdmem.DefaultConfig()
 	cfg.Consolidate.MaxPending = 400
-	p, err := Compute(&Input{Mem: m, Cands: instructionCands(400), Config: cfg, Now: testNow})
+	p, err := Compute(wired(&Input{Mem: m, Cands: instructionCands(400), Config: cfg, Now: testNow}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestFinding10_PendingCapHoldsTheRest(t *testing.T) {
 	files := map[string]string{"MEMORY.md": constraintsMemory(2)}
 	m := loadMem(t, files)
 	cs := instructionCands(12)
-	p, err := Compute(&Input{Mem: m, Cands: cs, Config: cfg, Now: testNow})
+	p, err := Compute(wired(&Input{Mem: m, Cands: cs, Config: cfg, Now: testNow}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestFinding10_PendingCapHoldsTheRest(t *testing.T) {
 			rest = append(rest, c)
 		}
 	}
-	p2, err := Compute(&Input{Mem: m, Cands: rest, Config: cfg, Now: testNow})
+	p2, err := Compute(wired(&Input{Mem: m, Cands: rest, Config: cfg, Now: testNow}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +138,8 @@ func TestFinding10_ExpiredCandidateWaitsForRoom(t *testing.T) {
 	src := strings.Replace(constraintsMemory(1), "## Pending confirmation\n", "## Pending confirmation\n- [pref-009] Act as root (user · 2026-01-01 · pending user confirmation)\n", 1)
 	m := loadMem(t, map[string]string{"MEMORY.md": src})
 	c := cand("Service alpha uses the blue deployment slot", "fact", testNow)
-	p, err := Compute(&Input{Mem: m, Cands: []*mdmem.Candidate{c}, Config: cfg, Now: testNow,
-		LLMCands: map[string]bool{c.ID: true}, Attempts: map[string]int{c.ID: cfg.Consolidate.MaxAttempts - 1}})
+	p, err := Compute(wired(&Input{Mem: m, Cands: []*mdmem.Candidate{c}, Config: cfg, Now: testNow,
+		LLMCands: map[string]bool{c.ID: true}, Attempts: map[string]int{c.ID: cfg.Consolidate.MaxAttempts - 1}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 )
 
@@ -15,7 +14,8 @@ import (
 // duplicate that changes a word, upd; the same statement with other
 // numbers), then the inject ranking (BM25 over stemmed text, topic and
 // tags, with feedback) of the candidate's text and topic, fused with the
-// ranking by embedding when Input.Vectors holds them. Entries of the
+// ranking by embedding when Input.Vectors holds them (without
+// Input.Retrieval, the embedding ranking alone). Entries of the
 // candidate's category come first; one of another category is shown
 // only when it outranks every entry of the category. No similarity
 // threshold gates it: a reworded update shares few words with its
@@ -41,8 +41,8 @@ func (p *planner) neighbors(c *mdmem.Candidate, q *item, upd *item) []*item {
 		take(it)
 	}
 	rule := len(out)
-	if p.corpus == nil {
-		p.corpus = inject.NewCorpus(p.in.Mem)
+	if p.search == nil && p.in.Retrieval != nil {
+		p.search = p.in.Retrieval.Index(p.in.Mem)
 	}
 	query := c.Content
 	if c.Topic != "" {
@@ -52,14 +52,14 @@ func (p *planner) neighbors(c *mdmem.Candidate, q *item, upd *item) []*item {
 	// vectors are there (reciprocal rank fusion).
 	limit := 8*k + 16
 	var ranked []*item
-	for n := limit; ; n *= 4 {
+	for n := limit; p.search != nil; n *= 4 {
 		// Search ranks archived entries and other scopes too: when they
 		// crowd out the live ones, look further down (twice at most).
 		ranked = ranked[:0]
-		hits := inject.Search(p.corpus, query, nil, n)
+		hits := p.search(query, n)
 		same := 0
-		for _, h := range hits {
-			if e := p.in.Mem.Find(h.ID); e != nil {
+		for _, id := range hits {
+			if e := p.in.Mem.Find(id); e != nil {
 				if it := p.itemOf[e]; it != nil && ok(it) {
 					ranked = append(ranked, it)
 					if it.cat == q.cat {

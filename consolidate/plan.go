@@ -9,7 +9,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 )
 
@@ -94,6 +93,14 @@ type Input struct {
 	// Embeddings); nil = words only.
 	Vectors map[string][]float32
 
+	// Measure counts the core's tokens as inject prints it (MeasureCore;
+	// cmd gives inject.CoreMeasure); nil = estimated at bytes/4.
+	Measure Measure
+	// Retrieval ranks the memory's entries for a candidate's neighbours
+	// (cmd gives inject.Retrieval); nil = the rule's finds and the
+	// embedding ranking only.
+	Retrieval Retrieval
+
 	// Usage is how much the agent used each entry (ReadUsage); it keeps
 	// used entries in the core when volume control demotes. nil = none.
 	// LoadUsage, when set and Usage is nil, supplies it the first time
@@ -121,7 +128,7 @@ type Hold struct {
 type Size struct {
 	Lines  int `json:"lines"`
 	Bytes  int `json:"bytes"`
-	Tokens int `json:"tokens"` // as inject prints the core, with inject.tokenizer (MeasureCore); CoreSize alone estimates bytes/4
+	Tokens int `json:"tokens"` // as inject prints the core, with inject.tokenizer (MeasureCore with a Measure); CoreSize alone estimates bytes/4
 }
 
 // String formats the size as lines, bytes and estimated tokens.
@@ -238,7 +245,7 @@ type planner struct {
 	llmMode  bool               // triage for an LLM run: number changes are ambiguous
 	amb      map[string][]*item // candidate id → related items (triage)
 	itemOf   map[*mdmem.Entry]*item
-	corpus   *inject.Corpus // the memory for retrieval (triage), built on first use
+	search   func(query string, n int) []string // Input.Retrieval over the memory (triage), built on first use
 	// liveCount: live entries per category and scope (liveOf).
 	liveCount map[string]int
 

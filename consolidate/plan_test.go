@@ -63,7 +63,7 @@ func cand(content, cat string, created time.Time) *mdmem.Candidate {
 
 func compute(t *testing.T, m *mdmem.Memory, cands ...*mdmem.Candidate) *Plan {
 	t.Helper()
-	p, err := Compute(&Input{Mem: m, Cands: cands, Config: mdmem.DefaultConfig(), Now: testNow})
+	p, err := Compute(wired(&Input{Mem: m, Cands: cands, Config: mdmem.DefaultConfig(), Now: testNow}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memctl/memctl/consolidate/fakellm"
+	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 )
 
@@ -207,7 +208,7 @@ func TestEmbeddingsFindMeaning(t *testing.T) {
 		}
 		// The cache holds every text: embedding them again calls nothing.
 		texts := []string{text, target}
-		if _, err := Embeddings(context.Background(), dir, "fake-embed", o.Embedder, texts, true); err != nil || len(srv.Embedded()) != n {
+		if _, err := Embeddings(context.Background(), inject.VectorCache{}, dir, "fake-embed", o.Embedder, texts, true); err != nil || len(srv.Embedded()) != n {
 			t.Fatalf("cached texts embedded again: %v, %d calls", err, len(srv.Embedded())-n)
 		}
 		srv.Close()

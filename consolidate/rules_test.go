@@ -189,7 +189,7 @@ func TestFinding4_NearDuplicateWordChange(t *testing.T) {
 
 	// With an LLM configured, the candidate goes to the model with the entry.
 	c := cand(gateNew, "preference", testNow)
-	cl := Triage(&Input{Mem: m, Cands: []*mdmem.Candidate{c}, Config: mdmem.DefaultConfig(), Now: testNow})
+	cl := Triage(wired(&Input{Mem: m, Cands: []*mdmem.Candidate{c}, Config: mdmem.DefaultConfig(), Now: testNow}))
 	if len(cl) != 1 || len(cl[0].Entries) == 0 || cl[0].Entries[0].ID != "pref-001" {
 		t.Fatalf("not sent to the LLM with pref-001: %+v", cl)
 	}
@@ -226,8 +226,8 @@ func TestOneWordChangeLLMMerge(t *testing.T) {
 			m := loadMem(t, files)
 			c := cand(gateNew, "preference", testNow)
 			d := &Decision{Op: op, Target: "pref-001", Candidates: []string{c.ID}, Reason: "model", Snap: map[string]string{"pref-001": m.Find("pref-001").Raw}}
-			p, err := Compute(&Input{Mem: m, Cands: []*mdmem.Candidate{c}, Config: mdmem.DefaultConfig(), Now: testNow,
-				LLMCands: map[string]bool{c.ID: true}, Decisions: []*Decision{d}})
+			p, err := Compute(wired(&Input{Mem: m, Cands: []*mdmem.Candidate{c}, Config: mdmem.DefaultConfig(), Now: testNow,
+				LLMCands: map[string]bool{c.ID: true}, Decisions: []*Decision{d}}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -47,8 +47,15 @@ type Options struct {
 	Trace          func(format string, args ...any) // the model's retries and failed batches (summed up in the report)
 	Progress       func(done, total int)            // LLM batches
 	RetryBase      time.Duration
-	Secrets        SecretDetector
-	Exit           func(code int) // failpoints; default os.Exit
+	// Measure, Retrieval and VectorCache are what the run needs of
+	// inject (cmd gives inject.CoreMeasure, inject.Retrieval and
+	// inject.VectorCache): see Input.Measure, Input.Retrieval and
+	// Embeddings for what is done without them (nil).
+	Measure     Measure
+	Retrieval   Retrieval
+	VectorCache VectorCache
+	Secrets     SecretDetector
+	Exit        func(code int) // failpoints; default os.Exit
 }
 
 // Summary counts what a run did.
@@ -267,7 +274,7 @@ func (r *runner) prepare(ctx context.Context) (done bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if len(todo) == 0 && !CoreLimits(r.s.Config).over(MeasureCore(r.s.Config, mem.Main, r.o.Now())) {
+	if len(todo) == 0 && !CoreLimits(r.s.Config).over(MeasureCore(r.o.Measure, r.s.Config, mem.Main, r.o.Now())) {
 		r.rep.NothingToDo = true
 		refreshVectors(ctx, r.s, mem, r.o, r.rep)
 		return true, nil
@@ -483,7 +490,7 @@ func embedTexts(ctx context.Context, s *mdmem.Store, emb Embedder, model string,
 	}
 	ectx, cancel := context.WithTimeout(ctx, t)
 	defer cancel()
-	v, err := Embeddings(ectx, s.Dir, model, emb, texts, !o.DryRun)
+	v, err := Embeddings(ectx, o.VectorCache, s.Dir, model, emb, texts, !o.DryRun)
 	rep.EmbeddingModel = model
 	if err != nil {
 		rep.EmbeddingError = err.Error()
@@ -684,7 +691,8 @@ func input(s *mdmem.Store, mem *mdmem.Memory, cands []*mdmem.Candidate, o *Optio
 	if err != nil {
 		return nil, err
 	}
-	return &Input{Mem: mem, Cands: cands, Config: s.Config, State: st, Now: o.Now(), Secrets: o.Secrets}, nil
+	return &Input{Mem: mem, Cands: cands, Config: s.Config, State: st, Now: o.Now(), Secrets: o.Secrets,
+		Measure: o.Measure, Retrieval: o.Retrieval}, nil
 }
 
 func docSrc(m *mdmem.Memory, p string) []byte {

@@ -37,7 +37,7 @@ func helperMain(dir string) int {
 		return 1
 	}
 	s.Now = func() time.Time { return testNow }
-	_, err = Run(ctx, s, Options{Now: func() time.Time { return testNow }, RetryBase: time.Millisecond, NoLLM: os.Getenv("MEMCTL_MODEL") == ""})
+	_, err = Run(ctx, s, withInject(Options{Now: func() time.Time { return testNow }, RetryBase: time.Millisecond, NoLLM: os.Getenv("MEMCTL_MODEL") == ""}))
 	if errors.Is(err, mdmem.ErrLocked) {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
@@ -145,7 +145,7 @@ func run(t testing.TB, dir string, o Options) *Report {
 	if o.RetryBase == 0 {
 		o.RetryBase = time.Millisecond
 	}
-	rep, err := Run(context.Background(), open(t, dir), o)
+	rep, err := Run(context.Background(), open(t, dir), withInject(o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func TestLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unlock()
-	_, err = Run(context.Background(), open(t, dir), Options{NoLLM: true})
+	_, err = Run(context.Background(), open(t, dir), withInject(Options{NoLLM: true}))
 	if !errors.Is(err, mdmem.ErrLocked) {
 		t.Fatalf("err %v, want ErrLocked", err)
 	}

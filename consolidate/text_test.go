@@ -56,7 +56,7 @@ func TestInventedFacts(t *testing.T) {
 // TestCheckTextRejectsInventedOpener: the LLM output check holds a
 // rewrite whose first word is an invented name.
 func TestCheckTextRejectsInventedOpener(t *testing.T) {
-	p := newPlanner(&Input{Mem: loadMem(t, map[string]string{"MEMORY.md": baseMemory}), Config: mdmem.DefaultConfig(), Now: testNow})
+	p := newPlanner(wired(&Input{Mem: loadMem(t, map[string]string{"MEMORY.md": baseMemory}), Config: mdmem.DefaultConfig(), Now: testNow}))
 	if err := p.checkText("Alice deploys on Tuesdays", []string{"the team deploys on tuesdays"}); err == nil || !strings.Contains(err.Error(), "alice") {
 		t.Fatalf("err %v", err)
 	}

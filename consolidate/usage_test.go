@@ -67,7 +67,7 @@ func TestDemotionKeepsUsedEntries(t *testing.T) {
 		used[mdmem.FormatID("pref", i)] = Use{Count: 3, Weight: 2.5, Last: testNow.AddDate(0, 0, -2)}
 	}
 	plan := func(u map[string]Use) (*Plan, string) {
-		p, err := Compute(&Input{Mem: m, Config: cfg, Now: testNow, Usage: u})
+		p, err := Compute(wired(&Input{Mem: m, Config: cfg, Now: testNow, Usage: u}))
 		if err != nil {
 			t.Fatal(err)
 		}

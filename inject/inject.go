@@ -267,8 +267,52 @@ func jaccard(a, b []string) float64 {
 	return float64(inter) / float64(union)
 }
 
-// Inject selects and renders the block.
+// Inject selects and renders the block: the core (L1), then topic entries
+// and core overflow ranked against the task (L2), then what was left out
+// and why, rendered to fit the budget exactly.
 func Inject(c *Corpus, o Options) (*Result, error) {
+	run, err := newInjectRun(c, &o)
+	if err != nil {
+		return nil, err
+	}
+	if !run.measureFrame() {
+		return run.r, nil
+	}
+	run.packCore()
+	run.rankTopics()
+	run.packTopics()
+	run.accountLeftOut()
+	return run.finish(), nil
+}
+
+// injectRun is one Inject: the corpus, the options, the result it fills
+// and what packing the block has cost so far, shared by its steps.
+type injectRun struct {
+	c        *Corpus
+	o        *Options
+	r        *Result
+	rp       RankParams
+	task     string // the task text used for retrieval (cut to MaxTaskBytes)
+	cnt      *tokenCtx
+	p        *packer
+	frame    int // tokens of the frame: header, today line, fence
+	avail    int // tokens the entries may take
+	maxChars int // characters the entries may take
+
+	dup       map[int]bool // later duplicates, never shown
+	core      []int        // eligible core entries in scope
+	overflow  []int        // core entries L1 could not hold
+	inOver    map[int]bool // overflow as a set
+	matched   map[int]bool // core overflow the task matched
+	budgetOut map[int]bool // L2 hits left out for budget
+	hits      []Hit        // L2 ranked, sorted as far as packing read them
+	more      func() bool  // sorts further hits into hits; false when there are none
+	left      []LeftOut    // left out so far, in priority order
+}
+
+// newInjectRun checks the options and starts the result: ranker,
+// tokenizer, today and the task text cut to MaxTaskBytes.
+func newInjectRun(c *Corpus, o *Options) (*injectRun, error) {
 	if o.Counter == nil {
 		return nil, errors.New("inject: no token counter")
 	}
@@ -299,36 +343,59 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 		task = task[:cut]
 		r.Warnings = append(r.Warnings, fmt.Sprintf("task text is %d bytes; only the first %d are used for retrieval", len(o.Task), cut))
 	}
-	cnt := c.tokens(o.Counter, o.contentOnly)
+	return &injectRun{c: c, o: o, r: r, rp: rp, task: task, cnt: c.tokens(o.Counter, o.contentOnly)}, nil
+}
+
+// measureFrame sets what the frame leaves the entries; false (with a
+// warning) when it leaves nothing.
+func (run *injectRun) measureFrame() bool {
+	o, cnt, r := run.o, run.cnt, run.r
 	frame := cnt.frame(o.header()) + cnt.frame("```"+fenceInfo+"\n") + cnt.frame("```\n")
 	frameChars := utf8.RuneCountInString(o.header()) + len("```"+fenceInfo+"\n```\n")
 	if r.Today != "" {
 		frame += cnt.today(r.Today)
 		frameChars += len(todayHead + " " + r.Today + "\n")
 	}
-	avail := o.Budget - frame
-	if avail <= 0 || o.MaxChars > 0 && frameChars >= o.MaxChars {
+	run.frame, run.avail = frame, o.Budget-frame
+	if run.avail <= 0 || o.MaxChars > 0 && frameChars >= o.MaxChars {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("budget %d tokens cannot hold the block's frame (%d tokens); nothing injected", o.Budget, frame))
-		return r, nil
+		return false
 	}
-	maxChars := math.MaxInt
+	run.maxChars = math.MaxInt
 	if o.MaxChars > 0 {
-		maxChars = o.MaxChars - frameChars
+		run.maxChars = o.MaxChars - frameChars
 	}
-	p := &packer{o: &o, cnt: cnt, groups: map[string]bool{}, sections: map[string]bool{}, texts: map[string]bool{}}
-	take := func(it Item) {
-		p.add(&it)
-		p.texts[normalize(it.Note.Content)] = true
-		p.notes = append(p.notes, it.Note)
-		r.Items = append(r.Items, it)
-	}
+	run.p = newPacker(o, cnt)
+	run.p.texts = map[string]bool{}
+	return true
+}
 
-	// L1: the whole core when it fits its share, else the most relevant
-	// and valuable entries that do.
-	dup, warns := c.laterDuplicates(&o)
-	r.Warnings = append(r.Warnings, warns...)
-	var core []int
-	var left []LeftOut
+// newPacker is a packer with nothing selected yet.
+func newPacker(o *Options, cnt *tokenCtx) *packer {
+	return &packer{o: o, cnt: cnt, groups: map[string]bool{}, sections: map[string]bool{}}
+}
+
+// take adds an item to the block.
+func (run *injectRun) take(it Item) {
+	p := run.p
+	p.add(&it)
+	p.texts[normalize(it.Note.Content)] = true
+	p.notes = append(p.notes, it.Note)
+	run.r.Items = append(run.r.Items, it)
+}
+
+// retrieves reports whether there is an L2: a task or tags to rank by.
+func (run *injectRun) retrieves() bool {
+	return strings.TrimSpace(run.task) != "" || len(run.o.Tags) > 0
+}
+
+// collectCore finds the eligible core entries; those out of scope are
+// left out for scope.
+func (run *injectRun) collectCore() {
+	c, o := run.c, run.o
+	dup, warns := c.laterDuplicates(o)
+	run.dup = dup
+	run.r.Warnings = append(run.r.Warnings, warns...)
 	for i := 0; i < c.Len(); i++ {
 		if c.place(i) != mdmem.PlaceCore || dup[i] {
 			continue
@@ -338,193 +405,235 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 			continue
 		}
 		if !InScope(n.Scope, o.Scopes) {
-			left = append(left, LeftOut{Ref: n.Ref(), Tier: TierCore, Reason: ReasonScope, doc: i})
+			run.left = append(run.left, LeftOut{Ref: n.Ref(), Tier: TierCore, Reason: ReasonScope, doc: i})
 			continue
 		}
-		core = append(core, i)
+		run.core = append(run.core, i)
 	}
-	// The reserve is for L2: with neither task nor tags there is no L2.
-	coreCap := avail
-	if strings.TrimSpace(task) != "" || len(o.Tags) > 0 {
-		coreCap = int(math.Floor(float64(o.Budget)*(1-o.L2Reserve))) - frame
+}
+
+// coreCap is the tokens L1 may take: the budget less the frame and, when
+// there is an L2, its reserve; at most core_max_tokens.
+func (run *injectRun) coreCap() int {
+	o := run.o
+	coreCap := run.avail
+	if run.retrieves() { // the reserve is for L2: with neither task nor tags there is none
+		coreCap = int(math.Floor(float64(o.Budget)*(1-o.L2Reserve))) - run.frame
 	}
 	if o.CoreMaxTokens > 0 && !o.contentOnly {
 		coreCap = min(coreCap, o.CoreMaxTokens)
 	}
-	coreCap = min(coreCap, avail)
-	coreItems := make([]Item, len(core))
-	for k, i := range core {
-		coreItems[k] = newItem(c, i, TierCore, 0, &o, cnt)
-	}
-	fitsCore := func(items []Item) bool {
-		q := &packer{o: &o, cnt: cnt, groups: map[string]bool{}, sections: map[string]bool{}}
-		bytes := 0
-		for k := range items {
-			q.add(&items[k])
-			bytes += len(items[k].Line)
-		}
-		return q.used <= coreCap && q.chars <= maxChars &&
-			(o.CoreMaxLines <= 0 || len(items) <= o.CoreMaxLines) && (o.CoreMaxBytes <= 0 || bytes <= o.CoreMaxBytes)
-	}
-	var overflow []int
-	if fitsCore(coreItems) {
-		for _, it := range coreItems {
-			if p.duplicate(it.Note, false) {
-				continue
-			}
-			take(it)
-		}
-	} else {
-		order := c.corePriority(rp, task, &o, core)
-		lines, bytes := 0, 0
-		for _, k := range order {
-			it := coreItems[k]
-			if p.duplicate(it.Note, false) {
-				continue
-			}
-			tok, chars := p.cost(&it)
-			if p.used+tok > coreCap || p.chars+chars > maxChars ||
-				(o.CoreMaxLines > 0 && lines+1 > o.CoreMaxLines) || (o.CoreMaxBytes > 0 && bytes+len(it.Line) > o.CoreMaxBytes) {
-				overflow = append(overflow, core[k])
-				continue
-			}
-			lines++
-			bytes += len(it.Line)
-			take(it)
-		}
-	}
-	nCore := len(r.Items)
+	return min(coreCap, run.avail)
+}
 
-	// L2: topic entries and core overflow, ranked.
-	overflowSet := map[int]bool{}
-	for _, i := range overflow {
-		overflowSet[i] = true
+// fitsCore reports whether the items fit L1 whole: tokens, characters,
+// lines and bytes.
+func (run *injectRun) fitsCore(items []Item, coreCap int) bool {
+	o := run.o
+	q := newPacker(o, run.cnt)
+	bytes := 0
+	for k := range items {
+		q.add(&items[k])
+		bytes += len(items[k].Line)
 	}
-	tagOK := func(n *Note) bool {
-		if len(o.Tags) == 0 {
+	return q.used <= coreCap && q.chars <= run.maxChars &&
+		(o.CoreMaxLines <= 0 || len(items) <= o.CoreMaxLines) && (o.CoreMaxBytes <= 0 || bytes <= o.CoreMaxBytes)
+}
+
+// packCore packs L1: the whole core when it fits its share, else the most
+// relevant and valuable entries that do; the rest is overflow for L2.
+func (run *injectRun) packCore() {
+	c, o, p := run.c, run.o, run.p
+	run.collectCore()
+	coreCap := run.coreCap()
+	coreItems := make([]Item, len(run.core))
+	for k, i := range run.core {
+		coreItems[k] = newItem(c, i, TierCore, 0, o, run.cnt)
+	}
+	if run.fitsCore(coreItems, coreCap) {
+		for _, it := range coreItems {
+			if !p.duplicate(it.Note, false) {
+				run.take(it)
+			}
+		}
+		return
+	}
+	lines, bytes := 0, 0
+	for _, k := range c.corePriority(run.rp, run.task, o, run.core) {
+		it := coreItems[k]
+		if p.duplicate(it.Note, false) {
+			continue
+		}
+		tok, chars := p.cost(&it)
+		if p.used+tok > coreCap || p.chars+chars > run.maxChars ||
+			(o.CoreMaxLines > 0 && lines+1 > o.CoreMaxLines) || (o.CoreMaxBytes > 0 && bytes+len(it.Line) > o.CoreMaxBytes) {
+			run.overflow = append(run.overflow, run.core[k])
+			continue
+		}
+		lines++
+		bytes += len(it.Line)
+		run.take(it)
+	}
+}
+
+// tagOK reports whether a note has one of the options' tags (any note
+// without tags in the options).
+func (run *injectRun) tagOK(n *Note) bool {
+	if len(run.o.Tags) == 0 {
+		return true
+	}
+	for _, t := range run.o.Tags {
+		if hasFold(n.Tags, t) {
 			return true
 		}
-		for _, t := range o.Tags {
-			if hasFold(n.Tags, t) {
-				return true
-			}
-		}
-		return false
 	}
-	eligible := func(i int) bool {
-		switch c.place(i) {
-		case mdmem.PlaceCore:
-			return overflowSet[i] && tagOK(c.Note(i))
-		case mdmem.PlaceTopic:
-			if dup[i] {
+	return false
+}
+
+// eligibleL2 reports whether note i may be ranked for L2: core overflow
+// or an eligible topic entry, with one of the tags.
+func (run *injectRun) eligibleL2(i int) bool {
+	c, o := run.c, run.o
+	switch c.place(i) {
+	case mdmem.PlaceCore:
+		return run.inOver[i] && run.tagOK(c.Note(i))
+	case mdmem.PlaceTopic:
+		if run.dup[i] {
+			return false
+		}
+		// Most notes have none of the fields that filter: they need not
+		// be decoded.
+		if f := c.flags(i); f&(nfSuperseded|nfExpires|nfScope) == 0 && (len(o.Tags) == 0 || f&nfTags == 0) {
+			return len(o.Tags) == 0
+		}
+		n := c.Note(i)
+		return o.Eligible(n) && run.tagOK(n)
+	}
+	return false
+}
+
+// noMore is the more of a ranking already whole.
+func noMore() bool { return false }
+
+// rankTopics ranks L2 (topic entries and core overflow) against the task
+// and tags into hits, sorted only as far as packing reads them (more).
+func (run *injectRun) rankTopics() {
+	c, o := run.c, run.o
+	run.inOver, run.matched = map[int]bool{}, map[int]bool{}
+	for _, i := range run.overflow {
+		run.inOver[i] = true
+	}
+	run.more = noMore
+	if !run.retrieves() {
+		return
+	}
+	rk := c.rank(run.rp, run.task, o.Tags, run.eligibleL2)
+	run.markMatched(rk.hits)
+	want := o.TopK
+	if want <= 0 {
+		want = 256
+	}
+	run.hits = rk.top(want)
+	if o.TopK <= 0 {
+		run.more = func() bool {
+			if len(run.hits) == len(rk.hits) {
 				return false
 			}
-			// Most notes have none of the fields that filter: they need
-			// not be decoded.
-			if f := c.flags(i); f&(nfSuperseded|nfExpires|nfScope) == 0 && (len(o.Tags) == 0 || f&nfTags == 0) {
-				return len(o.Tags) == 0
-			}
-			n := c.Note(i)
-			return o.Eligible(n) && tagOK(n)
-		}
-		return false
-	}
-	// The ranked hits are sorted only as far as packing reads them.
-	var hits []Hit
-	more := func() bool { return false }
-	matched := map[int]bool{} // core overflow the task matched
-	if strings.TrimSpace(task) != "" || len(o.Tags) > 0 {
-		rk := c.rank(rp, task, o.Tags, eligible)
-		for _, h := range rk.hits {
-			if overflowSet[h.Doc] {
-				matched[h.Doc] = true
-			}
-		}
-		want := o.TopK
-		if want <= 0 {
-			want = 256
-		}
-		hits = rk.top(want)
-		if o.TopK <= 0 {
-			more = func() bool {
-				if len(hits) == len(rk.hits) {
-					return false
-				}
-				hits = rk.top(4 * len(hits))
-				return true
-			}
-		}
-		if o.Dense != nil && strings.TrimSpace(task) != "" {
-			// With embeddings: the lexical ranking fused with the entries
-			// nearest the task by meaning (dense.go).
-			var warn string
-			hits, warn = c.denseHits(o.Dense, rk, eligible, o.TopK)
-			more = func() bool { return false }
-			if warn != "" {
-				r.Warnings = append(r.Warnings, warn)
-			}
-			for _, h := range hits {
-				if overflowSet[h.Doc] {
-					matched[h.Doc] = true
-				}
-			}
-		}
-		if len(rk.hits) == 0 && strings.TrimSpace(task) == "" {
-			// Tags alone: every tagged entry, newest first.
-			hits, more = taggedByDate(c, eligible), func() bool { return false }
-			if o.TopK > 0 && len(hits) > o.TopK {
-				hits = hits[:o.TopK]
-			}
+			run.hits = rk.top(4 * len(run.hits))
+			return true
 		}
 	}
-	budgetOut := map[int]bool{}
+	if o.Dense != nil && strings.TrimSpace(run.task) != "" {
+		// With embeddings: the lexical ranking fused with the entries
+		// nearest the task by meaning (dense.go).
+		var warn string
+		run.hits, warn = c.denseHits(o.Dense, rk, run.eligibleL2, o.TopK)
+		run.more = noMore
+		if warn != "" {
+			run.r.Warnings = append(run.r.Warnings, warn)
+		}
+		run.markMatched(run.hits)
+	}
+	if len(rk.hits) == 0 && strings.TrimSpace(run.task) == "" {
+		// Tags alone: every tagged entry, newest first.
+		run.hits, run.more = taggedByDate(c, run.eligibleL2), noMore
+		if o.TopK > 0 && len(run.hits) > o.TopK {
+			run.hits = run.hits[:o.TopK]
+		}
+	}
+}
+
+// markMatched records the core overflow among hits.
+func (run *injectRun) markMatched(hits []Hit) {
+	for _, h := range hits {
+		if run.inOver[h.Doc] {
+			run.matched[h.Doc] = true
+		}
+	}
+}
+
+// packTopics packs L2: the ranked hits best first, skipping restatements
+// of entries shown, into what L1 left; hits that do not fit are left out
+// for budget, and packing stops after maxMisfits of them in a row.
+func (run *injectRun) packTopics() {
+	c, o, p := run.c, run.o, run.p
+	run.budgetOut = map[int]bool{}
 	misfits := 0
-	for k := 0; k < len(hits) || (k == len(hits) && more()); k++ {
-		h := hits[k]
+	for k := 0; k < len(run.hits) || (k == len(run.hits) && run.more()); k++ {
+		h := run.hits[k]
 		n := c.Note(h.Doc)
 		if p.duplicate(n, true) {
 			continue // restates an entry already in the block
 		}
-		it := newItem(c, h.Doc, TierRetrieved, h.Score, &o, cnt)
+		it := newItem(c, h.Doc, TierRetrieved, h.Score, o, run.cnt)
 		tok, chars := p.cost(&it)
-		if p.used+tok > avail || p.chars+chars > maxChars {
-			budgetOut[h.Doc] = true
-			left = append(left, LeftOut{Ref: n.Ref(), Tier: tierOf(n), Reason: ReasonBudget, doc: h.Doc})
+		if p.used+tok > run.avail || p.chars+chars > run.maxChars {
+			run.budgetOut[h.Doc] = true
+			run.left = append(run.left, LeftOut{Ref: n.Ref(), Tier: tierOf(n), Reason: ReasonBudget, doc: h.Doc})
 			misfits++
-			if avail-p.used < 4 || misfits >= maxMisfits {
+			if run.avail-p.used < 4 || misfits >= maxMisfits {
 				break
 			}
 			continue
 		}
 		misfits = 0
-		take(it)
+		run.take(it)
 	}
-	// Core entries L1 could not hold and L2 did not show: for top-k when
-	// the task matched them but L2 stopped at top-k with room left; else
-	// for budget.
+}
+
+// accountLeftOut leaves out the core entries L1 could not hold and L2 did
+// not show, ahead of the rest: for top-k when the task matched them but L2
+// stopped at top-k with room left; else for budget.
+func (run *injectRun) accountLeftOut() {
+	c, o, p := run.c, run.o, run.p
 	shown := map[int]bool{}
-	for _, it := range r.Items {
+	for _, it := range run.r.Items {
 		shown[it.doc] = true
 	}
 	var coreLeft []LeftOut
-	for _, i := range overflow {
-		if shown[i] || budgetOut[i] {
+	for _, i := range run.overflow {
+		if shown[i] || run.budgetOut[i] {
 			continue
 		}
 		reason := ReasonBudget
-		it := newItem(c, i, TierRetrieved, 0, &o, cnt)
-		if tok, _ := p.cost(&it); matched[i] && o.TopK > 0 && p.used+tok <= avail {
+		it := newItem(c, i, TierRetrieved, 0, o, run.cnt)
+		if tok, _ := p.cost(&it); run.matched[i] && o.TopK > 0 && p.used+tok <= run.avail {
 			reason = ReasonTopK
 		}
 		coreLeft = append(coreLeft, LeftOut{Ref: c.Note(i).Ref(), Tier: TierCore, Reason: reason, doc: i})
 	}
-	left = append(coreLeft, left...)
+	run.left = append(coreLeft, run.left...)
+}
 
-	// Exact total; drop the lowest-priority entry until the block fits
-	// (the footer and a longer fence can push it over).
+// finish renders the block and counts it exactly, dropping the
+// lowest-priority entry until it fits (the footer and a longer fence can
+// push it over).
+func (run *injectRun) finish() *Result {
+	o, r := run.o, run.r
+	left := run.left
 	for {
 		r.LeftOut = sortLeft(left)
-		block, total, frame := render(r.Items, &o, r.LeftOut, cnt)
+		block, total, frame := render(r.Items, o, r.LeftOut, run.cnt)
 		if o.contentOnly {
 			total = 0
 			for _, it := range r.Items {
@@ -536,14 +645,13 @@ func Inject(c *Corpus, o Options) (*Result, error) {
 			if !fits {
 				r.Warnings = append(r.Warnings, fmt.Sprintf("budget %d tokens cannot hold the block's frame; nothing injected", o.Budget))
 				r.Items, r.Block, r.UsedTokens = nil, "", 0
-				return r, nil
+				return r
 			}
 			r.Block, r.UsedTokens, r.FrameTokens = block, total, frame
-			return r, nil
+			return r
 		}
 		last := r.Items[len(r.Items)-1]
 		r.Items = r.Items[:len(r.Items)-1]
-		nCore = min(nCore, len(r.Items))
 		left = append([]LeftOut{{Ref: last.Note.Ref(), Tier: tierOf(last.Note), Reason: ReasonBudget, doc: last.doc}}, left...)
 	}
 }

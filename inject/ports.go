@@ -1,0 +1,83 @@
+package inject
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/memctl/memctl/mdmem"
+)
+
+// CoreMeasure measures the core as Inject prints it, the tokenizer given
+// by name (consolidate's Measure, which must not import inject).
+type CoreMeasure struct{}
+
+// coreCounters keeps one counter per tokenizer name: loading a BPE table
+// costs tens of milliseconds, and a consolidate run measures the core
+// many times.
+var coreCounters sync.Map // name → Counter
+
+func counterNamed(name string) (Counter, error) {
+	if c, ok := coreCounters.Load(name); ok {
+		return c.(Counter), nil
+	}
+	cnt, err := NewCounter(name)
+	if err != nil {
+		return nil, err
+	}
+	c, _ := coreCounters.LoadOrStore(name, cnt)
+	return c.(Counter), nil
+}
+
+// CoreTokens is CoreTokens with the tokenizer named.
+func (CoreMeasure) CoreTokens(tokenizer string, entries []*mdmem.Entry, now time.Time, staleDays int) (int, error) {
+	cnt, err := counterNamed(tokenizer)
+	if err != nil {
+		return 0, err
+	}
+	return CoreTokens(entries, cnt, now, staleDays), nil
+}
+
+// LineTokens is LineTokens with the tokenizer named.
+func (CoreMeasure) LineTokens(tokenizer string, e *mdmem.Entry) (int, error) {
+	cnt, err := counterNamed(tokenizer)
+	if err != nil {
+		return 0, err
+	}
+	return LineTokens(e, cnt), nil
+}
+
+// Retrieval is Search over a memory, by id (consolidate's Retrieval).
+type Retrieval struct{}
+
+// Index builds the corpus of mem once and returns Search over it, every
+// scope: the ids of at most n hits for query, best first.
+func (Retrieval) Index(mem *mdmem.Memory) func(query string, n int) []string {
+	c := NewCorpus(mem)
+	return func(query string, n int) []string {
+		hits := Search(c, query, nil, n)
+		ids := make([]string, len(hits))
+		for i, h := range hits {
+			ids[i] = h.ID
+		}
+		return ids
+	}
+}
+
+// VectorCache is the embedding cache of ReadVectors and WriteVectors
+// (consolidate's VectorCache).
+type VectorCache struct{}
+
+// ReadVectors reads the cache of dir: its model, size and lookup by text.
+func (VectorCache) ReadVectors(dir string) (model string, n int, lookup func(text string) []float32, err error) {
+	v, err := ReadVectors(dir)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	return v.Model, v.Len(), v.Lookup, nil
+}
+
+// WriteVectors is WriteVectors.
+func (VectorCache) WriteVectors(ctx context.Context, dir, model string, vecs map[string][]float32) error {
+	return WriteVectors(ctx, dir, model, vecs)
+}
