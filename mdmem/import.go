@@ -74,6 +74,44 @@ func (s *Store) ImportStream(ctx context.Context, next func() (*Candidate, error
 		return nil, err
 	}
 	defer unlock()
+	run, err := s.newImportRun(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for c := first; c != nil; {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := run.place(c); err != nil {
+			return nil, err
+		}
+		if c, err = next(); err != nil {
+			return nil, err
+		}
+	}
+	if len(run.res.IDs) == 0 {
+		return run.res, nil // every line folded: nothing to write
+	}
+	if err := run.commit(ctx); err != nil {
+		return nil, err
+	}
+	return run.res, nil
+}
+
+// importRun is one import under the lock: the memory being edited, the
+// id allocator and what was done so far.
+type importRun struct {
+	s        *Store
+	ed       *Editor
+	alloc    *IDAllocator
+	res      *ImportResult
+	titled   map[string]bool // topics created by this import, titled once
+	payloads *payloadSet     // instruction-like Pending entries, to fold near repeats into
+}
+
+// newImportRun commits a person's uncommitted edits, then loads the
+// memory and the id state the import writes on.
+func (s *Store) newImportRun(ctx context.Context) (*importRun, error) {
 	he, err := s.CommitHandEdits(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("commit hand edits: %w", err)
@@ -92,63 +130,62 @@ func (s *Store) ImportStream(ctx context.Context, next func() (*Candidate, error
 	if err != nil {
 		return nil, err
 	}
-	alloc := NewIDAllocator(st, mem)
-	ed := mem.Edit()
-	ed.SetMaxBytes(s.Config.Files.MaxBytes)
-	res := &ImportResult{Places: map[string]int{}}
+	r := &importRun{
+		s: s, ed: mem.Edit(), alloc: NewIDAllocator(st, mem),
+		res:    &ImportResult{Places: map[string]int{}},
+		titled: map[string]bool{}, payloads: pendingPayloads(mem),
+	}
+	r.ed.SetMaxBytes(s.Config.Files.MaxBytes)
 	if !he.Empty() {
-		res.HandEdit = he
+		r.res.HandEdit = he
 	}
-	titled := map[string]bool{}
-	payloads := pendingPayloads(mem)
-	for c := first; c != nil; {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if fold, ok := payloads.repeat(c.Content, c.Scope, ImportFoldMin); ok {
-			res.Folded = append(res.Folded, fold)
-			if c, err = next(); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		id, err := alloc.Next(c.Category)
-		if err != nil {
-			return nil, err
-		}
-		e := c.Entry(id)
-		t := TargetFor(e, c.Topic)
-		if why := PendingReason(e, s.Config.Consolidate.HoldAgentCore); why != "" {
-			e.Notes = append(e.Notes, PendingNote, why)
-			t = Target{Place: PlacePending}
-			payloads.add(e)
-		}
-		if t.Place == PlaceTopic && c.Topic == "" && !titled[t.Topic] {
-			ed.SetTopicTitle(t.Topic, strings.ToUpper(t.Topic[:1])+t.Topic[1:]+" notes")
-			titled[t.Topic] = true
-		}
-		path, err := ed.InsertAt(e, t)
-		if err != nil {
-			return nil, err
-		}
-		res.IDs = append(res.IDs, id)
-		if t.Place == PlaceTopic {
-			res.Places[path]++
-		} else {
-			res.Places[string(t.Place)]++
-		}
-		if c, err = next(); err != nil {
-			return nil, err
-		}
+	return r, nil
+}
+
+// place folds a candidate into a waiting payload it repeats, or gives it
+// an id and inserts it where it belongs.
+func (r *importRun) place(c *Candidate) error {
+	if fold, ok := r.payloads.repeat(c.Content, c.Scope, ImportFoldMin); ok {
+		r.res.Folded = append(r.res.Folded, fold)
+		return nil
 	}
-	if len(res.IDs) == 0 {
-		return res, nil // every line folded: nothing to write
-	}
-	files, err := ed.Changed()
+	id, err := r.alloc.Next(c.Category)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if state, ok := alloc.StateFile(); ok {
+	e := c.Entry(id)
+	t := TargetFor(e, c.Topic)
+	if why := PendingReason(e, r.s.Config.Consolidate.HoldAgentCore); why != "" {
+		e.Notes = append(e.Notes, PendingNote, why)
+		t = Target{Place: PlacePending}
+		r.payloads.add(e)
+	}
+	if t.Place == PlaceTopic && c.Topic == "" && !r.titled[t.Topic] {
+		r.ed.SetTopicTitle(t.Topic, strings.ToUpper(t.Topic[:1])+t.Topic[1:]+" notes")
+		r.titled[t.Topic] = true
+	}
+	path, err := r.ed.InsertAt(e, t)
+	if err != nil {
+		return err
+	}
+	r.res.IDs = append(r.res.IDs, id)
+	if t.Place == PlaceTopic {
+		r.res.Places[path]++
+	} else {
+		r.res.Places[string(t.Place)]++
+	}
+	return nil
+}
+
+// commit writes the edited files and the state as one transaction, the
+// whole import one commit.
+func (r *importRun) commit(ctx context.Context) error {
+	res := r.res
+	files, err := r.ed.Changed()
+	if err != nil {
+		return err
+	}
+	if state, ok := r.alloc.StateFile(); ok {
 		files[StatePath] = state
 	}
 	for p := range files {
@@ -167,21 +204,19 @@ func (s *Store) ImportStream(ctx context.Context, next func() (*Candidate, error
 	}
 	// Stage file by file, dropping each rendered file once it is on disk:
 	// a large import never holds its output twice.
-	tx, err := s.Begin(ctx)
+	tx, err := r.s.Begin(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer tx.Abort()
 	for _, p := range res.Files {
 		if err := tx.PutOnDisk(ctx, p, files[p]); err != nil {
-			return nil, err
+			return err
 		}
 		delete(files, p)
 	}
-	if res.Commit, err = tx.Commit(ctx, msg); err != nil {
-		return nil, err
-	}
-	return res, nil
+	res.Commit, err = tx.Commit(ctx, msg)
+	return err
 }
 
 func plural(n int, one, many string) string {
