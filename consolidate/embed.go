@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/memctl/memctl/mdmem"
+	"github.com/memctl/memctl/mdmem/vector"
 )
 
 // embedBatch is how many texts one /v1/embeddings call carries.
@@ -51,7 +52,7 @@ func Embeddings(ctx context.Context, vc VectorCache, dir, model string, emb Embe
 		for j, v := range vs {
 			// A vector with no direction (zero, NaN) ranks nothing: the
 			// text is left to words, and asked for again next run.
-			if u := unit(v); u != nil {
+			if u := vector.Unit(v); u != nil {
 				out[part[j]] = u
 			}
 		}

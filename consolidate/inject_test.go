@@ -2,10 +2,8 @@ package consolidate
 
 import (
 	"context"
-	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 
 	"github.com/memctl/memctl/inject"
@@ -44,14 +42,6 @@ func wired(in *Input) *Input {
 		in.Retrieval = inject.Retrieval{}
 	}
 	return in
-}
-
-func TestUnitIsInjects(t *testing.T) {
-	for _, v := range [][]float32{nil, {0, 0}, {3, 4}, {1, -2, 0.5}, {float32(math.NaN()), 1}, {float32(math.Inf(1))}, {1e-30, 1e-30}} {
-		if got, want := unit(v), inject.Unit(v); !reflect.DeepEqual(got, want) {
-			t.Errorf("unit(%v) = %v, inject.Unit %v", v, got, want)
-		}
-	}
 }
 
 func TestMeasureCoreWithoutMeasure(t *testing.T) {

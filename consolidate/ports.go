@@ -2,7 +2,6 @@ package consolidate
 
 import (
 	"context"
-	"math"
 	"time"
 
 	"github.com/memctl/memctl/mdmem"
@@ -45,27 +44,4 @@ type VectorCache interface {
 	ReadVectors(dir string) (model string, n int, lookup func(text string) []float32, err error)
 	// WriteVectors replaces the cache of dir with vecs, made by model.
 	WriteVectors(ctx context.Context, dir, model string, vecs map[string][]float32) error
-}
-
-// unit returns v scaled to length 1, or nil when it has no direction
-// (empty, all zeros) or holds a NaN or an infinity: the vectors the
-// cache keeps (as inject.Unit).
-func unit(v []float32) []float32 {
-	var n float64
-	for _, x := range v {
-		f := float64(x)
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil
-		}
-		n += f * f
-	}
-	if n == 0 || math.IsInf(n, 0) {
-		return nil
-	}
-	n = math.Sqrt(n)
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = float32(float64(x) / n)
-	}
-	return out
 }

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memctl/memctl/mdmem"
+	"github.com/memctl/memctl/mdmem/vector"
 )
 
 // VectorCacheFile is the cache of embedding vectors in .memctl/cache/
@@ -87,7 +88,7 @@ func (v *Vectors) Lookup(text string) []float32 {
 	for i := range out {
 		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	return Unit(out)
+	return vector.Unit(out)
 }
 
 // ReadVectors reads the vector cache of the memory in dir. A missing file
@@ -176,28 +177,6 @@ func EmbedText(task string) string {
 	return task[:cut]
 }
 
-// Unit returns v scaled to length 1, or nil when it has no direction
-// (empty, all zeros) or holds a NaN or an infinity.
-func Unit(v []float32) []float32 {
-	var n float64
-	for _, x := range v {
-		f := float64(x)
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil
-		}
-		n += f * f
-	}
-	if n == 0 || math.IsInf(n, 0) {
-		return nil
-	}
-	n = math.Sqrt(n)
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = float32(float64(x) / n)
-	}
-	return out
-}
-
 // Dense is the embedding side of L2 ranking: the task's vector and the
 // cached vectors of entries. Entries without a usable vector (none
 // cached, another length than the task's, NaN, infinite or zero) are
@@ -213,7 +192,7 @@ var ErrBadVector = errors.New("embedding has no direction (empty, zero, NaN or i
 
 // NewDense pairs the task's vector with the cached entry vectors.
 func NewDense(query []float32, vectors *Vectors) (*Dense, error) {
-	q := Unit(query)
+	q := vector.Unit(query)
 	if q == nil {
 		return nil, ErrBadVector
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/memctl/memctl/consolidate/fakellm"
 	"github.com/memctl/memctl/mdmem"
+	"github.com/memctl/memctl/mdmem/vector"
 )
 
 func docs(hs []Hit) []int {
@@ -96,7 +97,7 @@ func TestUnitAndDecode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u := Unit(tt.v)
+			u := vector.Unit(tt.v)
 			if (u != nil) != tt.ok {
 				t.Fatalf("Unit(%v) = %v, want usable %v", tt.v, u, tt.ok)
 			}
@@ -344,7 +345,7 @@ func benchDense(b *testing.B, topic int, dense bool) {
 		for i := range v {
 			v[i] = float32(rng.NormFloat64())
 		}
-		return Unit(v)
+		return vector.Unit(v)
 	}
 	vs := map[string][]float32{}
 	for i := range c.Len() {
