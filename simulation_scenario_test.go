@@ -52,6 +52,18 @@ func TestSimulationScenarios(t *testing.T) {
 			(*sim).personCommitStep,
 			func(s *sim) string { return s.consolidate(nil, false) },
 		}},
+		// Soak seed 50015: as above, but the person commits one file and
+		// leaves an edit of another, made on top of memctl's bytes,
+		// uncommitted: the import must land whole and the hand-edit
+		// commit must not take memctl's half-written entries.
+		{"import killed, person commits one file and edits another", []func(s *sim) string{
+			crashedImport("txn-files"),
+			(*sim).handChange,
+			(*sim).personCommitStep,
+			(*sim).handDelete,
+			(*sim).handAdd,
+			func(s *sim) string { return s.consolidate(nil, false) },
+		}},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -321,7 +323,7 @@ func (t *Txn) Commit(ctx context.Context, msg CommitMessage) (string, error) {
 		if errors.Is(err, gitstore.ErrConcurrentUpdate) && herr == nil {
 			err = &StaleError{Head: head} // a git process committed meanwhile: plan again
 		}
-		if rerr := s.rollbackTxn(ctx, j, onBase); rerr != nil {
+		if _, rerr := s.rollbackTxn(ctx, j, onBase); rerr != nil {
 			return "", fmt.Errorf("%w (and putting the files back failed: %v; the next memctl write finishes it)", err, rerr)
 		}
 		s.removeTxnFiles(j.ID)
@@ -658,14 +660,17 @@ func boolInt(b bool) int {
 // rollbackTxn puts back every file that holds the transaction's new
 // content: the replaced content when HEAD is still the base (backups),
 // else HEAD's content, unless HEAD itself holds the new content (a person
-// committed it). Files holding anything else are a person's and are kept.
-func (s *Store) rollbackTxn(ctx context.Context, j *txnJournal, onBase bool) error {
+// committed it). Files holding anything else are a person's and are kept,
+// but one the person edited on top of memctl's bytes has memctl's change
+// taken out of it (their edit stays), so the next hand-edit commit holds
+// only what they wrote. It returns the files so cleaned.
+func (s *Store) rollbackTxn(ctx context.Context, j *txnJournal, onBase bool) (cleaned []string, err error) {
 	for _, f := range j.Files {
 		h, err := s.diskHash(f.Path)
 		if err != nil {
-			return err
+			return cleaned, err
 		}
-		if h != f.New || f.New == f.Old {
+		if f.New == f.Old || h == f.Old {
 			continue
 		}
 		var want []byte
@@ -673,13 +678,13 @@ func (s *Store) rollbackTxn(ctx context.Context, j *txnJournal, onBase bool) err
 		if onBase {
 			if f.Old != "" {
 				if want, err = os.ReadFile(s.abs(filepath.Join(TxnDir, f.Backup))); err != nil {
-					return fmt.Errorf("restore %s: %w", f.Path, err)
+					return cleaned, fmt.Errorf("restore %s: %w", f.Path, err)
 				}
 				exists = true
 			}
 		} else {
 			if want, exists, err = s.Repo.ReadHead(ctx, f.Path); err != nil {
-				return err
+				return cleaned, err
 			}
 			if contentHash(want, exists) == f.New {
 				continue
@@ -688,11 +693,44 @@ func (s *Store) rollbackTxn(ctx context.Context, j *txnJournal, onBase bool) err
 		if !exists {
 			want = nil
 		}
+		if h != f.New {
+			ok, err := s.takeOutOfEdit(ctx, j, f, want)
+			if err != nil {
+				return cleaned, err
+			}
+			if ok {
+				cleaned = append(cleaned, f.Path)
+			}
+			continue
+		}
 		if err := s.writeFile(ctx, f.Path, want); err != nil {
-			return err
+			return cleaned, err
 		}
 	}
-	return nil
+	return cleaned, nil
+}
+
+// takeOutOfEdit removes an undone transaction's change from a file a
+// person edited on top of it: the change new → target (HEAD's or the
+// backup's content) is merged into their version. A file they edited on
+// the old content, or one the merge cannot settle, is left as it is.
+func (s *Store) takeOutOfEdit(ctx context.Context, j *txnJournal, f *txnFile, target []byte) (bool, error) {
+	old, new, ok := s.txnSides(ctx, j, f)
+	if !ok || new == nil || target == nil {
+		return false, nil
+	}
+	disk, err := ReadMemoryFile(s.Dir, f.Path)
+	if err != nil {
+		return false, nil
+	}
+	if !editedOnTop(f.Path, old, new, disk) {
+		return false, nil
+	}
+	merged, ok := mergeOnto(f.Path, new, target, disk)
+	if !ok {
+		return false, nil
+	}
+	return true, s.writeFile(ctx, f.Path, merged)
 }
 
 // recoverTxn finishes or undoes a transaction a killed process left. The
@@ -752,7 +790,7 @@ func (s *Store) recoverTxn(ctx context.Context) (string, error) {
 		return fmt.Sprintf("finished an interrupted write: %q (commit %.12s)%s", subject, hash, kept), nil
 	}
 	if head != j.Base {
-		rest, ok, err := s.unlandedRest(ctx, j, head)
+		rest, keep, ok, err := s.unlandedRest(ctx, j, head)
 		if err != nil {
 			return "", err
 		}
@@ -763,7 +801,7 @@ func (s *Store) recoverTxn(ctx context.Context) (string, error) {
 			// rather than half; what they committed stays as they left it.
 			hash := ""
 			if len(rest.Files) > 0 {
-				if hash, err = s.applyTxnOn(ctx, rest, head, false, nil); err != nil {
+				if hash, err = s.applyTxnOn(ctx, rest, head, false, keep); err != nil {
 					return "", fmt.Errorf("finish an interrupted write (%q) on top of %.12s: %w", subject, head, err)
 				}
 			}
@@ -774,17 +812,25 @@ func (s *Store) recoverTxn(ctx context.Context) (string, error) {
 			if hash == "" {
 				return fmt.Sprintf("an interrupted write (%q) was committed by a person (up to %.12s); finished its cleanup", subject, head), nil
 			}
-			return fmt.Sprintf("finished an interrupted write: %q on top of %.12s, a commit that holds part of it (commit %.12s)", subject, head, hash), nil
+			kept := ""
+			if len(keep) > 0 {
+				kept = "; edits made on top of it since (" + strings.Join(slices.Sorted(maps.Keys(keep)), ", ") + ") are kept, to be committed as a hand edit"
+			}
+			return fmt.Sprintf("finished an interrupted write: %q on top of %.12s, a commit that holds part of it (commit %.12s)%s", subject, head, hash, kept), nil
 		}
 	}
 	edited := rp.edited
-	if err := s.rollbackTxn(ctx, j, head == j.Base); err != nil {
+	cleaned, err := s.rollbackTxn(ctx, j, head == j.Base)
+	if err != nil {
 		return "", fmt.Errorf("undo an interrupted write (%q): %w", subject, err)
 	}
 	s.removeTxnFiles(j.ID)
 	why := "HEAD moved since it was planned (" + shortHash(j.Base) + " → " + shortHash(head) + ")"
 	if head == j.Base {
 		why = strings.Join(edited, ", ") + " edited since"
+	}
+	if len(cleaned) > 0 {
+		why += "; memctl's part taken out of the edits made on top of it (" + strings.Join(cleaned, ", ") + ")"
 	}
 	return fmt.Sprintf("undid an interrupted write (%q): %s; its candidates stay queued (an interrupted import must be run again)", subject, why), nil
 }
@@ -803,11 +849,13 @@ const landedSearchCommits = 200
 // merges with memctl's (mergeOnto), and the disk holds HEAD's, memctl's
 // old or new content (no uncommitted edit of its own). rest is then the
 // journal of those other files, their merged content staged, to be
-// committed on top of HEAD.
-func (s *Store) unlandedRest(ctx context.Context, j *txnJournal, head string) (rest *txnJournal, ok bool, err error) {
+// committed on top of HEAD; keep names the files among them whose disk
+// holds a person's uncommitted edit on top of memctl's bytes (committed
+// from the staged content, left as they are on disk).
+func (s *Store) unlandedRest(ctx context.Context, j *txnJournal, head string) (rest *txnJournal, keep map[string]bool, ok bool, err error) {
 	commits, err := s.Repo.Log(ctx, nil, landedSearchCommits)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	paths := map[string]*txnFile{}
 	sides := map[string][2][]byte{} // old and new content, when both are at hand
@@ -838,7 +886,7 @@ func (s *Store) unlandedRest(ctx context.Context, j *txnJournal, head string) (r
 			return paths[p] != nil
 		})
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		for p, f := range paths {
 			b, exists := snap.Files[p]
@@ -853,7 +901,7 @@ func (s *Store) unlandedRest(ctx context.Context, j *txnJournal, head string) (r
 		}
 	}
 	if !reachedBase || len(landed) == 0 {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	r := *j
 	r.Files = nil
@@ -863,21 +911,34 @@ func (s *Store) unlandedRest(ctx context.Context, j *txnJournal, head string) (r
 		}
 		theirs, exists, err := s.Repo.ReadHead(ctx, f.Path)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		th := contentHash(theirs, exists)
 		d, err := s.diskHash(f.Path)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		if th == f.Old {
 			if d != f.Old && d != f.New {
-				return nil, false, nil // an uncommitted edit of the person's
+				// An uncommitted edit of the person's: made on top of
+				// memctl's bytes, it stays on disk (a hand edit after
+				// memctl's commit); made on the old content, it blocks.
+				sd, known := sides[f.Path]
+				disk, err := ReadMemoryFile(s.Dir, f.Path)
+				if err != nil || !known || sd[1] == nil || !editedOnTop(f.Path, sd[0], sd[1], disk) {
+					return nil, nil, false, nil
+				}
+				if keep == nil {
+					keep = map[string]bool{}
+				}
+				keep[f.Path] = true
+				r.Files = append(r.Files, f)
+				continue
 			}
 			if d != f.New && f.New != "" {
 				sb, err := os.ReadFile(s.abs(filepath.Join(TxnDir, f.Staged)))
 				if err != nil || contentHash(sb, true) != f.New {
-					return nil, false, nil
+					return nil, nil, false, nil
 				}
 			}
 			r.Files = append(r.Files, f)
@@ -887,19 +948,19 @@ func (s *Store) unlandedRest(ctx context.Context, j *txnJournal, head string) (r
 		// change is merged onto it.
 		sd, known := sides[f.Path]
 		if !exists || f.New == "" || !known || (d != th && d != f.New) {
-			return nil, false, nil
+			return nil, nil, false, nil
 		}
 		merged, ok := mergeOnto(f.Path, sd[0], sd[1], theirs)
 		if !ok {
-			return nil, false, nil
+			return nil, nil, false, nil
 		}
 		name := fmt.Sprintf("%s-%d.merged", j.ID, i+1)
 		if err := WriteFileAtomic(ctx, s.abs(filepath.Join(TxnDir, name)), merged, PrivateFileMode); err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		r.Files = append(r.Files, &txnFile{Path: f.Path, Old: th, New: contentHash(merged, true), Staged: name})
 	}
-	return &r, true, nil
+	return &r, keep, true, nil
 }
 
 // txnSides returns a journal file's old and new content (new is nil when

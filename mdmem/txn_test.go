@@ -564,3 +564,74 @@ func TestPersonCommitThatConflictsIsUndone(t *testing.T) {
 		t.Errorf("disk topics/a.md = %q", got)
 	}
 }
+
+// TestPersonEditOnTopUncommittedIsKept (found by the soak, seed 50015): a
+// killed import's files are in place; a person commits one of them and
+// edits another on top of memctl's bytes without committing it. The
+// import is finished on top of their commit, the edited file committed
+// as memctl wrote it, and the person's edit stays on disk, to be
+// committed as their hand edit. Before, the uncommitted edit made
+// recovery undo the rest, and the next hand-edit commit took memctl's
+// half-written entries as the person's.
+func TestPersonEditOnTopUncommittedIsKept(t *testing.T) {
+	s := newStore(t)
+	writeFiles(t, s, map[string][]byte{"topics/b.md": []byte("# B\n- [fact-001] One\n")})
+	files := map[string][]byte{
+		"topics/a.md": []byte("# A\n- [fact-002] Two, imported\n"),
+		"topics/b.md": []byte("# B\n- [fact-001] One\n- [fact-003] Three, imported\n- [fact-004] Four, imported\n"),
+	}
+	if !crashingWrite(t, s, FailTxnFiles, files) {
+		t.Fatal("no crash")
+	}
+	gitOut(t, s.Dir, "add", "--", "topics/a.md")
+	gitOut(t, s.Dir, "commit", "-qm", "person: commit a", "--", "topics/a.md")
+	edited := "# B\n- [fact-003] Three, imported\n- [fact-004] Four, imported\n" // fact-001 deleted by the person
+	must(t, os.WriteFile(s.abs("topics/b.md"), []byte(edited), 0o644))
+	rec := lockAndRecover(t, s)
+	if len(rec) != 1 || !strings.Contains(rec[0], "on top of") || !strings.Contains(rec[0], "are kept") {
+		t.Fatalf("recovered: %q", rec)
+	}
+	if got := gitOut(t, s.Dir, "show", "HEAD:topics/b.md"); got+"\n" != string(files["topics/b.md"]) {
+		t.Errorf("HEAD:topics/b.md = %q, want memctl's", got)
+	}
+	if got := readOrAbsent(t, s, "topics/b.md"); got != edited {
+		t.Errorf("the person's edit was lost: %q", got)
+	}
+}
+
+// TestUndoTakesMemctlsPartOutOfAnEdit: a write is undone (the person
+// edited one file on the old content) while another file holds an edit
+// made on top of memctl's bytes: memctl's change is taken out of that
+// file and the person's edit stays, so the hand-edit commit holds only
+// what the person wrote.
+func TestUndoTakesMemctlsPartOutOfAnEdit(t *testing.T) {
+	s := newStore(t)
+	writeFiles(t, s, map[string][]byte{
+		"topics/a.md": []byte("# A\n- [fact-001] One\n"),
+		"topics/b.md": []byte("# B\n- [fact-002] Two\n"),
+	})
+	files := map[string][]byte{
+		"topics/a.md": []byte("# A\n- [fact-001] One\n- [fact-003] Three, imported\n- [fact-004] Four, imported\n"),
+		"topics/b.md": []byte("# B\n- [fact-002] Two\n- [fact-005] Five, imported\n"),
+	}
+	if !crashingWrite(t, s, FailTxnHalfFiles, files) {
+		t.Fatal("no crash")
+	}
+	// a.md (first) holds memctl's bytes, b.md the old content.
+	must(t, os.WriteFile(s.abs("topics/a.md"), append(append([]byte{}, files["topics/a.md"]...), "- [fact-050] The person's, on top\n"...), 0o644))
+	must(t, os.WriteFile(s.abs("topics/b.md"), []byte("# B\n- [fact-002] Two\n- [fact-051] The person's, on the old\n"), 0o644))
+	rec := lockAndRecover(t, s)
+	if len(rec) != 1 || !strings.Contains(rec[0], "undid") || !strings.Contains(rec[0], "taken out") {
+		t.Fatalf("recovered: %q", rec)
+	}
+	if got, want := readOrAbsent(t, s, "topics/a.md"), "# A\n- [fact-001] One\n- [fact-050] The person's, on top\n"; got != want {
+		t.Errorf("topics/a.md = %q, want %q", got, want)
+	}
+	he := commitHandEdits(t, s)
+	if he.Commit == "" {
+		t.Fatal("the person's edits were not committed")
+	}
+	if diff := gitOut(t, s.Dir, "show", "--format=", "HEAD"); strings.Contains(diff, "imported") {
+		t.Errorf("the hand-edit commit holds memctl's entries:\n%s", diff)
+	}
+}
