@@ -99,7 +99,7 @@ the git-ignored index cache and the opt-in inject log under .memctl/cache
 	fl.IntVar(&opts.CoreMaxBytes, "core-max-bytes", -1, "physical limit of L1 in bytes (default inject.core_max_bytes, 25600)")
 	fl.IntVarP(&opts.TopK, "top-k", "k", -1, "L2 entries to consider; 0 = as many as the budget allows (default inject.top_k, 8)")
 	fl.StringVar(&opts.Tokenizer, "tokenizer", "", "token counter: o200k, cl100k or chars:N (default inject.tokenizer)")
-	fl.StringVar(&opts.Ranker, "ranker", "", "L2 ranking: bm25, bm25-entities or bm25-plain (default inject.ranker)")
+	fl.StringVar(&opts.Ranker, "ranker", "", "L2 ranking: bm25 or bm25-plain (default inject.ranker)")
 	fl.StringVar(&opts.Format, "format", "md", "output format: md or json")
 	fl.BoolVar(&opts.JSON, "json", false, "same as --format json")
 	fl.StringVar(&opts.Meta, "meta", "", "per-entry metadata: compact (date lines), none, full, or fields of date,time,source,age,tags,scope")

@@ -3,7 +3,6 @@ package inject
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"testing"
 )
 
@@ -76,15 +75,9 @@ func TestEntityBoost(t *testing.T) {
 		}
 		return c.Note(hits[0].Doc).ID
 	}
-	on := Rankers["bm25-entities"]
+	on := Rankers[DefaultRanker]
 	if on.Entities <= 0 {
-		t.Fatalf("bm25-entities has no entity step")
-	}
-	if same := on; true {
-		same.Name, same.Entities = DefaultRanker, 0
-		if !reflect.DeepEqual(same, Rankers[DefaultRanker]) {
-			t.Fatalf("bm25-entities is not bm25 plus the entity step: %+v", on)
-		}
+		t.Fatalf("the default ranker has no entity step")
 	}
 	off := on
 	off.Entities = 0
@@ -124,7 +117,7 @@ func TestEntityBoostCacheSameOutput(t *testing.T) {
 	var opts []Options
 	for _, task := range []string{"What did Caroline research about adoption agencies?", "Would Melanie run?", "Why does the Postgres migration lock?"} {
 		o := baseOpts(t)
-		o.Task, o.Budget, o.Ranker = task, 200, "bm25-entities"
+		o.Task, o.Budget = task, 200
 		opts = append(opts, o)
 	}
 	sameOutput(t, "entities", cached, plain, opts)

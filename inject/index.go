@@ -249,22 +249,14 @@ type RankParams struct {
 	Entities  float64          // share of the best score a matching note filed under a topic the task names gains (0: none)
 }
 
-// Rankers by name. "bm25" is memctl's ranking; "bm25-entities" is bm25
-// with the entity step (entities.go), opt-in: it helps the questions that
-// name the person or thing they are about and hurts those that name the
-// wrong one (BENCHMARKS.md); "bm25-plain" is the plain BM25 reference
-// (lower-cased words, stop words removed, content only, no stemming, no
-// feedback), kept to measure against.
+// Rankers by name. "bm25" is memctl's ranking; "bm25-plain" is the plain
+// BM25 reference (lower-cased words, stop words removed, content only, no
+// stemming, no feedback), kept to measure against.
 var Rankers = map[string]RankParams{
 	"bm25": {
 		Name: "bm25", An: Analyzer{Stem: true, StopWords: true}, K1: 1.2,
 		B: [nFields]float64{0.75, 0.5, 0.5}, W: [nFields]float64{1, 0.3, 0.5},
-		FbDocs: 8, FbTerms: 12, FbWeight: 0.35, Neighbor: 0.5, Proximity: 0.15, Dates: true,
-	},
-	"bm25-entities": {
-		Name: "bm25-entities", An: Analyzer{Stem: true, StopWords: true}, K1: 1.2,
-		B: [nFields]float64{0.75, 0.5, 0.5}, W: [nFields]float64{1, 0.3, 0.5},
-		FbDocs: 8, FbTerms: 12, FbWeight: 0.35, Neighbor: 0.5, Proximity: 0.15, Dates: true, Entities: 0.25,
+		FbDocs: 8, FbTerms: 12, FbWeight: 0.35, Neighbor: 0.5, Proximity: 0.15, Dates: true, Entities: 0.1,
 	},
 	"bm25-plain": {
 		Name: "bm25-plain", An: Analyzer{StopWords: true}, K1: 1.2,
