@@ -246,6 +246,7 @@ type RankParams struct {
 	Neighbor  float64          // share of an adjacent same-session note's score added
 	Proximity float64          // bonus for query terms adjacent in the query and near in a note
 	Dates     bool             // boost matching notes dated in a month or year the task names
+	Entities  float64          // share of the best score a matching note filed under a topic the task names gains (0: none)
 }
 
 // Rankers by name. "bm25" is memctl's ranking; "bm25-plain" is the plain
@@ -255,7 +256,7 @@ var Rankers = map[string]RankParams{
 	"bm25": {
 		Name: "bm25", An: Analyzer{Stem: true, StopWords: true}, K1: 1.2,
 		B: [nFields]float64{0.75, 0.5, 0.5}, W: [nFields]float64{1, 0.3, 0.5},
-		FbDocs: 8, FbTerms: 12, FbWeight: 0.35, Neighbor: 0.5, Proximity: 0.15, Dates: true,
+		FbDocs: 8, FbTerms: 12, FbWeight: 0.35, Neighbor: 0.5, Proximity: 0.15, Dates: true, Entities: 0.1,
 	},
 	"bm25-plain": {
 		Name: "bm25-plain", An: Analyzer{StopWords: true}, K1: 1.2,
@@ -333,6 +334,9 @@ func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i 
 	}
 	if p.Dates {
 		c.boostDates(task, scores)
+	}
+	if p.Entities > 0 {
+		ix.boostEntities(task, p.Entities, scores)
 	}
 	return &ranking{hits: positive(scores, ok)}
 }
