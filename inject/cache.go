@@ -518,9 +518,23 @@ func encodeCache(key []fileKey, c *Corpus, ix *Index) []byte {
 }
 
 // writeCache writes the file after its header to dst (which starts
-// cacheHeader bytes into the file) and returns the header.
+// cacheHeader bytes into the file) and returns the header. Each step writes
+// a group of sections, in the order they lie in the file.
 func writeCache(dst io.Writer, s *cacheSource) ([cacheHeader]byte, error) {
 	w := &cacheWriter{w: dst, b: make([]byte, 0, cacheChunk+1024), n: cacheHeader}
+	w.writeKeyFilesTopics(s)
+	w.writeTokens(s.tok)
+	w.writeColumns(s)
+	w.writeRecords(s)
+	w.writeIDs(s)
+	w.writeIndex(s.ix)
+	w.writePostings(s.ix, s.post)
+	return w.finish()
+}
+
+// writeKeyFilesTopics writes the file key, the files with their notes and
+// the topics' front matter.
+func (w *cacheWriter) writeKeyFilesTopics(s *cacheSource) {
 	w.begin(secKey)
 	w.uvarint(uint64(len(s.key)))
 	for _, k := range s.key {
@@ -548,42 +562,50 @@ func writeCache(dst io.Writer, s *cacheSource) ([cacheHeader]byte, error) {
 		w.strs(t.Keywords)
 	}
 	w.end(secTopics)
+}
 
+// writeTokens writes the token table (only its name, empty, when t is
+// nil): the fixed strings' and digits' counts, the per-note counts and
+// the chunk counts.
+func (w *cacheWriter) writeTokens(t *tokTable) {
 	w.begin(secTok)
-	if t := s.tok; t == nil {
+	if t == nil {
 		w.str("")
 		w.end(secTok)
-	} else {
-		w.str(t.name)
-		names := make([]string, 0, len(t.consts))
-		for s := range t.consts {
-			names = append(names, s)
-		}
-		sort.Strings(names)
-		w.uvarint(uint64(len(names)))
-		for _, s := range names {
-			w.str(s)
-			w.uvarint(uint64(t.consts[s]))
-		}
-		w.str(string(t.digits))
-		w.end(secTok)
-		writeArray(w, secTokLine, t.line)
-		writeArray(w, secTokRef, t.ref)
-		pieces := make([]string, 0, len(t.pieces))
-		for s := range t.pieces {
-			pieces = append(pieces, s)
-		}
-		sort.Strings(pieces)
-		w.begin(secTokPieces)
-		w.uvarint(uint64(len(pieces)))
-		for _, s := range pieces {
-			w.str(s)
-			w.uvarint(uint64(t.pieces[s]))
-		}
-		w.end(secTokPieces)
+		return
 	}
+	w.str(t.name)
+	names := make([]string, 0, len(t.consts))
+	for s := range t.consts {
+		names = append(names, s)
+	}
+	sort.Strings(names)
+	w.uvarint(uint64(len(names)))
+	for _, s := range names {
+		w.str(s)
+		w.uvarint(uint64(t.consts[s]))
+	}
+	w.str(string(t.digits))
+	w.end(secTok)
+	writeArray(w, secTokLine, t.line)
+	writeArray(w, secTokRef, t.ref)
+	pieces := make([]string, 0, len(t.pieces))
+	for s := range t.pieces {
+		pieces = append(pieces, s)
+	}
+	sort.Strings(pieces)
+	w.begin(secTokPieces)
+	w.uvarint(uint64(len(pieces)))
+	for _, s := range pieces {
+		w.str(s)
+		w.uvarint(uint64(t.pieces[s]))
+	}
+	w.end(secTokPieces)
+}
 
-	// The columns.
+// writeColumns writes the per-note columns a ranking scans: flags,
+// dates and session numbers.
+func (w *cacheWriter) writeColumns(s *cacheSource) {
 	metas := make([]noteMeta, s.n)
 	for i := range metas {
 		metas[i] = s.meta(i)
@@ -601,14 +623,22 @@ func writeCache(dst io.Writer, s *cacheSource) ([cacheHeader]byte, error) {
 	column(secCreatedNsec, func(b []byte, m *noteMeta) []byte { return binary.LittleEndian.AppendUint32(b, m.cNsec) })
 	column(secUpdatedSec, func(b []byte, m *noteMeta) []byte { return binary.LittleEndian.AppendUint64(b, uint64(m.uSec)) })
 	column(secUpdatedNsec, func(b []byte, m *noteMeta) []byte { return binary.LittleEndian.AppendUint32(b, m.uNsec) })
-	session := make([]uint32, s.n)
+	session := sessionNumbers(s.files, metas)
+	metas = nil
+	writeArray(w, secSession, session)
+}
+
+// sessionNumbers numbers the notes' sessions: 0 without a creation date,
+// else one number per file and creation time, in order of first use.
+func sessionNumbers(files []fileRange, metas []noteMeta) []uint32 {
+	session := make([]uint32, len(metas))
 	type sessionKey struct {
 		file int
 		sec  int64
 		nsec uint32
 	}
 	sessions := map[sessionKey]uint32{}
-	for k, f := range s.files {
+	for k, f := range files {
 		for i := f.Start; i < f.Start+f.Count; i++ {
 			if m := &metas[i]; m.cSec != zeroSec || m.cNsec != 0 {
 				sk := sessionKey{k, m.cSec, m.cNsec}
@@ -619,10 +649,11 @@ func writeCache(dst io.Writer, s *cacheSource) ([cacheHeader]byte, error) {
 			}
 		}
 	}
-	metas = nil
-	writeArray(w, secSession, session)
+	return session
+}
 
-	// Records and ids, with their offsets.
+// writeRecords writes the note records, then their offsets and CRCs.
+func (w *cacheWriter) writeRecords(s *cacheSource) {
 	recOff := make([]uint64, s.n+1)
 	recCRC := make([]uint32, s.n)
 	w.begin(secRecs)
@@ -635,7 +666,11 @@ func writeCache(dst io.Writer, s *cacheSource) ([cacheHeader]byte, error) {
 	w.end(secRecs)
 	writeArray(w, secRecOff, recOff)
 	writeArray(w, secRecCRC, recCRC)
-	recOff, recCRC = nil, nil
+}
+
+// writeIDs writes the notes' ids, their offsets and the notes that share
+// an id.
+func (w *cacheWriter) writeIDs(s *cacheSource) {
 	idOff := make([]uint32, s.n+1)
 	w.begin(secIDs)
 	for i := 0; i < s.n; i++ {
@@ -650,9 +685,12 @@ func writeCache(dst io.Writer, s *cacheSource) ([cacheHeader]byte, error) {
 		s.dups = sharedIDs(s.n, s.id)
 	}
 	writeArray(w, secDups, s.dups)
+}
 
-	// The index.
-	ix := s.ix
+// writeIndex writes the index's header (analyzer, notes, field length
+// totals), the field lengths, the sorted term dictionary and the
+// postings' starts.
+func (w *cacheWriter) writeIndex(ix *Index) {
 	w.begin(secIndex)
 	w.str(ix.An.key())
 	w.uvarint(uint64(ix.N))
@@ -665,30 +703,39 @@ func writeCache(dst io.Writer, s *cacheSource) ([cacheHeader]byte, error) {
 	}
 	offs, ids, blob := ix.termOff, ix.termID, ix.termBlob
 	if ix.Terms != nil {
-		terms := make([]string, 0, len(ix.Terms))
-		for s := range ix.Terms {
-			terms = append(terms, s)
-		}
-		sort.Strings(terms)
-		offs = make([]int32, len(terms)+1)
-		ids = make([]int32, len(terms))
-		blob = nil
-		for i, s := range terms {
-			blob = append(blob, s...)
-			offs[i+1] = int32(len(blob))
-			ids[i] = ix.Terms[s]
-		}
+		offs, ids, blob = sortedTerms(ix.Terms)
 	}
 	writeArray(w, secTermOff, offs)
 	writeArray(w, secTermID, ids)
 	writeArray(w, secTermBlob, blob)
 	writeArray(w, secPostStart, ix.PostStart)
-	post := s.post
+}
+
+// sortedTerms lays out a term map as the cache's dictionary: the terms
+// sorted and concatenated, their end offsets (after a leading 0) and ids.
+func sortedTerms(m map[string]int32) (offs, ids []int32, blob []byte) {
+	terms := make([]string, 0, len(m))
+	for s := range m {
+		terms = append(terms, s)
+	}
+	sort.Strings(terms)
+	offs = make([]int32, len(terms)+1)
+	ids = make([]int32, len(terms))
+	for i, s := range terms {
+		blob = append(blob, s...)
+		offs[i+1] = int32(len(blob))
+		ids[i] = m[s]
+	}
+	return offs, ids, blob
+}
+
+// writePostings writes the postings term by term (from post, or ix's
+// arrays when nil), each term's CRC-32C summed across the sections
+// (postingsCRC), then the CRCs.
+func (w *cacheWriter) writePostings(ix *Index, post postingSource) {
 	if post == nil {
 		post = ix
 	}
-	// Postings term by term, each term's CRC-32C summed across the
-	// sections (postingsCRC).
 	crcs := make([]uint32, len(ix.PostStart)-1)
 	w.begin(secPostDoc)
 	for t := range crcs {
@@ -709,8 +756,6 @@ func writeCache(dst io.Writer, s *cacheSource) ([cacheHeader]byte, error) {
 		w.end(secPostTF + f)
 	}
 	writeArray(w, secPostCRC, crcs)
-
-	return w.finish()
 }
 
 func (w *cacheWriter) align() {
