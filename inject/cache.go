@@ -42,9 +42,10 @@ import (
 // note records a CRC per note, checked on first use, and the ids are
 // checked when first needed. A mismatch found after opening switches the
 // corpus to the Markdown (Corpus.fallback), so a corrupt cache never
-// gives wrong output. Writes are streamed to a temporary file, fsynced
-// and renamed over the old one (which is never modified in place, so a
-// mapping never sees it change). (The name is that of the gob cache of
+// gives wrong output. Writes are streamed to a temporary file and
+// renamed over the old one (which is never modified in place, so a
+// mapping never sees it change), without fsync (writeCacheAtomic: a file
+// a crash left torn fails these checks and is rebuilt). (The name is that of the gob cache of
 // earlier versions, which the testscripts check for; its header is
 // rejected and rebuilt.)
 const IndexCacheFile = CacheDir + "/index.bin"
@@ -303,6 +304,18 @@ type cacheSource struct {
 	dups   []int32                                // the notes sharedIDs finds, if known (else computed)
 	post   postingSource                          // the postings, if not ix's arrays
 	ix     *Index                                 // the default ranker's
+	kept   *keptRecords                           // records copied as they are from an old file, if any
+}
+
+// keptRecords are the note records an update copies unchanged from the
+// old cache file, a run of consecutive old notes at a time, by the kernel
+// (copy_file_range) rather than through the old file's mapping.
+type keptRecords struct {
+	file *os.File                  // the old cache file
+	base int64                     // the offset of its records section
+	off  []uint64                  // the old records' offsets in that section, notes+1
+	crc  []uint32                  // the old records' CRCs
+	run  func(i int) (k, from int) // new notes i..i+k-1 are old notes from..from+k-1 (k 0: note i is not kept)
 }
 
 // postingSource gives an index's postings term by term (by id), as
@@ -366,6 +379,30 @@ func (w *cacheWriter) flush() {
 		_, w.err = w.w.Write(w.b)
 	}
 	w.b = w.b[:0]
+}
+
+// copyFrom writes n bytes of src from offset off, in the current
+// section, which must have CRCs per item (the section's CRC is not
+// updated). Into a file, io.Copy copies them with copy_file_range: they
+// are not read through memory.
+func (w *cacheWriter) copyFrom(src *os.File, off, n int64) {
+	w.flush()
+	w.n += n
+	if w.err != nil {
+		return
+	}
+	if !w.nocrc {
+		w.err = errors.New("index cache: copy into a section with a CRC")
+		return
+	}
+	if _, w.err = src.Seek(off, io.SeekStart); w.err != nil {
+		return
+	}
+	k, err := io.Copy(w.w, io.LimitReader(src, n))
+	if err == nil && k != n {
+		err = io.ErrUnexpectedEOF
+	}
+	w.err = err
 }
 
 func (w *cacheWriter) more() {
@@ -658,14 +695,37 @@ func (w *cacheWriter) writeRecords(s *cacheSource) {
 	recCRC := make([]uint32, s.n)
 	w.begin(secRecs)
 	var rec []byte
-	for i := 0; i < s.n; i++ {
+	for i := 0; i < s.n; {
+		if k := w.copyRecords(s.kept, i, recOff, recCRC); k > 0 {
+			i += k
+			continue
+		}
 		rec, recCRC[i] = s.record(rec[:0], i)
 		recOff[i+1] = recOff[i] + uint64(len(rec))
 		w.raw(rec)
+		i++
 	}
 	w.end(secRecs)
 	writeArray(w, secRecOff, recOff)
 	writeArray(w, secRecCRC, recCRC)
+}
+
+// copyRecords copies the run of kept records that starts at note i, if
+// any, filling in their offsets and CRCs; it returns the run's length.
+func (w *cacheWriter) copyRecords(kr *keptRecords, i int, recOff []uint64, recCRC []uint32) int {
+	if kr == nil {
+		return 0
+	}
+	k, from := kr.run(i)
+	if k == 0 {
+		return 0
+	}
+	for j := 0; j < k; j++ {
+		recOff[i+j+1] = recOff[i+j] + kr.off[from+j+1] - kr.off[from+j]
+		recCRC[i+j] = kr.crc[from+j]
+	}
+	w.copyFrom(kr.file, kr.base+int64(kr.off[from]), int64(kr.off[from+k]-kr.off[from]))
+	return k
 }
 
 // writeIDs writes the notes' ids, their offsets and the notes that share
@@ -1279,17 +1339,17 @@ func (ix *Index) termOK(t int32) bool {
 	return true
 }
 
-// saveCache writes the cache atomically (temp file, fsync, rename), and
-// only if the memory files did not change while they were read. before is
-// the key taken (with markRacy) before the files were read.
+// saveCache writes the cache atomically (temp file, rename), and only if
+// the memory files did not change while they were read. before is the key
+// taken (with markRacy) before the files were read.
 func saveCache(ctx context.Context, dir string, c *Corpus, before []fileKey) {
 	writeCacheFile(ctx, dir, before, corpusSource(before, c, c.Index(Rankers[DefaultRanker].An)))
 }
 
 // writeCacheFile streams a cache file to a temporary file, writes the
-// header (size, directory offset) last at offset 0, fsyncs and renames it
-// into place, unless the memory files changed since before was taken.
-// It reports whether the file was written.
+// header (size, directory offset) last at offset 0 and renames it into
+// place (writeCacheAtomic), unless the memory files changed since before
+// was taken. It reports whether the file was written.
 func writeCacheFile(ctx context.Context, dir string, before []fileKey, src *cacheSource) bool {
 	after, err := memoryKey(dir)
 	if err != nil || !sameKey(before, after) {
@@ -1302,7 +1362,7 @@ func writeCacheFile(ctx context.Context, dir string, before []fileKey, src *cach
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return false
 	}
-	return mdmem.WriteFileAtomicFunc(ctx, p, mdmem.PrivateFileMode, func(f *os.File) error {
+	return writeCacheAtomic(ctx, p, mdmem.PrivateFileMode, func(f *os.File) error {
 		var zero [cacheHeader]byte
 		if _, err := f.Write(zero[:]); err != nil {
 			return err
@@ -1314,4 +1374,47 @@ func writeCacheFile(ctx context.Context, dir string, before []fileKey, src *cach
 		_, err = f.WriteAt(h[:], 0)
 		return err
 	}) == nil
+}
+
+// writeCacheAtomic replaces path with what fill streams into a temporary
+// file beside it, renamed into place: a reader (and a mapping of the old
+// file) sees the old file or the new one whole, never a part. Unlike
+// mdmem.WriteFileAtomicFunc, which memory files and git's files go
+// through, it does not fsync the file or its directory: the index cache
+// is derived data that need not survive a crash, and the fsync of a
+// 48 MB file was a sixth of a one-line update's time at 100k entries.
+// After a power loss the name may hold the old file (a whole cache of
+// the files it was built for: its key decides whether it is used or
+// updated), no file, or the new file empty, cut short or with blocks of
+// zeros or of other data. Those fail the checks of every open and read
+// (size, version, the directory's CRC, each section's, each record's and
+// each term's postings' CRC) and are rebuilt from the Markdown with the
+// same output (TestCorruptCache: empty, truncated and zeroed files among
+// its cases). A crash leaves at most a stray temp file, as mdmem's does.
+func writeCacheAtomic(ctx context.Context, path string, perm os.FileMode, fill func(*os.File) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	err = fill(f)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }

@@ -517,12 +517,26 @@ func hasKey(m map[string]int, k string) bool { _, ok := m[k]; return ok }
 
 func hasPiece(m map[string]uint32, k string) bool { _, ok := m[k]; return ok }
 
+// keptRun returns the run of kept notes with consecutive old numbers
+// that starts at new note i: its length (0 if note i is fresh) and its
+// first old note.
+func (u *cacheUpdate) keptRun(i int) (k, from int) {
+	f := u.from[i]
+	if f < 0 {
+		return 0, 0
+	}
+	for k = 1; i+k < len(u.from) && u.from[i+k] == f+int32(k); k++ {
+	}
+	return k, int(f)
+}
+
 // source writes the update.
 func (u *cacheUpdate) source(key []fileKey) *cacheSource {
 	o := u.old
 	recs, ids := o.sec[secRecs], o.sec[secIDs]
+	kept := &keptRecords{file: o.file, base: o.off[secRecs], off: u.recOff, crc: u.recCRC, run: u.keptRun}
 	return &cacheSource{
-		key: key, files: u.files, topics: u.topics, n: u.n, tok: u.tok, ix: u.ix, dups: u.dups, post: u,
+		key: key, files: u.files, topics: u.topics, n: u.n, tok: u.tok, ix: u.ix, dups: u.dups, post: u, kept: kept,
 		meta: func(i int) noteMeta {
 			if from := u.from[i]; from >= 0 {
 				return noteMeta{flags: u.flags[from], cSec: u.cSec[from], cNsec: u.cNsec[from], uSec: u.uSec[from], uNsec: u.uNsec[from]}
