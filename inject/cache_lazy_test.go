@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -179,12 +180,25 @@ func TestCorruptCache(t *testing.T) {
 	for _, o := range opts {
 		o.Ranker = "" // the default ranker reads the cached index
 	}
+	first := &cacheFile{b: good} // (cf maps the file the cases overwrite)
+	if err := first.locate(); err != nil {
+		t.Fatal(err)
+	}
 	cases := map[string][]byte{
 		"empty":     {},
 		"truncated": good[:len(good)/2],
 		"header":    good[:cacheHeader-1],
 		"version":   append([]byte("memctl-index-v3\n"), good[16:]...),
 		"directory": flip(good, len(good)-10),
+		// What a crash can leave of a file renamed into place without
+		// fsync (writeCacheAtomic): its length, with blocks never written.
+		"zeros":       make([]byte, len(good)),
+		"zeroed tail": append(append([]byte(nil), good[:len(good)/2]...), make([]byte, len(good)-len(good)/2)...),
+		"zeroed block": func() []byte {
+			b := append([]byte(nil), good...)
+			clear(b[len(b)/3 : len(b)/3+min(4096, len(b)/3)])
+			return b
+		}(),
 	}
 	for s := 0; s < nSecs; s++ {
 		if len(cf.sec[s]) > 0 {
@@ -200,6 +214,8 @@ func TestCorruptCache(t *testing.T) {
 		}
 	}
 	cases["every record and posting"] = all
+	caughtOnOpen := map[string]bool{"empty": true, "truncated": true, "header": true, "version": true, "directory": true,
+		"zeros": true, "zeroed tail": true}
 	for name, data := range cases {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
@@ -214,6 +230,20 @@ func TestCorruptCache(t *testing.T) {
 		}
 		if c, err := loadCached(ctx, dir); err != nil || c == nil {
 			t.Fatalf("%s: cache not rebuilt (%v)", name, err)
+		}
+		if !caughtOnOpen[name] {
+			continue // a corrupt part the queries did not read is still there
+		}
+		// The rebuilt file is the one first built (but for its key,
+		// whose content hashes depend on when it was built).
+		re, err := openCache(ctx, dir)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for s := range re.sec {
+			if s != secKey && !bytes.Equal(re.sec[s], first.sec[s]) {
+				t.Fatalf("%s: section %d of the rebuilt cache differs", name, s)
+			}
 		}
 	}
 }

@@ -238,40 +238,16 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 	if o.ContentOnly {
 		rep.Accounting = "content"
 	}
-	type cut struct {
-		name      string
-		budget, k int
+	cuts := evalCuts(o)
+	rankers, err := evalRankers(o)
+	if err != nil {
+		return nil, err
 	}
-	var cuts []cut
-	for _, k := range o.TopKs {
-		cuts = append(cuts, cut{fmt.Sprintf("top-%d", k), EvalBigBudget, k})
-	}
-	for _, b := range o.Budgets {
-		cuts = append(cuts, cut{fmt.Sprintf("budget-%d", b), b, 0})
-	}
-	type acc struct {
-		sum, tokens, entries float64
-		frame, overhead      float64
-		lineOver             float64
-		n                    int
-		cat                  map[string]float64
-		catN                 map[string]int
-		lat                  []time.Duration
-	}
-	for _, r := range o.Rankers {
-		if _, ok := Rankers[r]; !ok {
-			return nil, fmt.Errorf("unknown ranker %q (known: %s)", r, strings.Join(RankerNames(), ", "))
-		}
-	}
-	if o.Embed != nil {
-		for _, r := range o.Rankers {
-			o.Rankers = append(o.Rankers, r+DenseSuffix)
-		}
-	}
-	accs := map[[2]int]*acc{}
+	o.Rankers = rankers
+	accs := map[[2]int]*evalAcc{}
 	for ri := range o.Rankers {
 		for ci := range cuts {
-			accs[[2]int{ri, ci}] = &acc{cat: map[string]float64{}, catN: map[string]int{}}
+			accs[[2]int{ri, ci}] = &evalAcc{cat: map[string]float64{}, catN: map[string]int{}}
 		}
 	}
 	tmp, err := os.MkdirTemp("", "memctl-eval-*")
@@ -282,106 +258,179 @@ func Eval(ctx context.Context, set string, cases []*EvalCase, o EvalOptions) (*E
 	for n, c := range cases {
 		rep.Memories += len(c.Memories)
 		rep.Queries += len(c.Queries)
-		dir := filepath.Join(tmp, fmt.Sprintf("case-%03d", n))
-		now := o.Now
-		if now.IsZero() {
-			now = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-		}
-		if err := importMemory(ctx, dir, c.Memories, now); err != nil {
-			return nil, fmt.Errorf("case %s: %w", c.Name, err)
-		}
-		corpus, err := LoadCorpus(ctx, dir, false)
-		if err != nil {
-			return nil, fmt.Errorf("case %s: %w", c.Name, err)
-		}
-		// The block of a session that follows the case's last one.
-		blockNow := o.Now
-		if blockNow.IsZero() {
-			for _, m := range c.Memories {
-				blockNow = maxTime(blockNow, m.CreatedAt, m.UpdatedAt)
-			}
-			if !blockNow.IsZero() {
-				blockNow = blockNow.AddDate(0, 0, 1)
-			}
-		}
-		var vecs *Vectors
-		var taskVecs map[string][]float32
-		if o.Embed != nil {
-			if vecs, taskVecs, err = caseDense(ctx, dir, corpus, c.Queries, o.Embed); err != nil {
-				return nil, fmt.Errorf("case %s: %w", c.Name, err)
-			}
-		}
-		for ri, rname := range o.Rankers {
-			rname, dense := strings.CutSuffix(rname, DenseSuffix)
-			for ci, ct := range cuts {
-				a := accs[[2]int{ri, ci}]
-				for _, q := range c.Queries {
-					if err := ctx.Err(); err != nil {
-						return nil, err
-					}
-					opt := o.Base
-					opt.Task, opt.Tags, opt.Scopes = q.Task, q.Tags, nil
-					if q.Scope != "" {
-						if opt.Scopes, err = mdmem.SplitScopes(q.Scope); err != nil {
-							return nil, fmt.Errorf("query %s: %w", q.ID, err)
-						}
-					}
-					opt.Budget, opt.TopK, opt.Ranker = ct.budget, ct.k, rname
-					opt.Counter, opt.Now, opt.contentOnly = o.Counter, blockNow, o.ContentOnly
-					if dense {
-						// A task vector with no direction ranks by words,
-						// as inject does.
-						opt.Dense, _ = NewDense(taskVecs[EmbedText(q.Task)], vecs)
-					}
-					t0 := time.Now()
-					res, err := Inject(corpus, opt)
-					a.lat = append(a.lat, time.Since(t0))
-					if err != nil {
-						return nil, fmt.Errorf("case %s query %s: %w", c.Name, q.ID, err)
-					}
-					r := queryRecall(q.Evidence, res.Items)
-					a.sum += r
-					a.n++
-					a.cat[q.Category] += r
-					a.catN[q.Category]++
-					a.tokens += float64(res.UsedTokens)
-					a.entries += float64(len(res.Items))
-					if !o.ContentOnly {
-						a.frame += float64(res.FrameTokens)
-						content := 0
-						for _, it := range res.Items {
-							k := o.Counter.Count(cleanText(it.Note.Content))
-							content += k
-							a.lineOver += float64(it.Tokens - k)
-						}
-						a.overhead += float64(res.UsedTokens - res.FrameTokens - content)
-					}
-				}
-			}
+		if err := evalCase(ctx, filepath.Join(tmp, fmt.Sprintf("case-%03d", n)), c, o, cuts, accs); err != nil {
+			return nil, err
 		}
 	}
 	for ri, rname := range o.Rankers {
 		for ci, ct := range cuts {
-			a := accs[[2]int{ri, ci}]
-			cr := CutResult{Ranker: rname, Cut: ct.name, Queries: a.n, ByCategory: map[string]float64{}, CatCounts: a.catN}
-			if a.n > 0 {
-				cr.Recall = a.sum / float64(a.n)
-				cr.AvgTokens = a.tokens / float64(a.n)
-				cr.AvgEntries = a.entries / float64(a.n)
-				cr.AvgFrame = a.frame / float64(a.n)
-				if a.entries > 0 {
-					cr.Overhead = a.overhead / a.entries
-					cr.LineOver = a.lineOver / a.entries
-				}
-			}
-			for k, v := range a.cat {
-				cr.ByCategory[k] = v / float64(a.catN[k])
-			}
-			cr.P50ms, cr.P95ms = percentileMS(a.lat, 0.50), percentileMS(a.lat, 0.95)
-			rep.Results = append(rep.Results, cr)
+			rep.Results = append(rep.Results, accs[[2]int{ri, ci}].result(rname, ct.name))
 		}
 	}
 	return rep, nil
+}
+
+// evalCut is one cut of an eval run: a budget, or a top-K.
+type evalCut struct {
+	name      string
+	budget, k int
+}
+
+// evalCuts returns the run's cuts: the top-K cuts, then the budget cuts.
+func evalCuts(o EvalOptions) []evalCut {
+	var cuts []evalCut
+	for _, k := range o.TopKs {
+		cuts = append(cuts, evalCut{fmt.Sprintf("top-%d", k), EvalBigBudget, k})
+	}
+	for _, b := range o.Budgets {
+		cuts = append(cuts, evalCut{fmt.Sprintf("budget-%d", b), b, 0})
+	}
+	return cuts
+}
+
+// evalRankers checks the run's rankers and returns them, followed by
+// their "+dense" rows when the run embeds.
+func evalRankers(o EvalOptions) ([]string, error) {
+	for _, r := range o.Rankers {
+		if _, ok := Rankers[r]; !ok {
+			return nil, fmt.Errorf("unknown ranker %q (known: %s)", r, strings.Join(RankerNames(), ", "))
+		}
+	}
+	if o.Embed != nil {
+		for _, r := range o.Rankers {
+			o.Rankers = append(o.Rankers, r+DenseSuffix)
+		}
+	}
+	return o.Rankers, nil
+}
+
+// evalAcc sums the figures of one ranker at one cut over the queries.
+type evalAcc struct {
+	sum, tokens, entries float64
+	frame, overhead      float64
+	lineOver             float64
+	n                    int
+	cat                  map[string]float64
+	catN                 map[string]int
+	lat                  []time.Duration
+}
+
+// evalCase imports case c into dir and runs its queries through every
+// ranker and cut, adding to accs.
+func evalCase(ctx context.Context, dir string, c *EvalCase, o EvalOptions, cuts []evalCut, accs map[[2]int]*evalAcc) error {
+	now := o.Now
+	if now.IsZero() {
+		now = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	if err := importMemory(ctx, dir, c.Memories, now); err != nil {
+		return fmt.Errorf("case %s: %w", c.Name, err)
+	}
+	corpus, err := LoadCorpus(ctx, dir, false)
+	if err != nil {
+		return fmt.Errorf("case %s: %w", c.Name, err)
+	}
+	blockNow := caseBlockNow(c, o.Now)
+	var vecs *Vectors
+	var taskVecs map[string][]float32
+	if o.Embed != nil {
+		if vecs, taskVecs, err = caseDense(ctx, dir, corpus, c.Queries, o.Embed); err != nil {
+			return fmt.Errorf("case %s: %w", c.Name, err)
+		}
+	}
+	for ri, rname := range o.Rankers {
+		rname, dense := strings.CutSuffix(rname, DenseSuffix)
+		for ci, ct := range cuts {
+			a := accs[[2]int{ri, ci}]
+			for _, q := range c.Queries {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				opt := o.Base
+				opt.Task, opt.Tags, opt.Scopes = q.Task, q.Tags, nil
+				if q.Scope != "" {
+					if opt.Scopes, err = mdmem.SplitScopes(q.Scope); err != nil {
+						return fmt.Errorf("query %s: %w", q.ID, err)
+					}
+				}
+				opt.Budget, opt.TopK, opt.Ranker = ct.budget, ct.k, rname
+				opt.Counter, opt.Now, opt.contentOnly = o.Counter, blockNow, o.ContentOnly
+				if dense {
+					// A task vector with no direction ranks by words,
+					// as inject does.
+					opt.Dense, _ = NewDense(taskVecs[EmbedText(q.Task)], vecs)
+				}
+				if err := a.query(corpus, opt, q, o); err != nil {
+					return fmt.Errorf("case %s query %s: %w", c.Name, q.ID, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// caseBlockNow is the "now" of a case's blocks: now if set, else the day
+// after the case's newest memory (a session that follows its last one).
+func caseBlockNow(c *EvalCase, now time.Time) time.Time {
+	if !now.IsZero() {
+		return now
+	}
+	for _, m := range c.Memories {
+		now = maxTime(now, m.CreatedAt, m.UpdatedAt)
+	}
+	if !now.IsZero() {
+		now = now.AddDate(0, 0, 1)
+	}
+	return now
+}
+
+// query runs one inject, timed, and adds its recall, tokens and
+// overheads.
+func (a *evalAcc) query(corpus *Corpus, opt Options, q EvalQuery, o EvalOptions) error {
+	t0 := time.Now()
+	res, err := Inject(corpus, opt)
+	a.lat = append(a.lat, time.Since(t0))
+	if err != nil {
+		return err
+	}
+	r := queryRecall(q.Evidence, res.Items)
+	a.sum += r
+	a.n++
+	a.cat[q.Category] += r
+	a.catN[q.Category]++
+	a.tokens += float64(res.UsedTokens)
+	a.entries += float64(len(res.Items))
+	if !o.ContentOnly {
+		a.frame += float64(res.FrameTokens)
+		content := 0
+		for _, it := range res.Items {
+			k := o.Counter.Count(cleanText(it.Note.Content))
+			content += k
+			a.lineOver += float64(it.Tokens - k)
+		}
+		a.overhead += float64(res.UsedTokens - res.FrameTokens - content)
+	}
+	return nil
+}
+
+// result averages the sums into the report's row for ranker rname at
+// cut.
+func (a *evalAcc) result(rname, cut string) CutResult {
+	cr := CutResult{Ranker: rname, Cut: cut, Queries: a.n, ByCategory: map[string]float64{}, CatCounts: a.catN}
+	if a.n > 0 {
+		cr.Recall = a.sum / float64(a.n)
+		cr.AvgTokens = a.tokens / float64(a.n)
+		cr.AvgEntries = a.entries / float64(a.n)
+		cr.AvgFrame = a.frame / float64(a.n)
+		if a.entries > 0 {
+			cr.Overhead = a.overhead / a.entries
+			cr.LineOver = a.lineOver / a.entries
+		}
+	}
+	for k, v := range a.cat {
+		cr.ByCategory[k] = v / float64(a.catN[k])
+	}
+	cr.P50ms, cr.P95ms = percentileMS(a.lat, 0.50), percentileMS(a.lat, 0.95)
+	return cr
 }
 
 func queryRecall(evidence []string, items []Item) float64 {

@@ -70,45 +70,87 @@ type cacheUpdate struct {
 	oldToNew []int32    // per old note: its new note, or -1 (its file changed)
 }
 
+// newUpdate checks the old cache, finds the files whose key is
+// unchanged, reads the others again and merges the index, the ids that
+// are shared and the token counts.
 func newUpdate(ctx context.Context, v *mdmem.ReadView, dir string, old *cacheFile, key []fileKey, cnt Counter) (*cacheUpdate, error) {
-	// What is copied as it is (the note records, with their CRCs) is
-	// checked when read; the rest is checked now.
-	for s := range old.sec {
-		if !perItem(s) && !old.verify(s) {
-			return nil, errNoUpdate
-		}
-	}
-	oldKey, err := old.key()
+	oldKey, oc, oix, err := checkOld(ctx, dir, old, cnt)
 	if err != nil {
 		return nil, err
-	}
-	oc, err := old.corpus(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	oix := oc.indexes[Rankers[DefaultRanker].An.key()]
-	if oix == nil || (cnt == nil) != (oc.tok == nil) || cnt != nil && oc.tok.name != cnt.Name() {
-		return nil, errNoUpdate
-	}
-	oix.checked = make([]bool, len(oix.postCRC))
-	for t := range oix.postCRC {
-		if !oix.termOK(int32(t)) {
-			return nil, errNoUpdate
-		}
 	}
 	lz := oc.lz
 	u := &cacheUpdate{old: old, oldIx: oix, recOff: lz.recOff, recCRC: lz.recCRC, idOff: lz.idOff, flags: lz.flags,
 		cSec: lz.cSec, cNsec: lz.cNsec, uSec: lz.uSec, uNsec: lz.uNsec, fresh: &Corpus{}}
-	if lz.idOff[0] != 0 || int(lz.idOff[lz.n]) != len(lz.ids) || lz.recOff[0] != 0 || lz.recOff[lz.n] != lz.recsLen {
+	if !offsetsOK(lz) {
 		return nil, errNoUpdate
+	}
+	same := keptFiles(dir, oldKey, key)
+	if err := u.readFiles(ctx, v, oc, same); err != nil {
+		return nil, err
+	}
+	u.fresh.init()
+	if u.ix, err = u.mergeIndex(); err != nil {
+		return nil, err
+	}
+	u.dups = u.sharedIDs(lz)
+	if cnt != nil {
+		pieces, err := old.pieces()
+		if err != nil {
+			return nil, err
+		}
+		u.tok = u.mergeTokens(oc.tok, pieces, cnt)
+	}
+	return u, nil
+}
+
+// checkOld checks what of the old cache an update reads (what is copied
+// as it is, the note records with their CRCs, is checked when read) and
+// returns its key, its corpus and its index, every term's postings
+// checked; errNoUpdate when it was built for another tokenizer.
+func checkOld(ctx context.Context, dir string, old *cacheFile, cnt Counter) ([]fileKey, *Corpus, *Index, error) {
+	for s := range old.sec {
+		if !perItem(s) && !old.verify(s) {
+			return nil, nil, nil, errNoUpdate
+		}
+	}
+	oldKey, err := old.key()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	oc, err := old.corpus(ctx, dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	oix := oc.indexes[Rankers[DefaultRanker].An.key()]
+	if oix == nil || (cnt == nil) != (oc.tok == nil) || cnt != nil && oc.tok.name != cnt.Name() {
+		return nil, nil, nil, errNoUpdate
+	}
+	oix.checked = make([]bool, len(oix.postCRC))
+	for t := range oix.postCRC {
+		if !oix.termOK(int32(t)) {
+			return nil, nil, nil, errNoUpdate
+		}
+	}
+	return oldKey, oc, oix, nil
+}
+
+// offsetsOK checks that the old ids' and records' offsets start at 0,
+// end at their sections' ends and never decrease.
+func offsetsOK(lz *lazyNotes) bool {
+	if lz.idOff[0] != 0 || int(lz.idOff[lz.n]) != len(lz.ids) || lz.recOff[0] != 0 || lz.recOff[lz.n] != lz.recsLen {
+		return false
 	}
 	for k := 0; k < lz.n; k++ {
 		if lz.idOff[k] > lz.idOff[k+1] || lz.recOff[k] > lz.recOff[k+1] {
-			return nil, errNoUpdate
+			return false
 		}
 	}
+	return true
+}
 
-	// Which files are as they were.
+// keptFiles returns the files that are as they were: present, with the
+// same stat key and, for those the old key hashed, the same content.
+func keptFiles(dir string, oldKey, key []fileKey) map[string]bool {
 	was := map[string]fileKey{}
 	for _, k := range oldKey {
 		was[k.Path] = k
@@ -127,6 +169,15 @@ func newUpdate(ctx context.Context, v *mdmem.ReadView, dir string, old *cacheFil
 		}
 		same[k.Path] = true
 	}
+	return same
+}
+
+// readFiles lays out the new notes file by file, in note order as
+// readCorpus reads them: a kept file's notes refer to the old ones (its
+// topic's front matter is kept too), the other files are parsed again
+// into u.fresh.
+func (u *cacheUpdate) readFiles(ctx context.Context, v *mdmem.ReadView, oc *Corpus, same map[string]bool) error {
+	lz := oc.lz
 	oldFiles := map[string]fileRange{}
 	for _, f := range lz.files {
 		oldFiles[f.Path] = f
@@ -135,11 +186,9 @@ func newUpdate(ctx context.Context, v *mdmem.ReadView, dir string, old *cacheFil
 	for _, t := range oc.Topics {
 		oldTopics[t.Slug] = t
 	}
-
-	// The files in note order, as readCorpus reads them.
 	slugs, err := v.TopicSlugs()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	paths := []string{mdmem.MainFile}
 	for _, s := range slugs {
@@ -152,7 +201,7 @@ func newUpdate(ctx context.Context, v *mdmem.ReadView, dir string, old *cacheFil
 	var freshTopics []TopicInfo
 	for k, p := range paths {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		start := u.n
 		t, kept := TopicInfo{}, same[p]
@@ -161,25 +210,12 @@ func newUpdate(ctx context.Context, v *mdmem.ReadView, dir string, old *cacheFil
 			kept = kept && same[p]
 		}
 		if kept {
-			if f, ok := oldFiles[p]; ok {
-				for i := f.Start; i < f.Start+f.Count; i++ {
-					u.oldToNew[i] = int32(len(u.from))
-					u.from = append(u.from, int32(i))
-				}
-				u.n += f.Count
-			}
+			u.keepFile(oldFiles, p)
 		} else {
-			src, err := v.ReadFile(p)
-			if err != nil && (k > 0 || !errors.Is(err, fs.ErrNotExist)) {
-				return nil, err
+			d, err := u.parseFile(v, p, k == 0)
+			if err != nil {
+				return err
 			}
-			d := mdmem.ParseDoc(p, src)
-			for _, e := range d.Entries {
-				u.freshOf = append(u.freshOf, int32(len(u.from)))
-				u.from = append(u.from, int32(-1-len(u.fresh.notes)))
-				u.fresh.notes = append(u.fresh.notes, noteOf(e))
-			}
-			u.n += len(d.Entries)
 			if k > 0 {
 				t = topicInfo(slugs[k-1], d)
 				freshTopics = append(freshTopics, t)
@@ -193,19 +229,37 @@ func newUpdate(ctx context.Context, v *mdmem.ReadView, dir string, old *cacheFil
 		}
 	}
 	u.fresh.Topics = freshTopics
-	u.fresh.init()
-	if u.ix, err = u.mergeIndex(); err != nil {
+	return nil
+}
+
+// keepFile appends the old notes of kept file p (none if it had none).
+func (u *cacheUpdate) keepFile(oldFiles map[string]fileRange, p string) {
+	f, ok := oldFiles[p]
+	if !ok {
+		return
+	}
+	for i := f.Start; i < f.Start+f.Count; i++ {
+		u.oldToNew[i] = int32(len(u.from))
+		u.from = append(u.from, int32(i))
+	}
+	u.n += f.Count
+}
+
+// parseFile reads file p again and appends its notes as fresh ones; a
+// missing main file (main) has none.
+func (u *cacheUpdate) parseFile(v *mdmem.ReadView, p string, main bool) (*mdmem.Doc, error) {
+	src, err := v.ReadFile(p)
+	if err != nil && (!main || !errors.Is(err, fs.ErrNotExist)) {
 		return nil, err
 	}
-	u.dups = u.sharedIDs(lz)
-	if cnt != nil {
-		pieces, err := old.pieces()
-		if err != nil {
-			return nil, err
-		}
-		u.tok = u.mergeTokens(oc.tok, pieces, cnt)
+	d := mdmem.ParseDoc(p, src)
+	for _, e := range d.Entries {
+		u.freshOf = append(u.freshOf, int32(len(u.from)))
+		u.from = append(u.from, int32(-1-len(u.fresh.notes)))
+		u.fresh.notes = append(u.fresh.notes, noteOf(e))
 	}
-	return u, nil
+	u.n += len(d.Entries)
+	return d, nil
 }
 
 // mergeIndex merges the old postings of the kept notes (renumbered) with
@@ -463,12 +517,26 @@ func hasKey(m map[string]int, k string) bool { _, ok := m[k]; return ok }
 
 func hasPiece(m map[string]uint32, k string) bool { _, ok := m[k]; return ok }
 
+// keptRun returns the run of kept notes with consecutive old numbers
+// that starts at new note i: its length (0 if note i is fresh) and its
+// first old note.
+func (u *cacheUpdate) keptRun(i int) (k, from int) {
+	f := u.from[i]
+	if f < 0 {
+		return 0, 0
+	}
+	for k = 1; i+k < len(u.from) && u.from[i+k] == f+int32(k); k++ {
+	}
+	return k, int(f)
+}
+
 // source writes the update.
 func (u *cacheUpdate) source(key []fileKey) *cacheSource {
 	o := u.old
 	recs, ids := o.sec[secRecs], o.sec[secIDs]
+	kept := &keptRecords{file: o.file, base: o.off[secRecs], off: u.recOff, crc: u.recCRC, run: u.keptRun}
 	return &cacheSource{
-		key: key, files: u.files, topics: u.topics, n: u.n, tok: u.tok, ix: u.ix, dups: u.dups, post: u,
+		key: key, files: u.files, topics: u.topics, n: u.n, tok: u.tok, ix: u.ix, dups: u.dups, post: u, kept: kept,
 		meta: func(i int) noteMeta {
 			if from := u.from[i]; from >= 0 {
 				return noteMeta{flags: u.flags[from], cSec: u.cSec[from], cNsec: u.cNsec[from], uSec: u.uSec[from], uNsec: u.uNsec[from]}
