@@ -15,7 +15,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -93,10 +92,7 @@ func memoryKey(dir string) ([]fileKey, error) {
 			return nil, err
 		}
 		k := fileKey{Path: p, Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			k.Ino = st.Ino
-			k.Ctime = st.Ctim.Sec*1e9 + st.Ctim.Nsec
-		}
+		k.Ino, k.Ctime = inodeAndCtime(fi)
 		keys = append(keys, k)
 	}
 	return keys, nil
@@ -996,13 +992,13 @@ func openCache(ctx context.Context, dir string) (*cacheFile, error) {
 		f.Close()
 		return nil, errors.New("index cache: bad size")
 	}
-	b, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	b, unmap, err := mapFile(f, size)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	cf := &cacheFile{b: b, file: f}
-	runtime.AddCleanup(cf, func(b []byte) { _ = syscall.Munmap(b) }, b)
+	runtime.AddCleanup(cf, func(unmap func()) { unmap() }, unmap)
 	if err := cf.locate(); err != nil {
 		return nil, err
 	}
