@@ -21,7 +21,8 @@ test: ## the full suite: unit, fuzz seeds, end-to-end scenarios, race detector
 test-short: ## quick tests only (no end-to-end, crash or stress tests)
 	$(GO) test -short -count=1 ./...
 
-lint: ## gofmt, go vet, staticcheck
+lint: ## gofmt, go vet, staticcheck, builds for darwin, windows and freebsd
+	for os in darwin windows freebsd; do GOOS=$$os $(GO) build ./... || exit 1; done
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
