@@ -608,6 +608,9 @@ func (s *sim) content() string {
 			old := s.contents[s.rng.IntN(len(s.contents))]
 			if subj := subjectOf(old); subj != "" && !strings.Contains(old, "sk-") {
 				upd := numRE.ReplaceAllStringFunc(old, func(string) string { return fmt.Sprint(s.rng.IntN(9000) + 1000) })
+				if _, gone := s.forgotten[norm(upd)]; gone {
+					break // a forgotten text by chance: memctl refuses it, rightly
+				}
 				if !slices.Contains(s.contents, upd) {
 					s.contents = append(s.contents, upd)
 				}
@@ -749,19 +752,34 @@ func (s *sim) forget() string {
 	if r.code != 0 {
 		return r.String()
 	}
-	n := norm(e.Content)
-	s.handDeleted[e.ID], s.handRemoved[n], s.forgotten[n] = true, true, e.Content
-	// entries holding the same text are the same memory: forget took them too
+	// forget takes every entry with the id (an archived older version of
+	// the fact keeps it, with its own text) and every entry holding one of
+	// their texts: all those texts are forgotten (seed 70033)
+	gone := map[string]string{} // NormalizeForget(text) → text
 	for _, o := range es {
-		if mdmem.NormalizeForget(o.Content) == mdmem.NormalizeForget(e.Content) {
+		if o.ID == e.ID {
+			gone[mdmem.NormalizeForget(o.Content)] = o.Content
+		}
+	}
+	for _, o := range es {
+		if _, ok := gone[mdmem.NormalizeForget(o.Content)]; ok {
 			s.handDeleted[o.ID], s.handRemoved[norm(o.Content)] = true, true
 		}
 	}
-	s.contents = slices.DeleteFunc(s.contents, func(c string) bool { return norm(c) == n })
+	for _, text := range gone {
+		n := norm(text)
+		s.forgotten[n] = text
+		s.contents = slices.DeleteFunc(s.contents, func(c string) bool { return norm(c) == n })
+	}
 	// forget removed the queued candidates holding the text
 	for cid, c := range s.queued {
-		if _, err := os.Stat(filepath.Join(s.dir, ".memctl", "queue", cid+".json")); err != nil && strings.Contains(norm(c.content), n) {
-			delete(s.queued, cid)
+		if _, err := os.Stat(filepath.Join(s.dir, ".memctl", "queue", cid+".json")); err != nil {
+			for _, text := range gone {
+				if strings.Contains(norm(c.content), norm(text)) {
+					delete(s.queued, cid)
+					break
+				}
+			}
 		}
 	}
 	return fmt.Sprintf("%s %s %q", r, e.ID, e.Content)
