@@ -843,15 +843,15 @@ const landedSearchCommits = 200
 // write: some file of it reached a commit between its base and HEAD with
 // the new content memctl had placed, or with an edit of the person's made
 // on top of it (holdsChanges; it may have changed since: then it is the
-// person's). ok is
-// true when, in addition, every other file can be finished on top of
-// HEAD: HEAD holds its old content, or a change a person committed that
-// merges with memctl's (mergeOnto), and the disk holds HEAD's, memctl's
-// old or new content (no uncommitted edit of its own). rest is then the
+// person's). ok is true when, in addition, every other file can be
+// finished on top of HEAD: HEAD holds its old content, or a change a
+// person committed that merges with memctl's (mergeOnto); and the disk
+// holds HEAD's, memctl's old or new content, or (HEAD at the old content)
+// an uncommitted edit made on top of memctl's bytes. rest is then the
 // journal of those other files, their merged content staged, to be
-// committed on top of HEAD; keep names the files among them whose disk
-// holds a person's uncommitted edit on top of memctl's bytes (committed
-// from the staged content, left as they are on disk).
+// committed on top of HEAD; keep names the files whose disk holds such an
+// uncommitted edit (committed from the staged content, left as they are
+// on disk).
 func (s *Store) unlandedRest(ctx context.Context, j *txnJournal, head string) (rest *txnJournal, keep map[string]bool, ok bool, err error) {
 	commits, err := s.Repo.Log(ctx, nil, landedSearchCommits)
 	if err != nil {
@@ -861,8 +861,6 @@ func (s *Store) unlandedRest(ctx context.Context, j *txnJournal, head string) (r
 	sides := map[string][2][]byte{} // old and new content, when both are at hand
 	for _, f := range j.Files {
 		paths[f.Path] = f
-	}
-	for _, f := range j.Files {
 		if old, new, ok := s.txnSides(ctx, j, f); ok {
 			sides[f.Path] = [2][]byte{old, new}
 		}
@@ -914,18 +912,19 @@ func (s *Store) unlandedRest(ctx context.Context, j *txnJournal, head string) (r
 			return nil, nil, false, err
 		}
 		th := contentHash(theirs, exists)
-		d, err := s.diskHash(f.Path)
-		if err != nil {
+		disk, err := ReadMemoryFile(s.Dir, f.Path)
+		onDisk := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, false, err
 		}
+		d := contentHash(disk, onDisk)
 		if th == f.Old {
 			if d != f.Old && d != f.New {
 				// An uncommitted edit of the person's: made on top of
 				// memctl's bytes, it stays on disk (a hand edit after
 				// memctl's commit); made on the old content, it blocks.
 				sd, known := sides[f.Path]
-				disk, err := ReadMemoryFile(s.Dir, f.Path)
-				if err != nil || !known || sd[1] == nil || !editedOnTop(f.Path, sd[0], sd[1], disk) {
+				if !onDisk || !known || sd[1] == nil || !editedOnTop(f.Path, sd[0], sd[1], disk) {
 					return nil, nil, false, nil
 				}
 				if keep == nil {
