@@ -64,6 +64,37 @@ func TestSimulationScenarios(t *testing.T) {
 			(*sim).handAdd,
 			func(s *sim) string { return s.consolidate(nil, false) },
 		}},
+		// A review of the recovery code (2026-12-03): a person's small
+		// edit (a typo fixed or made) of an entry a killed write changed,
+		// and `git commit -a`, which takes memctl's ledger and state
+		// along, must not lose memctl's update, commit memctl's entries
+		// as the person's, or leave the ledger saying candidates were
+		// consumed by a write that was undone.
+		{"import killed, person retypes an entry and commits everything", []func(s *sim) string{
+			crashedImport("txn-half-files"),
+			(*sim).handTypo,
+			(*sim).handTypo,
+			(*sim).personCommitAll,
+			func(s *sim) string { return s.consolidate(nil, false) },
+		}},
+		{"consolidate killed after its files, person edits and commits everything", []func(s *sim) string{
+			func(s *sim) string { return s.addBatch(6) },
+			func(s *sim) string {
+				s.stepBad = true
+				return "MEMCTL_FAILPOINT=txn-files: " + s.consolidate([]string{"MEMCTL_FAILPOINT=txn-files"}, false)
+			},
+			(*sim).handTypo,
+			(*sim).handChange,
+			(*sim).personCommitAll,
+			func(s *sim) string { return s.consolidate(nil, false) },
+		}},
+		{"import killed, person retypes one file and edits another", []func(s *sim) string{
+			crashedImport("txn-files"),
+			(*sim).handTypo,
+			(*sim).handAdd,
+			(*sim).handChange,
+			func(s *sim) string { return s.consolidate(nil, false) },
+		}},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

@@ -88,9 +88,11 @@ var simStepKinds = map[string]int{
 	"reject":          2,
 	"hand-add":        3,
 	"hand-change":     3,
+	"hand-typo":       2,
 	"hand-delete":     2,
 	"editor-temp":     2,
 	"person-commit":   2,
+	"person-commit-a": 1,
 	"person-checkout": 1,
 	"index-lock":      2,
 	"failpoint":       5,
@@ -102,8 +104,8 @@ var simStepKinds = map[string]int{
 // simBriefKinds is the default set of step kinds: all of them.
 var simBriefKinds = []string{
 	"add", "add-batch", "import", "consolidate", "consolidate-llm", "confirm", "reject",
-	"hand-add", "hand-change", "hand-delete", "editor-temp", "person-commit", "person-checkout",
-	"concurrent", "index-lock", "failpoint", "kill", "forget",
+	"hand-add", "hand-change", "hand-typo", "hand-delete", "editor-temp", "person-commit", "person-commit-a",
+	"person-checkout", "concurrent", "index-lock", "failpoint", "kill", "forget",
 }
 
 // simBriefLLMModes are the fake LLM modes of the brief run: all of them
@@ -688,12 +690,16 @@ func (s *sim) do(kind string) string {
 		return s.handAdd()
 	case "hand-change":
 		return s.handChange()
+	case "hand-typo":
+		return s.handTypo()
 	case "hand-delete":
 		return s.handDelete()
 	case "editor-temp":
 		return s.editorTemp()
 	case "person-commit":
 		return s.personCommitStep()
+	case "person-commit-a":
+		return s.personCommitAll()
 	case "person-checkout":
 		s.git("checkout", "--", ".")
 		// checkout restores from the index, not HEAD: after a commit killed
@@ -1092,6 +1098,30 @@ func (s *sim) pickLive() *mdmem.Entry {
 	return live[s.rng.IntN(len(live))]
 }
 
+// pickUncommitted picks a live, single-paragraph entry of the working
+// tree whose text HEAD's version of its file does not hold (nil if none).
+func (s *sim) pickUncommitted() *mdmem.Entry {
+	heads := map[string]string{}
+	var cands []*mdmem.Entry
+	for _, e := range s.workEntries() {
+		if e.ID == "" || e.Place == mdmem.PlaceArchive || e.Nested || strings.Count(e.Raw, "\n") > 1 {
+			continue
+		}
+		h, ok := heads[e.File]
+		if !ok {
+			h, _ = s.gitErr("show", "HEAD:"+e.File)
+			heads[e.File] = h
+		}
+		if !strings.Contains(h, strings.TrimRight(e.Raw, "\n")) {
+			cands = append(cands, e)
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	return cands[s.rng.IntN(len(cands))]
+}
+
 func (s *sim) handChange() string {
 	e := s.pickLive()
 	if e == nil {
@@ -1121,6 +1151,55 @@ func (s *sim) handChange() string {
 	s.handRemoved[norm(e.Content)] = true
 	s.introduce(c)
 	return fmt.Sprintf("person changes %s %q → %q", e.ID, e.Content, c)
+}
+
+// handTypo swaps two letters of a word in a live entry, or puts back a
+// swap: the small edit a person makes to fix (or make) a typo, which
+// recovery must tell apart from an edit of memctl's rewrite.
+func (s *sim) handTypo() string {
+	e := s.pickLive()
+	if s.rng.IntN(2) == 0 {
+		if u := s.pickUncommitted(); u != nil {
+			e = u // most often one a killed write left on disk
+		}
+	}
+	if e == nil {
+		return "hand-typo: no entry"
+	}
+	src, err := os.ReadFile(filepath.Join(s.dir, e.File))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	raw := string(src[e.Start:e.End])
+	i := strings.Index(raw, e.Content)
+	if i < 0 {
+		return "hand-typo: content not verbatim in " + e.ID
+	}
+	words := strings.Fields(e.Content)
+	var long []int
+	for k, w := range words {
+		if len(w) >= 5 && strings.IndexFunc(w, func(r rune) bool { return r < 'a' || r > 'z' }) < 0 {
+			long = append(long, k)
+		}
+	}
+	if len(long) == 0 {
+		return "hand-typo: no word to change in " + e.ID
+	}
+	k := long[s.rng.IntN(len(long))]
+	w := []byte(words[k])
+	j := 1 + s.rng.IntN(len(w)-2)
+	w[j], w[j+1] = w[j+1], w[j]
+	words[k] = string(w)
+	c := strings.Join(words, " ")
+	if c == e.Content {
+		return "hand-typo: the swap changed nothing in " + e.ID
+	}
+	raw = raw[:i] + c + raw[i+len(e.Content):]
+	s.save(e.File, append(append(append([]byte{}, src[:e.Start]...), raw...), src[e.End:]...))
+	s.handIDs[e.ID] = true
+	s.handRemoved[norm(e.Content)] = true
+	s.introduce(c)
+	return fmt.Sprintf("person retypes %s %q → %q", e.ID, e.Content, c)
 }
 
 func (s *sim) handDelete() string {
@@ -1176,6 +1255,21 @@ func (s *sim) editorTemp() string {
 	}
 	s.strays[p] = true
 	return "editor leaves " + p
+}
+
+// personCommitAll is the person's `git commit -a`: every tracked file
+// that changed, memctl's half-written bytes after a crash among them.
+func (s *sim) personCommitAll() string {
+	if _, err := s.gitErr("diff", "--quiet", "HEAD"); err == nil {
+		return "person-commit-a: nothing changed"
+	}
+	out, err := s.gitErr("commit", "-q", "-a", "-m", "person: commit -a")
+	if err != nil {
+		return "person: git commit -a failed: " + lastLine(out)
+	}
+	h := strings.TrimSpace(s.git("rev-parse", "HEAD"))
+	s.personCommit[h] = true
+	return "person: git commit -a"
 }
 
 // personCommitStep commits the files the person edited, as the person.

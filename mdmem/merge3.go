@@ -15,7 +15,8 @@ import (
 // that changed it left it, and an entry both sides changed differently, or
 // an id used twice, is a conflict (ok false: nothing is merged). The
 // committed state (.memctl/state.json) keeps the larger high-water mark of
-// each prefix. Any other file merges only when one side left it alone.
+// each prefix. Any other file, and a memory file both sides created
+// (old nil), merges only when one side left it alone.
 func mergeOnto(path string, old, new, theirs []byte) (merged []byte, ok bool) {
 	switch {
 	case string(theirs) == string(old) || string(theirs) == string(new):
@@ -24,8 +25,8 @@ func mergeOnto(path string, old, new, theirs []byte) (merged []byte, ok bool) {
 		return theirs, true
 	case path == StatePath:
 		return mergeState(old, new, theirs)
-	case !strings.HasSuffix(path, ".md"):
-		return nil, false
+	case !strings.HasSuffix(path, ".md"), old == nil:
+		return nil, false // a memory file both sides created differently: two titles, two intents
 	}
 	lines := merge3Lines(splitLines(old), splitLines(new), splitLines(theirs))
 	merged = []byte(strings.Join(lines, ""))
@@ -276,7 +277,11 @@ func matchSmall(a, b []string, alo, ahi, blo, bhi int, m []int) {
 // mergedEntriesAgree checks a merged memory file: each entry is as the
 // side that changed it left it (absent if that side removed it), no entry
 // was changed by both sides differently, no id occurs twice, and the lines
-// outside entries (headings, the topic index) follow the same rule.
+// outside entries (headings, the topic index) follow the same rule. In
+// MEMORY.md, where the section decides what an entry is (core, pending,
+// archive), each entry must also stay in the section its side put it in:
+// a line merge can otherwise slide memctl's entry under a heading the
+// person added, removed or rewrote (CRLF) at the same spot.
 func mergedEntriesAgree(path string, old, new, theirs, merged []byte) bool {
 	o, okO := entryTexts(path, old)
 	a, okA := entryTexts(path, new)
@@ -287,6 +292,9 @@ func mergedEntriesAgree(path string, old, new, theirs, merged []byte) bool {
 	}
 	if !sidesAgree(o, a, b, r) {
 		return false
+	}
+	if path == MainFile && !sidesAgree(entryPlaces(path, old), entryPlaces(path, new), entryPlaces(path, theirs), entryPlaces(path, merged)) {
+		return false // an entry came out under another section than its side put it in
 	}
 	lines := func(src []byte) map[string]string {
 		m := map[string]string{}
@@ -313,6 +321,20 @@ func entryTexts(path string, src []byte) (map[string]string, bool) {
 		m[key] = strings.TrimRight(e.Raw, "\r\n")
 	}
 	return m, true
+}
+
+// entryPlaces maps each entry of a memory file (keyed as entryTexts does)
+// to the section that holds it.
+func entryPlaces(path string, src []byte) map[string]string {
+	m := map[string]string{}
+	for _, e := range ParseDoc(path, src).Entries {
+		key := "id:" + e.ID
+		if e.ID == "" {
+			key = "text:" + strings.TrimRight(e.Raw, "\r\n")
+		}
+		m[key] = string(e.Place) + "\x1f" + e.Section
+	}
+	return m
 }
 
 // sidesAgree reports whether got holds, for every key, what a three-way
@@ -348,7 +370,8 @@ func sidesAgree(o, a, b, got map[string]string) bool {
 // (edited) holds memctl's change old → new with edits of their own on
 // top: every entry new added is there, more than half of them with
 // memctl's text or a close edit of it (holdsEditOf), no entry new removed
-// is back, and no entry new rewrote holds its old text again. A change
+// is back, and every entry new rewrote that is there holds memctl's text
+// or an edit nearer to it than to the old text (nearerTo). A change
 // that adds or removes no entry is only recognised as memctl's exact bytes
 // (the caller's test).
 func holdsChanges(path string, old, new, edited []byte) bool {
@@ -373,8 +396,8 @@ func holdsChanges(path string, old, new, edited []byte) bool {
 			if holdsEditOf(ev, nv) {
 				kept++
 			}
-		case ov != nv && inE && ev == ov:
-			return false
+		case ov != nv && inE && ev != nv && !nearerTo(ev, nv, ov):
+			return false // the old text again, or an edit of it rather than of memctl's
 		}
 	}
 	for k := range o {
@@ -400,11 +423,22 @@ func holdsEditOf(got, want string) bool {
 	if got == want {
 		return true
 	}
-	strip := func(raw string) map[string]bool {
-		if i := strings.Index(raw, "] "); i >= 0 && i < 40 {
-			raw = raw[i+2:]
-		}
-		return foldWords(raw)
+	return wordJaccard(entryWords(got), entryWords(want)) >= entryEditMin
+}
+
+// nearerTo reports whether an entry's text is nearer to want than to
+// other (word overlap, ids left out): a person's edit of want rather than
+// of other. A typo fixed in the old text of an entry memctl rewrote is as
+// near to one as to the other, and is not taken for an edit of memctl's.
+func nearerTo(got, want, other string) bool {
+	g := entryWords(got)
+	return wordJaccard(g, entryWords(want)) > wordJaccard(g, entryWords(other))
+}
+
+// entryWords is the set of words of an entry's raw text after its id.
+func entryWords(raw string) map[string]bool {
+	if i := strings.Index(raw, "] "); i >= 0 && i < 40 {
+		raw = raw[i+2:]
 	}
-	return wordJaccard(strip(got), strip(want)) >= entryEditMin
+	return foldWords(raw)
 }

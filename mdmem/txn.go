@@ -323,7 +323,7 @@ func (t *Txn) Commit(ctx context.Context, msg CommitMessage) (string, error) {
 		if errors.Is(err, gitstore.ErrConcurrentUpdate) && herr == nil {
 			err = &StaleError{Head: head} // a git process committed meanwhile: plan again
 		}
-		if _, rerr := s.rollbackTxn(ctx, j, onBase); rerr != nil {
+		if _, _, rerr := s.rollbackTxn(ctx, j, onBase); rerr != nil {
 			return "", fmt.Errorf("%w (and putting the files back failed: %v; the next memctl write finishes it)", err, rerr)
 		}
 		s.removeTxnFiles(j.ID)
@@ -475,20 +475,30 @@ func copyInto(ctx context.Context, src, dst string) error {
 // recoveryPlan is what recovery (and a reader's view) makes of a
 // transaction a killed process left, HEAD being its base.
 type recoveryPlan struct {
-	forward bool            // every file can reach its new content: finish it
-	edited  []string        // files a person changed since the crash
-	onNew   map[string]bool // edited files whose edit sits on the new content
+	forward bool              // every file can reach its new content: finish it
+	edited  []string          // files a person changed since the crash
+	onNew   map[string]bool   // edited files whose edit stays on disk, on the new content
+	merged  map[string][]byte // edited files made on the old content: memctl's change merged in, for the disk
 }
 
 // planRecovery decides whether an interrupted transaction on its base can
 // be finished: every file holds its old content (and its staged new
-// content is intact), its new content, or a person's edit made on top of
-// the new content (memctl's added lines are there, its removed lines
-// gone). A person's edit made on the old content (they discarded memctl's
-// half-written bytes) means undo.
-func (s *Store) planRecovery(j *txnJournal) recoveryPlan { return planRecoveryIn(s.Dir, j) }
+// content is intact), its new content, a person's edit made on top of the
+// new content (memctl's added lines are there, its removed lines gone), or
+// an edit made on the old content (they discarded memctl's half-written
+// bytes) that memctl's change merges with (mergeOnto). An edit that
+// conflicts with memctl's change means undo.
+func (s *Store) planRecovery(ctx context.Context, j *txnJournal) recoveryPlan {
+	return planRecoveryIn(s.Dir, j, func(f *txnFile) ([]byte, bool) {
+		old, _, ok := s.txnSides(ctx, j, f)
+		return old, ok
+	})
+}
 
-func planRecoveryIn(dir string, j *txnJournal) recoveryPlan {
+// planRecoveryIn is planRecovery for a reader (oldOf nil: the old content
+// only from the backups) or a writer (oldOf reads it from the base commit
+// when a person's in-place write changed the backup, a hard link).
+func planRecoveryIn(dir string, j *txnJournal, oldOf func(*txnFile) ([]byte, bool)) recoveryPlan {
 	inTxn := func(name string) string { return filepath.Join(dir, filepath.FromSlash(TxnDir), name) }
 	rp := recoveryPlan{forward: true, onNew: map[string]bool{}}
 	for _, f := range j.Files {
@@ -521,6 +531,14 @@ func planRecoveryIn(dir string, j *txnJournal) recoveryPlan {
 		var old []byte
 		if f.Old != "" {
 			b, err := os.ReadFile(inTxn(f.Backup))
+			if (err != nil || contentHash(b, true) != f.Old) && oldOf != nil {
+				b, err = nil, nil
+				if ob, ok := oldOf(f); ok {
+					b = ob
+				} else {
+					err = fs.ErrNotExist
+				}
+			}
 			if err != nil || contentHash(b, true) != f.Old {
 				rp.forward = false
 				continue
@@ -529,6 +547,15 @@ func planRecoveryIn(dir string, j *txnJournal) recoveryPlan {
 		}
 		if editedOnTop(f.Path, old, staged, disk) {
 			rp.onNew[f.Path] = true
+		} else if merged, ok := mergeOnto(f.Path, old, staged, disk); ok {
+			// An edit made on the old content that memctl's change merges
+			// with: the file gets both, and memctl commits its own
+			// content under the person's edit.
+			rp.onNew[f.Path] = true
+			if rp.merged == nil {
+				rp.merged = map[string][]byte{}
+			}
+			rp.merged[f.Path] = merged
 		} else {
 			rp.forward = false
 		}
@@ -538,13 +565,14 @@ func planRecoveryIn(dir string, j *txnJournal) recoveryPlan {
 
 // editedOnTop reports whether edited derives from new rather than old:
 // more than half of new's changes to old are still there. For memory files
-// the changes are entries: ids new added (still present), ids it removed
-// (still absent), entries it rewrote (not back to the old text). For other
-// files, non-blank lines added and removed.
+// the changes are entries: ids new added (still present, with memctl's
+// text or a close edit of it), ids it removed (still absent), entries it
+// rewrote (memctl's text, or an edit nearer to it than to the old text).
+// For other files, non-blank lines added and removed.
 func editedOnTop(path string, old, new, edited []byte) bool {
-	// Votes in halves: 2 = the change is there as memctl made it, 1 = an
-	// entry memctl added is there with other text (a person may have
-	// edited it, or used the same id for their own entry).
+	// Votes in halves: 2 = the change is there, 1 = it cannot be told (an
+	// entry memctl added is there with unrelated text: a person may have
+	// used the same id for their own entry).
 	changes, kept := 0, 0
 	vote := func(v int) {
 		changes += 2
@@ -577,16 +605,19 @@ func editedOnTop(path string, old, new, edited []byte) bool {
 			oraw, inOld := o[id]
 			eraw, inEdited := e[id]
 			switch {
-			case !inOld && inEdited && eraw == raw:
-				vote(2)
+			case !inOld && inEdited && holdsEditOf(eraw, raw):
+				vote(2) // memctl's entry, maybe with a typo fixed
 			case !inOld && inEdited:
 				vote(1)
 			case !inOld:
 				vote(0)
-			case oraw != raw && (!inEdited || eraw != oraw):
+			case oraw == raw:
+			case !inEdited || eraw == raw || nearerTo(eraw, raw, oraw):
 				vote(2)
-			case oraw != raw:
+			case nearerTo(eraw, oraw, raw):
 				vote(0)
+			default:
+				vote(1) // as near to either text: an edit of which is unknown
 			}
 		}
 		for id := range o {
@@ -663,12 +694,15 @@ func boolInt(b bool) int {
 // committed it). Files holding anything else are a person's and are kept,
 // but one the person edited on top of memctl's bytes has memctl's change
 // taken out of it (their edit stays), so the next hand-edit commit holds
-// only what they wrote. It returns the files so cleaned.
-func (s *Store) rollbackTxn(ctx context.Context, j *txnJournal, onBase bool) (cleaned []string, err error) {
+// only what they wrote. A ledger file a person committed with this write's
+// lines gets them taken out in a commit of memctl's. It returns the files
+// so cleaned and the ledger files so undone.
+func (s *Store) rollbackTxn(ctx context.Context, j *txnJournal, onBase bool) (cleaned, unledgered []string, err error) {
+	var ledger []*txnFile // ledger files a person committed with this write's lines
 	for _, f := range j.Files {
 		h, err := s.diskHash(f.Path)
 		if err != nil {
-			return cleaned, err
+			return cleaned, nil, err
 		}
 		if f.New == f.Old || h == f.Old {
 			continue
@@ -678,15 +712,18 @@ func (s *Store) rollbackTxn(ctx context.Context, j *txnJournal, onBase bool) (cl
 		if onBase {
 			if f.Old != "" {
 				if want, err = os.ReadFile(s.abs(filepath.Join(TxnDir, f.Backup))); err != nil {
-					return cleaned, fmt.Errorf("restore %s: %w", f.Path, err)
+					return cleaned, nil, fmt.Errorf("restore %s: %w", f.Path, err)
 				}
 				exists = true
 			}
 		} else {
 			if want, exists, err = s.Repo.ReadHead(ctx, f.Path); err != nil {
-				return cleaned, err
+				return cleaned, nil, err
 			}
 			if contentHash(want, exists) == f.New {
+				if strings.HasPrefix(f.Path, LedgerDir+"/") && h == f.New {
+					ledger = append(ledger, f)
+				}
 				continue
 			}
 		}
@@ -696,7 +733,7 @@ func (s *Store) rollbackTxn(ctx context.Context, j *txnJournal, onBase bool) (cl
 		if h != f.New {
 			ok, err := s.takeOutOfEdit(ctx, j, f, want)
 			if err != nil {
-				return cleaned, err
+				return cleaned, nil, err
 			}
 			if ok {
 				cleaned = append(cleaned, f.Path)
@@ -704,19 +741,66 @@ func (s *Store) rollbackTxn(ctx context.Context, j *txnJournal, onBase bool) (cl
 			continue
 		}
 		if err := s.writeFile(ctx, f.Path, want); err != nil {
-			return cleaned, err
+			return cleaned, nil, err
 		}
 	}
-	return cleaned, nil
+	if len(ledger) > 0 {
+		if err := s.undoCommittedLedger(ctx, j, ledger); err != nil {
+			return cleaned, nil, err
+		}
+		for _, f := range ledger {
+			unledgered = append(unledgered, f.Path)
+		}
+	}
+	return cleaned, unledgered, nil
+}
+
+// undoCommittedLedger takes an undone transaction's ledger lines out of
+// ledger files a person committed with them (git commit -a after the
+// crash), in a commit of memctl's on top of HEAD: the ledger says which
+// candidates were consumed, so lines of a write that did not land would
+// have the next run drop candidates that were never applied.
+func (s *Store) undoCommittedLedger(ctx context.Context, j *txnJournal, files []*txnFile) error {
+	head, err := s.Repo.HeadHash(ctx)
+	if err != nil {
+		return err
+	}
+	subject, _, _ := strings.Cut(j.Message, "\n")
+	msg, err := s.message(CommitMessage{
+		Subject: "recover: take the ledger lines of an undone write out of a person's commit",
+		Body:    fmt.Sprintf("The write %q was interrupted and could not be finished; a person committed its ledger lines (%.12s). Its candidates stay queued.", subject, head),
+		Op:      "recover",
+	})
+	if err != nil {
+		return err
+	}
+	u := &txnJournal{ID: j.ID + "-undo", Base: head, Message: msg, Author: s.Signature()}
+	for i, f := range files {
+		old, _, ok := s.txnSides(ctx, j, f)
+		if !ok {
+			return fmt.Errorf("undo the ledger lines of %q in %s: its old content is not at hand", subject, f.Path)
+		}
+		nf := &txnFile{Path: f.Path, Old: f.New, New: contentHash(old, old != nil)}
+		if old != nil {
+			nf.Staged = fmt.Sprintf("%s-undo-%d", j.ID, i+1)
+			if err := WriteFileAtomic(ctx, s.abs(filepath.Join(TxnDir, nf.Staged)), old, PrivateFileMode); err != nil {
+				return err
+			}
+		}
+		u.Files = append(u.Files, nf)
+	}
+	_, err = s.applyTxnOn(ctx, u, head, false, nil)
+	return err
 }
 
 // takeOutOfEdit removes an undone transaction's change from a file a
 // person edited on top of it: the change new → target (HEAD's or the
-// backup's content) is merged into their version. A file they edited on
-// the old content, or one the merge cannot settle, is left as it is.
+// backup's content; nil for a file the transaction created) is merged
+// into their version. A file they edited on the old content, or one the
+// merge cannot settle, is left as it is.
 func (s *Store) takeOutOfEdit(ctx context.Context, j *txnJournal, f *txnFile, target []byte) (bool, error) {
 	old, new, ok := s.txnSides(ctx, j, f)
-	if !ok || new == nil || target == nil {
+	if !ok || new == nil {
 		return false, nil
 	}
 	disk, err := ReadMemoryFile(s.Dir, f.Path)
@@ -729,6 +813,14 @@ func (s *Store) takeOutOfEdit(ctx context.Context, j *txnJournal, f *txnFile, ta
 	merged, ok := mergeOnto(f.Path, new, target, disk)
 	if !ok {
 		return false, nil
+	}
+	if bytes.Equal(merged, disk) {
+		return false, nil // nothing of memctl's was left in it
+	}
+	if target == nil && len(bytes.TrimSpace(merged)) == 0 {
+		merged = nil // a file memctl created that holds nothing of the person's
+	} else if merged == nil {
+		merged = []byte{}
 	}
 	return true, s.writeFile(ctx, f.Path, merged)
 }
@@ -769,9 +861,14 @@ func (s *Store) recoverTxn(ctx context.Context) (string, error) {
 	defer unlockApply()
 	var rp recoveryPlan
 	if head == j.Base {
-		rp = s.planRecovery(j)
+		rp = s.planRecovery(ctx, j)
 	}
 	if head == j.Base && rp.forward {
+		for _, p := range slices.Sorted(maps.Keys(rp.merged)) {
+			if err := s.writeFile(ctx, p, rp.merged[p]); err != nil {
+				return "", fmt.Errorf("finish an interrupted write (%q): %w", subject, err)
+			}
+		}
 		hash, err := s.applyTxn(ctx, j, false, rp.onNew)
 		if err != nil {
 			return "", fmt.Errorf("finish an interrupted write (%q): %w", subject, err)
@@ -782,7 +879,10 @@ func (s *Store) recoverTxn(ctx context.Context) (string, error) {
 		}
 		kept := ""
 		if len(rp.edited) > 0 {
-			kept = "; edits made on top of it since (" + strings.Join(rp.edited, ", ") + ") are kept, to be committed as a hand edit"
+			kept = "; edits made since (" + strings.Join(rp.edited, ", ") + ") are kept, to be committed as a hand edit"
+		}
+		if len(rp.merged) > 0 {
+			kept += " (memctl's change merged into " + strings.Join(slices.Sorted(maps.Keys(rp.merged)), ", ") + ")"
 		}
 		if hash == "" {
 			return fmt.Sprintf("an interrupted write (%q) changed nothing; dropped it%s", subject, kept), nil
@@ -820,7 +920,7 @@ func (s *Store) recoverTxn(ctx context.Context) (string, error) {
 		}
 	}
 	edited := rp.edited
-	cleaned, err := s.rollbackTxn(ctx, j, head == j.Base)
+	cleaned, unledgered, err := s.rollbackTxn(ctx, j, head == j.Base)
 	if err != nil {
 		return "", fmt.Errorf("undo an interrupted write (%q): %w", subject, err)
 	}
@@ -831,6 +931,9 @@ func (s *Store) recoverTxn(ctx context.Context) (string, error) {
 	}
 	if len(cleaned) > 0 {
 		why += "; memctl's part taken out of the edits made on top of it (" + strings.Join(cleaned, ", ") + ")"
+	}
+	if len(unledgered) > 0 {
+		why += "; its ledger lines, which a person had committed, taken out in a new commit (" + strings.Join(unledgered, ", ") + ")"
 	}
 	return fmt.Sprintf("undid an interrupted write (%q): %s; its candidates stay queued (an interrupted import must be run again)", subject, why), nil
 }
@@ -1173,7 +1276,9 @@ func lockApplyIn(dir string, exclusive bool) (func(), error) {
 // ReadView is a consistent view of the memory files for a reader that
 // takes no writer lock: while it is open no transaction applies, and the
 // files of a transaction a killed process left half-applied are shown as
-// they were before it (the committed state), never as a mix.
+// the next writer will leave them, never as a mix: the whole new state
+// when it can be finished (with a person's edits made since, merged in),
+// else as they were before it.
 type ReadView struct {
 	dir     string
 	overlay map[string]*overlayFile
@@ -1198,7 +1303,8 @@ func OpenReadView(dir string) (*ReadView, error) {
 	}
 	// The state the next writer will most likely reach: the whole new
 	// state when the transaction can be finished, else the old one.
-	forward := planRecoveryIn(dir, j).forward
+	rp := planRecoveryIn(dir, j, nil)
+	forward := rp.forward
 	inTxn := func(name string) string { return filepath.Join(dir, filepath.FromSlash(TxnDir), name) }
 	for _, f := range j.Files {
 		b, err := ReadMemoryFile(dir, f.Path)
@@ -1209,6 +1315,8 @@ func OpenReadView(dir string) (*ReadView, error) {
 		h := contentHash(b, exists)
 		of := &overlayFile{}
 		switch {
+		case forward && rp.merged[f.Path] != nil:
+			of.data, of.exists = rp.merged[f.Path], true
 		case forward && h == f.Old && h != f.New:
 			if f.New != "" {
 				nb, err := os.ReadFile(inTxn(f.Staged))

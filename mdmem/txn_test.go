@@ -600,7 +600,8 @@ func TestPersonEditOnTopUncommittedIsKept(t *testing.T) {
 }
 
 // TestUndoTakesMemctlsPartOutOfAnEdit: a write is undone (the person
-// edited one file on the old content) while another file holds an edit
+// edited one file on the old content, in conflict with memctl's change)
+// while another file holds an edit
 // made on top of memctl's bytes: memctl's change is taken out of that
 // file and the person's edit stays, so the hand-edit commit holds only
 // what the person wrote.
@@ -619,7 +620,10 @@ func TestUndoTakesMemctlsPartOutOfAnEdit(t *testing.T) {
 	}
 	// a.md (first) holds memctl's bytes, b.md the old content.
 	must(t, os.WriteFile(s.abs("topics/a.md"), append(append([]byte{}, files["topics/a.md"]...), "- [fact-050] The person's, on top\n"...), 0o644))
-	must(t, os.WriteFile(s.abs("topics/b.md"), []byte("# B\n- [fact-002] Two\n- [fact-051] The person's, on the old\n"), 0o644))
+	// b.md: an edit on the old content that conflicts with memctl's (the
+	// person gave their own entry the id memctl used), so the write is
+	// undone rather than merged.
+	must(t, os.WriteFile(s.abs("topics/b.md"), []byte("# B\n- [fact-002] Two\n- [fact-005] The person's, on the old\n"), 0o644))
 	rec := lockAndRecover(t, s)
 	if len(rec) != 1 || !strings.Contains(rec[0], "undid") || !strings.Contains(rec[0], "taken out") {
 		t.Fatalf("recovered: %q", rec)
