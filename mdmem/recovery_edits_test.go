@@ -285,7 +285,7 @@ func TestUndoTakesCommittedLedgerLinesOut(t *testing.T) {
 	gitOut(t, s.Dir, "add", "-A")
 	gitOut(t, s.Dir, "commit", "-qm", "person: my timeout")
 	rec := lockAndRecover(t, s)
-	if len(rec) != 1 || !strings.Contains(rec[0], "undid") || !strings.Contains(rec[0], "ledger lines") {
+	if len(rec) != 1 || !strings.Contains(rec[0], "undid") || !strings.Contains(rec[0], "taken out in a commit of memctl's") {
 		t.Fatalf("recovered: %q", rec)
 	}
 	done, err := ReadLedger(s.Dir, ids)
@@ -298,6 +298,50 @@ func TestUndoTakesCommittedLedgerLinesOut(t *testing.T) {
 	}
 	if author := gitOut(t, s.Dir, "log", "-1", "--format=%an"); author == "Test Person" {
 		t.Errorf("the ledger undo was committed as the person")
+	}
+	if st := gitOut(t, s.Dir, "status", "--porcelain"); st != "" {
+		t.Errorf("status %q", st)
+	}
+}
+
+// TestUndoAfterAPartialCommitTakesItOut: an import is killed after its
+// first file (MEMORY.md); the person commits everything (git commit -a),
+// memctl's half-written MEMORY.md among it, and gives an entry of their
+// own, in the topic file memctl had not written yet, the id memctl's
+// import uses there. That conflict undoes the import; the part the
+// person committed comes out too (a commit of memctl's), so the import
+// is all or nothing and running it again does not duplicate it.
+func TestUndoAfterAPartialCommitTakesItOut(t *testing.T) {
+	s := newStore(t)
+	main0 := readOrAbsent(t, s, MainFile)
+	topic0 := "# A\n- [fact-001] One\n"
+	writeFiles(t, s, map[string][]byte{"topics/a.md": []byte(topic0)})
+	files := map[string][]byte{
+		MainFile:      []byte(strings.Replace(main0, "## Key decisions\n", "## Key decisions\n- [dec-001] Imported decision\n", 1)),
+		"topics/a.md": []byte(topic0 + "- [fact-002] Imported fact\n"),
+	}
+	if !crashingWrite(t, s, FailTxnHalfFiles, files) {
+		t.Fatal("no crash")
+	}
+	if readOrAbsent(t, s, MainFile) != string(files[MainFile]) || readOrAbsent(t, s, "topics/a.md") != topic0 {
+		t.Fatal("premise: MEMORY.md written, topics/a.md not yet")
+	}
+	must(t, os.WriteFile(s.abs("topics/.a.tmp"), []byte(topic0+"- [fact-002] The person's own note\n"), 0o644))
+	must(t, os.Rename(s.abs("topics/.a.tmp"), s.abs("topics/a.md")))
+	gitOut(t, s.Dir, "commit", "-qam", "person: commit -a")
+	rec := lockAndRecover(t, s)
+	if len(rec) != 1 || !strings.Contains(rec[0], "undid") {
+		t.Fatalf("recovered: %q, want the import undone", rec)
+	}
+	head := gitOut(t, s.Dir, "show", "HEAD:"+MainFile)
+	if strings.Contains(head, "Imported decision") {
+		t.Errorf("half the import stays committed: HEAD:MEMORY.md holds dec-001\n%s", gitOut(t, s.Dir, "log", "--format=%an: %s"))
+	}
+	if got := gitOut(t, s.Dir, "show", "HEAD:topics/a.md"); !strings.Contains(got, "The person's own note") {
+		t.Errorf("the person's commit of a.md was changed: %q", got)
+	}
+	if author := gitOut(t, s.Dir, "log", "-1", "--format=%an"); author == "Test Person" {
+		t.Errorf("the undo was committed as the person")
 	}
 	if st := gitOut(t, s.Dir, "status", "--porcelain"); st != "" {
 		t.Errorf("status %q", st)

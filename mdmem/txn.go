@@ -694,11 +694,12 @@ func boolInt(b bool) int {
 // committed it). Files holding anything else are a person's and are kept,
 // but one the person edited on top of memctl's bytes has memctl's change
 // taken out of it (their edit stays), so the next hand-edit commit holds
-// only what they wrote. A ledger file a person committed with this write's
-// lines gets them taken out in a commit of memctl's. It returns the files
-// so cleaned and the ledger files so undone.
-func (s *Store) rollbackTxn(ctx context.Context, j *txnJournal, onBase bool) (cleaned, unledgered []string, err error) {
-	var ledger []*txnFile // ledger files a person committed with this write's lines
+// only what they wrote. Files a person committed with memctl's change in
+// them (git commit -a after the crash) get it taken out in a commit of
+// memctl's (undoCommittedPart), so the write is undone whole. It returns
+// the files so cleaned and those so taken out.
+func (s *Store) rollbackTxn(ctx context.Context, j *txnJournal, onBase bool) (cleaned, takenOut []string, err error) {
+	var committed []*txnFile // files a person committed with memctl's change in them
 	for _, f := range j.Files {
 		h, err := s.diskHash(f.Path)
 		if err != nil {
@@ -720,10 +721,8 @@ func (s *Store) rollbackTxn(ctx context.Context, j *txnJournal, onBase bool) (cl
 			if want, exists, err = s.Repo.ReadHead(ctx, f.Path); err != nil {
 				return cleaned, nil, err
 			}
-			if contentHash(want, exists) == f.New {
-				if strings.HasPrefix(f.Path, LedgerDir+"/") && h == f.New {
-					ledger = append(ledger, f)
-				}
+			if contentHash(want, exists) == f.New || exists && s.holdsTxnChange(ctx, j, f, want) {
+				committed = append(committed, f)
 				continue
 			}
 		}
@@ -744,53 +743,100 @@ func (s *Store) rollbackTxn(ctx context.Context, j *txnJournal, onBase bool) (cl
 			return cleaned, nil, err
 		}
 	}
-	if len(ledger) > 0 {
-		if err := s.undoCommittedLedger(ctx, j, ledger); err != nil {
+	if len(committed) > 0 {
+		if takenOut, err = s.undoCommittedPart(ctx, j, committed); err != nil {
 			return cleaned, nil, err
 		}
-		for _, f := range ledger {
-			unledgered = append(unledgered, f.Path)
-		}
 	}
-	return cleaned, unledgered, nil
+	return cleaned, takenOut, nil
 }
 
-// undoCommittedLedger takes an undone transaction's ledger lines out of
-// ledger files a person committed with them (git commit -a after the
-// crash), in a commit of memctl's on top of HEAD: the ledger says which
-// candidates were consumed, so lines of a write that did not land would
-// have the next run drop candidates that were never applied.
-func (s *Store) undoCommittedLedger(ctx context.Context, j *txnJournal, files []*txnFile) error {
+// holdsTxnChange reports whether a person's version of a transaction's
+// memory file holds its change with edits of theirs on top
+// (holdsChanges).
+func (s *Store) holdsTxnChange(ctx context.Context, j *txnJournal, f *txnFile, theirs []byte) bool {
+	old, new, ok := s.txnSides(ctx, j, f)
+	return ok && new != nil && holdsChanges(f.Path, old, new, theirs)
+}
+
+// undoCommittedPart takes an undone transaction's change out of files a
+// person committed with it (git commit -a after the crash took memctl's
+// half-written files), in a commit of memctl's on top of HEAD: otherwise
+// half of the write stays committed (an import run again would duplicate
+// it) and its ledger lines say its candidates were consumed (the next run
+// would drop them unapplied). Edits of the person's in those files stay.
+// state.json keeps its high-water marks (lowering them could hand an id
+// out twice). A file whose change cannot be taken out cleanly is left as
+// it is. It returns the files changed.
+func (s *Store) undoCommittedPart(ctx context.Context, j *txnJournal, files []*txnFile) ([]string, error) {
 	head, err := s.Repo.HeadHash(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	subject, _, _ := strings.Cut(j.Message, "\n")
-	msg, err := s.message(CommitMessage{
-		Subject: "recover: take the ledger lines of an undone write out of a person's commit",
-		Body:    fmt.Sprintf("The write %q was interrupted and could not be finished; a person committed its ledger lines (%.12s). Its candidates stay queued.", subject, head),
-		Op:      "recover",
-	})
-	if err != nil {
-		return err
-	}
-	u := &txnJournal{ID: j.ID + "-undo", Base: head, Message: msg, Author: s.Signature()}
+	u := &txnJournal{ID: j.ID + "-undo", Base: head, Author: s.Signature()}
+	keep := map[string]bool{}
+	var paths []string
 	for i, f := range files {
-		old, _, ok := s.txnSides(ctx, j, f)
-		if !ok {
-			return fmt.Errorf("undo the ledger lines of %q in %s: its old content is not at hand", subject, f.Path)
+		if f.Path == StatePath {
+			continue
 		}
-		nf := &txnFile{Path: f.Path, Old: f.New, New: contentHash(old, old != nil)}
-		if old != nil {
+		old, new, ok := s.txnSides(ctx, j, f)
+		theirs, exists, err := s.Repo.ReadHead(ctx, f.Path)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || !exists {
+			continue
+		}
+		target, ok := mergeOnto(f.Path, new, old, theirs)
+		if !ok {
+			continue
+		}
+		disk, err := ReadMemoryFile(s.Dir, f.Path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		if err == nil && !bytes.Equal(disk, theirs) {
+			// An uncommitted edit since: it keeps what it changed.
+			if target == nil {
+				continue
+			}
+			onDisk, ok := mergeOnto(f.Path, theirs, target, disk)
+			if !ok {
+				continue
+			}
+			if err := s.writeFile(ctx, f.Path, onDisk); err != nil {
+				return nil, err
+			}
+			keep[f.Path] = true
+		}
+		nf := &txnFile{Path: f.Path, Old: contentHash(theirs, true), New: contentHash(target, target != nil)}
+		if target != nil {
 			nf.Staged = fmt.Sprintf("%s-undo-%d", j.ID, i+1)
-			if err := WriteFileAtomic(ctx, s.abs(filepath.Join(TxnDir, nf.Staged)), old, PrivateFileMode); err != nil {
-				return err
+			if err := WriteFileAtomic(ctx, s.abs(filepath.Join(TxnDir, nf.Staged)), target, PrivateFileMode); err != nil {
+				return nil, err
 			}
 		}
 		u.Files = append(u.Files, nf)
+		paths = append(paths, f.Path)
 	}
-	_, err = s.applyTxnOn(ctx, u, head, false, nil)
-	return err
+	if len(u.Files) == 0 {
+		return nil, nil
+	}
+	u.Message, err = s.message(CommitMessage{
+		Subject: "recover: take an undone write out of a person's commit",
+		Body: fmt.Sprintf("The write %q was interrupted and could not be finished; a person's commit (%.12s) holds part of it (%s), which this commit takes out, so the write is undone whole. Its candidates stay queued.",
+			subject, head, strings.Join(paths, ", ")),
+		Op: "recover",
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.applyTxnOn(ctx, u, head, false, keep); err != nil {
+		return nil, err
+	}
+	return paths, nil
 }
 
 // takeOutOfEdit removes an undone transaction's change from a file a
@@ -920,7 +966,7 @@ func (s *Store) recoverTxn(ctx context.Context) (string, error) {
 		}
 	}
 	edited := rp.edited
-	cleaned, unledgered, err := s.rollbackTxn(ctx, j, head == j.Base)
+	cleaned, takenOut, err := s.rollbackTxn(ctx, j, head == j.Base)
 	if err != nil {
 		return "", fmt.Errorf("undo an interrupted write (%q): %w", subject, err)
 	}
@@ -932,8 +978,8 @@ func (s *Store) recoverTxn(ctx context.Context) (string, error) {
 	if len(cleaned) > 0 {
 		why += "; memctl's part taken out of the edits made on top of it (" + strings.Join(cleaned, ", ") + ")"
 	}
-	if len(unledgered) > 0 {
-		why += "; its ledger lines, which a person had committed, taken out in a new commit (" + strings.Join(unledgered, ", ") + ")"
+	if len(takenOut) > 0 {
+		why += "; the part a person had committed taken out in a commit of memctl's (" + strings.Join(takenOut, ", ") + ")"
 	}
 	return fmt.Sprintf("undid an interrupted write (%q): %s; its candidates stay queued (an interrupted import must be run again)", subject, why), nil
 }

@@ -537,9 +537,10 @@ func TestPersonCommitOfTheirOwnEditMergesTheRest(t *testing.T) {
 }
 
 // TestPersonCommitThatConflictsIsUndone: when the person's committed
-// change and memctl's collide on one entry, nothing is merged: the rest
-// is undone (the write's candidates stay queued) and the person's commit
-// stays as it is.
+// change and memctl's collide on one entry, nothing is merged: the write
+// is undone (its candidates stay queued), the person's own change stays,
+// and the part of memctl's their commit took along (MEMORY.md) is taken
+// out in a commit of memctl's.
 func TestPersonCommitThatConflictsIsUndone(t *testing.T) {
 	s := newStore(t)
 	writeFiles(t, s, map[string][]byte{"topics/a.md": []byte("# A\n- [fact-001] One\n")})
@@ -562,6 +563,9 @@ func TestPersonCommitThatConflictsIsUndone(t *testing.T) {
 	}
 	if got := readOrAbsent(t, s, "topics/a.md"); got != person {
 		t.Errorf("disk topics/a.md = %q", got)
+	}
+	if got := gitOut(t, s.Dir, "show", "HEAD:"+MainFile); strings.Contains(got, "dec-001") {
+		t.Errorf("HEAD:MEMORY.md still holds the undone write's dec-001: %q", got)
 	}
 }
 
