@@ -353,8 +353,8 @@ func (s *sim) checkCommits(from, to string) {
 						h, c.path, firstLines(body, 6))
 					continue
 				}
-				if c.blob != gitBlobSHA(b) {
-					s.violation("person-commit", "commit %.12s, authored by the person, commits %s with bytes the person never saved\n%s",
+				if c.blob != gitBlobSHA(b) && !s.onlyPersonsChange(h, c.path) {
+					s.violation("person-commit", "commit %.12s, authored by the person, commits %s with bytes the person never saved, changing more than the person did\n%s",
 						h, c.path, firstLines(body, 6))
 				}
 			}
@@ -369,6 +369,64 @@ func (s *sim) checkCommits(from, to string) {
 			}
 		}
 	}
+}
+
+// onlyPersonsChange reports whether commit h changes, in a memory file,
+// only entries the person touched (added, changed, retyped or deleted by
+// hand), and no line outside entries. A hand-edit commit memctl makes
+// after finishing a killed write whose change it merged into the
+// person's edit (made on the old content) holds memctl's change, already
+// committed in its parent, plus the person's: bytes the person never
+// saved, but only their change.
+func (s *sim) onlyPersonsChange(h, path string) bool {
+	if !strings.HasSuffix(path, ".md") {
+		return false
+	}
+	before, _ := s.gitErr("show", h+"^:"+path)
+	after, err := s.gitErr("show", h+":"+path)
+	if err != nil {
+		return false
+	}
+	texts := func(src string) (map[string]string, map[string]bool) {
+		d := mdmem.ParseDoc(path, []byte(src))
+		m := map[string]string{}
+		for _, e := range d.Entries {
+			m[e.ID] = e.Raw
+		}
+		out := map[string]bool{}
+		lines := strings.Split(src, "\n")
+		for i, l := range lines {
+			inEntry := false
+			for _, e := range d.Entries {
+				if e.Line <= i+1 && i+1 < e.Line+strings.Count(strings.TrimRight(e.Raw, "\n"), "\n")+1 {
+					inEntry = true
+					break
+				}
+			}
+			if !inEntry && strings.TrimSpace(l) != "" {
+				out[l] = true
+			}
+		}
+		return m, out
+	}
+	b, bl := texts(before)
+	a, al := texts(after)
+	if len(bl) != len(al) {
+		return false
+	}
+	for l := range bl {
+		if !al[l] {
+			return false
+		}
+	}
+	for _, m := range []map[string]string{a, b} {
+		for id := range m {
+			if a[id] != b[id] && (id == "" || !s.handIDs[id]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func firstLines(s string, n int) string {
