@@ -705,19 +705,15 @@ func (s *Store) rollbackTxn(ctx context.Context, j *txnJournal, onBase bool) (cl
 		if err != nil {
 			return cleaned, nil, err
 		}
-		if f.New == f.Old || h == f.Old {
+		if f.New == f.Old {
 			continue
 		}
 		var want []byte
 		exists := false
-		if onBase {
-			if f.Old != "" {
-				if want, err = os.ReadFile(s.abs(filepath.Join(TxnDir, f.Backup))); err != nil {
-					return cleaned, nil, fmt.Errorf("restore %s: %w", f.Path, err)
-				}
-				exists = true
-			}
-		} else {
+		if !onBase {
+			// What a person committed is looked at whatever the disk holds:
+			// an undo of it killed before its commit left the old content
+			// on disk, and the commit is still owed.
 			if want, exists, err = s.Repo.ReadHead(ctx, f.Path); err != nil {
 				return cleaned, nil, err
 			}
@@ -725,6 +721,15 @@ func (s *Store) rollbackTxn(ctx context.Context, j *txnJournal, onBase bool) (cl
 				committed = append(committed, f)
 				continue
 			}
+		}
+		if h == f.Old {
+			continue
+		}
+		if onBase && f.Old != "" {
+			if want, err = os.ReadFile(s.abs(filepath.Join(TxnDir, f.Backup))); err != nil {
+				return cleaned, nil, fmt.Errorf("restore %s: %w", f.Path, err)
+			}
+			exists = true
 		}
 		if !exists {
 			want = nil
@@ -796,6 +801,9 @@ func (s *Store) undoCommittedPart(ctx context.Context, j *txnJournal, files []*t
 		disk, err := ReadMemoryFile(s.Dir, f.Path)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
+		}
+		if err != nil && target != nil {
+			continue // the person deleted it since: that stays theirs
 		}
 		if err == nil && !bytes.Equal(disk, theirs) {
 			// An uncommitted edit since: it keeps what it changed.
@@ -1126,14 +1134,25 @@ func (s *Store) txnSides(ctx context.Context, j *txnJournal, f *txnFile) (old, n
 	}
 	new, okNew := read(f.Staged, f.New)
 	old, okOld := read(f.Backup, f.Old)
-	if !okOld && j.Base != "" {
-		snap, err := s.Repo.FilesAt(ctx, j.Base, func(p string) bool { return p == f.Path || strings.HasPrefix(f.Path, p) })
-		if err == nil {
-			b, exists := snap.Files[f.Path]
-			old, okOld = b, contentHash(b, exists) == f.Old
-		}
+	if !okOld {
+		old, okOld = baseContent(ctx, s.Repo, j, f)
 	}
 	return old, new, okOld && okNew
+}
+
+// baseContent reads a journal file's old content from the transaction's
+// base commit; ok is false when it does not hold the old content the
+// journal names.
+func baseContent(ctx context.Context, repo *gitstore.Repo, j *txnJournal, f *txnFile) ([]byte, bool) {
+	if j.Base == "" {
+		return nil, false
+	}
+	snap, err := repo.FilesAt(ctx, j.Base, func(p string) bool { return p == f.Path || strings.HasPrefix(f.Path, p) })
+	if err != nil {
+		return nil, false
+	}
+	b, exists := snap.Files[f.Path]
+	return b, contentHash(b, exists) == f.Old
 }
 
 func shortHash(h string) string {
@@ -1349,7 +1368,20 @@ func OpenReadView(dir string) (*ReadView, error) {
 	}
 	// The state the next writer will most likely reach: the whole new
 	// state when the transaction can be finished, else the old one.
-	rp := planRecoveryIn(dir, j, nil)
+	var repo *gitstore.Repo
+	oldOf := func(f *txnFile) ([]byte, bool) {
+		// Only when a person's in-place write changed a backup (rare): the
+		// old content is read from the base commit, as the writer does.
+		if repo == nil {
+			r, err := gitstore.Open(context.Background(), dir)
+			if err != nil {
+				return nil, false
+			}
+			repo = r
+		}
+		return baseContent(context.Background(), repo, j, f)
+	}
+	rp := planRecoveryIn(dir, j, oldOf)
 	forward := rp.forward
 	inTxn := func(name string) string { return filepath.Join(dir, filepath.FromSlash(TxnDir), name) }
 	for _, f := range j.Files {
@@ -1378,6 +1410,33 @@ func OpenReadView(dir string) (*ReadView, error) {
 					continue
 				}
 				of.data, of.exists = ob, true
+			}
+		case !forward && exists && h != f.Old && f.New != "":
+			// A person's edit on top of memctl's bytes, which the undo
+			// takes memctl's part out of (takeOutOfEdit).
+			nb, err := os.ReadFile(inTxn(f.Staged))
+			if err != nil || contentHash(nb, true) != f.New {
+				continue
+			}
+			var ob []byte
+			if f.Old != "" {
+				ob, err = os.ReadFile(inTxn(f.Backup))
+				if err != nil || contentHash(ob, true) != f.Old {
+					var ok bool
+					if ob, ok = oldOf(f); !ok {
+						continue
+					}
+				}
+			}
+			if !editedOnTop(f.Path, ob, nb, b) {
+				continue
+			}
+			merged, ok := mergeOnto(f.Path, nb, ob, b)
+			if !ok || bytes.Equal(merged, b) {
+				continue
+			}
+			if ob != nil || len(bytes.TrimSpace(merged)) > 0 {
+				of.data, of.exists = merged, true
 			}
 		default:
 			continue
