@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // MaxForgetReasonBytes caps the reason of a forget: it goes into the commit
@@ -267,16 +269,65 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // holdsText reports whether text repeats one of the forgotten contents:
-// the same tombstone hash, or a normalised form containing one of them.
-func holdsText(ts *Tombstones, text string, contents []string) bool {
+// the same tombstone hash (unless allowForgotten: a candidate re-added on
+// purpose after an earlier forget), or a normalised form holding one of
+// them as whole words ("uses go" is not in "uses google").
+func holdsText(ts *Tombstones, text string, contents []string, allowForgotten bool) bool {
 	n := NormalizeForget(text)
 	for _, c := range contents {
-		if nc := NormalizeForget(c); nc != "" && strings.Contains(n, nc) {
+		if nc := NormalizeForget(c); nc != "" && indexWords(n, nc) >= 0 {
 			return true
 		}
 	}
+	if allowForgotten {
+		return false
+	}
 	_, ok := ts.Match(text)
 	return ok
+}
+
+// indexWords returns the index of the first occurrence of sub in s that
+// starts and ends at word boundaries (no letter or digit right before or
+// after it), or -1.
+func indexWords(s, sub string) int {
+	for off := 0; off+len(sub) <= len(s); {
+		i := strings.Index(s[off:], sub)
+		if i < 0 {
+			return -1
+		}
+		i += off
+		before, _ := utf8.DecodeLastRuneInString(s[:i])
+		after, _ := utf8.DecodeRuneInString(s[i+len(sub):])
+		if (i == 0 || !isWordChar(before)) && (i+len(sub) == len(s) || !isWordChar(after)) {
+			return i
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		off = i + size
+	}
+	return -1
+}
+
+func isWordChar(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// replaceWords replaces every occurrence of old in b that starts and ends
+// at word boundaries with new.
+func replaceWords(b []byte, old, new string) []byte {
+	s := string(b)
+	var out strings.Builder
+	for {
+		i := indexWords(s, old)
+		if i < 0 {
+			break
+		}
+		out.WriteString(s[:i])
+		out.WriteString(new)
+		s = s[i+len(old):]
+	}
+	if out.Len() == 0 {
+		return b
+	}
+	out.WriteString(s)
+	return []byte(out.String())
 }
 
 // dropQueued removes queue files (queued and held) whose candidate holds a
@@ -305,11 +356,11 @@ func (s *Store) dropQueued(ctx context.Context, ts *Tombstones, contents []strin
 			if err != nil {
 				return removed, err
 			}
-			text := string(data)
+			text, allow := string(data), false
 			if c, err := DecodeQueueFile(data); err == nil {
-				text = c.Content
+				text, allow = c.Content, c.AllowForgotten
 			}
-			if !holdsText(ts, text, contents) {
+			if !holdsText(ts, text, contents, allow) {
 				continue
 			}
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -332,8 +383,8 @@ const forgottenMark = "[forgotten]"
 
 // scrubTraces replaces every occurrence of a forgotten text in the kept
 // transcripts with forgottenMark (an atomic rewrite per file). Only the
-// exact text is found: a transcript that said the same in other words
-// keeps its words (docs/FORMAT.md, "Forget").
+// exact text, as whole words, is found: a transcript that said the same
+// in other words keeps its words (docs/FORMAT.md, "Forget").
 func (s *Store) scrubTraces(ctx context.Context, contents []string) ([]string, error) {
 	d := s.abs(TraceDir)
 	ents, err := os.ReadDir(d)
@@ -356,7 +407,7 @@ func (s *Store) scrubTraces(ctx context.Context, contents []string) ([]string, e
 		out := data
 		for _, c := range contents {
 			if c != "" {
-				out = bytes.ReplaceAll(out, []byte(c), []byte(forgottenMark))
+				out = replaceWords(out, c, forgottenMark)
 			}
 		}
 		if bytes.Equal(out, data) {

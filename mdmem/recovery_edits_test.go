@@ -347,3 +347,27 @@ func TestUndoAfterAPartialCommitTakesItOut(t *testing.T) {
 		t.Errorf("status %q", st)
 	}
 }
+
+// TestForgetMatchesWholeWords: forget's matching of queued candidates and
+// transcript text finds the forgotten text as whole words only.
+func TestForgetMatchesWholeWords(t *testing.T) {
+	for _, tc := range []struct {
+		s, sub string
+		want   int
+	}{
+		{"uses go", "uses go", 0},
+		{"alice uses google meet", "uses go", -1},
+		{"the cli uses go 1.26", "uses go", 8},
+		{"reuses go and uses go", "uses go", 14},
+		{"café uses go", "uses go", 6},
+		{"", "go", -1},
+	} {
+		if got := indexWords(tc.s, tc.sub); got != tc.want {
+			t.Errorf("indexWords(%q, %q) = %d, want %d", tc.s, tc.sub, got, tc.want)
+		}
+	}
+	got := string(replaceWords([]byte("Alice Uses Google; Bob Uses Go daily. Uses Go"), "Uses Go", "[forgotten]"))
+	if want := "Alice Uses Google; Bob [forgotten] daily. [forgotten]"; got != want {
+		t.Errorf("replaceWords = %q, want %q", got, want)
+	}
+}
