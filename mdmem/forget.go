@@ -445,7 +445,7 @@ func (s *Store) scrubCaches(ctx context.Context, ids, contents []string) ([]stri
 	}
 	for _, e := range ents {
 		name := e.Name()
-		if !e.Type().IsRegular() || strings.HasSuffix(name, ".lock") {
+		if !e.Type().IsRegular() || strings.HasSuffix(name, ".lock") || CacheDir+"/"+name == IDMarksPath {
 			continue
 		}
 		p := filepath.Join(d, name)

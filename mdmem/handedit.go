@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -381,19 +382,30 @@ func (m *Memory) FindAll(id string) []*Entry {
 	return out
 }
 
-// finishHandEdit makes memctl's follow-up to a hand-edit commit at HEAD
-// whose trailers ask for one: entries deleted by hand go back into the
-// archive, and the later entries of a duplicated id get fresh ids. It is
-// idempotent, so a run killed before it is finished by the next one.
+// finishHandEdit makes memctl's follow-up to hand-edit commits whose
+// trailers ask for one: entries deleted by hand go back into the archive,
+// and the later entries of a duplicated id get fresh ids. It looks at
+// every commit since memctl's own last one (hand-edit commits and a
+// person's plain commits), so a follow-up that failed or was killed is
+// made by the next run even when further commits came first. It is
+// idempotent: an entry back already is left alone.
 func (s *Store) finishHandEdit(ctx context.Context, rep *HandEdit) error {
-	cs, err := s.Repo.Log(ctx, nil, 1)
+	cs, err := s.Repo.Log(ctx, nil, landedSearchCommits)
 	if err != nil || len(cs) == 0 {
 		return err
 	}
-	c := cs[0]
-	var restore []string
-	if ops := c.Trailers[TrailerOp]; len(ops) > 0 && ops[0] == OpHandEdit {
-		restore = c.Trailers[TrailerRestore]
+	type restoreReq struct{ id, from, commit string }
+	var restore []restoreReq
+	for _, c := range cs {
+		ops := c.Trailers[TrailerOp]
+		if len(ops) > 0 && ops[0] != OpHandEdit {
+			break // memctl's own commit: it made any follow-up owed before it
+		}
+		for _, v := range c.Trailers[TrailerRestore] {
+			if id, from, ok := strings.Cut(v, " from "); ok {
+				restore = append(restore, restoreReq{id, from, c.Hash})
+			}
+		}
 	}
 	mem, err := s.Load(ctx)
 	if err != nil && len(restore) == 0 {
@@ -402,6 +414,9 @@ func (s *Store) finishHandEdit(ctx context.Context, rep *HandEdit) error {
 	if err != nil {
 		return err
 	}
+	// Ids a person wrote by hand are never handed out again, even once
+	// deleted (--allow-delete) or reverted.
+	_ = s.raiseLocalMarks(ctx, idMarks(mem)) // a cache: best effort
 	// Duplicated ids are renumbered whatever brought them in: a hand edit
 	// memctl committed, or a person's own git commit or pull.
 	if len(restore) == 0 && mem.CheckUniqueIDs() == nil {
@@ -418,12 +433,12 @@ func (s *Store) finishHandEdit(ctx context.Context, rep *HandEdit) error {
 	ed := mem.Edit()
 	var body, entries []string
 	day := s.Now().UTC().Format("2006-01-02")
-	for _, v := range restore {
-		id, from, ok := strings.Cut(v, " from ")
-		if !ok || mem.Find(id) != nil || (from != MainFile && !(path.Dir(from) == TopicDir && isTopicFileName(path.Base(from)))) {
+	for _, r := range restore {
+		id, from := r.id, r.from
+		if mem.Find(id) != nil || slices.Contains(rep.Restored, id) || (from != MainFile && !(path.Dir(from) == TopicDir && isTopicFileName(path.Base(from)))) {
 			continue // back already, or not a trailer memctl wrote
 		}
-		src, ok, err := s.Repo.ReadParent(ctx, c.Hash, from)
+		src, ok, err := s.Repo.ReadParent(ctx, r.commit, from)
 		if err != nil {
 			return err
 		}
@@ -448,7 +463,7 @@ func (s *Store) finishHandEdit(ctx context.Context, rep *HandEdit) error {
 		}
 		rep.Restored = append(rep.Restored, id)
 		entries = append(entries, id)
-		body = append(body, fmt.Sprintf("restored %s (deleted by hand from %s in %.12s) into the archive", id, from, c.Hash))
+		body = append(body, fmt.Sprintf("restored %s (deleted by hand from %s in %.12s) into the archive", id, from, r.commit))
 	}
 	seen := map[string]int{}
 	for _, e := range mem.Entries() {

@@ -46,6 +46,11 @@ const (
 	InjectLogPath = CacheDir + "/inject.log"
 	// IndexCachePath is inject's search index.
 	IndexCachePath = CacheDir + "/index.bin"
+	// IDMarksPath is a local copy of the id high-water marks that only
+	// rises (never committed): it outlives a `git revert` or `git reset`
+	// of state.json and ids a person wrote by hand and deleted since, so
+	// no id is handed out twice on this machine.
+	IDMarksPath = CacheDir + "/id-marks.json"
 	// AttemptsPath counts consolidate's failed runs per candidate.
 	AttemptsPath = CacheDir + "/consolidate-attempts.json"
 	// ExtractCacheDir keeps extract's per-transcript read offsets.

@@ -172,7 +172,8 @@ func (s *Store) Signature() gitstore.Signature {
 	return gitstore.Signature{Name: s.Config.Git.AuthorName, Email: s.Config.Git.AuthorEmail}
 }
 
-// ReadState reads .memctl/state.json (an empty state if absent).
+// ReadState reads .memctl/state.json (an empty state if absent), with
+// each high-water mark raised to the local marks (IDMarksPath).
 func (s *Store) ReadState() (*State, error) {
 	st := &State{LastID: map[string]int{}}
 	data, err := os.ReadFile(filepath.Join(s.Dir, filepath.FromSlash(StatePath)))
@@ -188,7 +189,65 @@ func (s *Store) ReadState() (*State, error) {
 	if st.LastID == nil {
 		st.LastID = map[string]int{}
 	}
-	return st, st.check()
+	if err := st.check(); err != nil {
+		return st, err
+	}
+	for p, n := range s.localMarks() {
+		st.LastID[p] = max(st.LastID[p], n)
+	}
+	return st, nil
+}
+
+// localMarks reads the local id marks (IDMarksPath); a missing or damaged
+// file counts as none.
+func (s *Store) localMarks() map[string]int {
+	data, err := os.ReadFile(s.abs(IDMarksPath))
+	if err != nil {
+		return nil
+	}
+	var st State
+	if json.Unmarshal(data, &st) != nil || st.check() != nil {
+		return nil
+	}
+	return st.LastID
+}
+
+// raiseLocalMarks raises the local id marks to marks where they are
+// higher (written atomically, only when one rises).
+func (s *Store) raiseLocalMarks(ctx context.Context, marks map[string]int) error {
+	cur := s.localMarks()
+	out := State{LastID: map[string]int{}}
+	for p, n := range cur {
+		out.LastID[p] = n
+	}
+	rose := false
+	for p, n := range marks {
+		if n > out.LastID[p] && n <= MaxIDNumber {
+			out.LastID[p], rose = n, true
+		}
+	}
+	if !rose {
+		return nil
+	}
+	data, err := json.MarshalIndent(&out, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.abs(CacheDir), 0o755); err != nil {
+		return err
+	}
+	return WriteFileAtomic(ctx, s.abs(IDMarksPath), append(data, '\n'), PrivateFileMode)
+}
+
+// idMarks returns the highest id number per prefix present in m.
+func idMarks(m *Memory) map[string]int {
+	out := map[string]int{}
+	for _, e := range m.Entries() {
+		if p, n, ok := splitID(e.ID); ok && n > out[p] {
+			out[p] = n
+		}
+	}
+	return out
 }
 
 // IDAllocator hands out entry ids that were never used: above both the

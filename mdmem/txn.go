@@ -453,10 +453,24 @@ func (s *Store) applyTxnOn(ctx context.Context, j *txnJournal, base string, fail
 		paths = append(paths, f.Path)
 	}
 	sort.Strings(paths)
-	return s.Repo.Commit(ctx, gitstore.CommitRequest{
+	hash, err := s.Repo.Commit(ctx, gitstore.CommitRequest{
 		Paths: paths, Message: j.Message, Author: j.Author, When: s.now(),
 		CheckBase: true, Base: base, Contents: contents,
 	})
+	if err != nil {
+		return hash, err
+	}
+	// The committed marks are kept locally too: a later revert or reset of
+	// state.json does not bring an id back into use.
+	for _, f := range j.Files {
+		if f.Path == StatePath && f.New != "" {
+			var st State
+			if b, err := os.ReadFile(s.abs(filepath.Join(TxnDir, f.Staged))); err == nil && json.Unmarshal(b, &st) == nil {
+				_ = s.raiseLocalMarks(ctx, st.LastID) // a cache: best effort
+			}
+		}
+	}
+	return hash, nil
 }
 
 // copyInto replaces dst with a copy of src (temp file, fsync, rename).
