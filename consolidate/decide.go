@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/memctl/memctl/mdmem"
 )
@@ -463,6 +464,25 @@ func (p *planner) archiveDecisions() {
 // when e's text is as new, or when the newer wording would drop a name
 // or number of e or of another candidate (then the merge is not a plain
 // restatement and e's text, which holds them all, stays).
+// symbolsOf returns, in order, the symbols of a text that tokens leaves
+// out but that may carry meaning ("&&" / ";", "*/5", "✓" / "✗", "@"):
+// every rune but letters, digits, spaces and sentence punctuation, with
+// operators spelled as tokens spells them ("≥" as ">=").
+func symbolsOf(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsSpace(r) || strings.ContainsRune(".,;:!?'\"()[]", r) {
+			continue
+		}
+		if isOperator(r) {
+			b.WriteString(operatorText(r))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 func newerWording(e *mdmem.Entry, cands []*mdmem.Entry, now time.Time) string {
 	var newest *mdmem.Entry
 	for _, c := range cands {
@@ -473,8 +493,8 @@ func newerWording(e *mdmem.Entry, cands []*mdmem.Entry, now time.Time) string {
 	if newest == nil || newest.Date().Before(mdmem.TrustedDate(e.Date(), now)) {
 		return ""
 	}
-	if strings.Join(tokens(newest.Content), " ") == strings.Join(tokens(e.Content), " ") {
-		return ""
+	if strings.Join(tokens(newest.Content), " ") == strings.Join(tokens(e.Content), " ") && symbolsOf(newest.Content) == symbolsOf(e.Content) {
+		return "" // the same words and symbols: nothing to reword
 	}
 	srcs := []string{e.Content}
 	for _, c := range cands {

@@ -117,7 +117,7 @@ func byCreated(cs []*mdmem.Candidate) []*mdmem.Candidate {
 
 // overlap is the share of q's content words, weighted by rarity, that
 // it also states: Σ idf of the words both have / Σ idf of q's words
-// (idf over every item the plan knows).
+// (BM25 idf over every item the plan knows).
 func (p *planner) overlap(q, it *item) float64 {
 	have := map[uint64]bool{}
 	for _, h := range it.sh {
@@ -126,10 +126,11 @@ func (p *planner) overlap(q, it *item) float64 {
 	n := float64(len(p.idx.items)) + 1
 	var shared, all float64
 	for _, h := range q.uni {
-		w := math.Log(n / (float64(len(p.idx.post[h])) + 1))
-		if w < 0 {
-			w = 0
-		}
+		// BM25's idf: near log(n/df) in a large memory, and still above 0
+		// for a word two of three items share, so that in a memory of one
+		// or two entries a shared word still counts.
+		df := float64(len(p.idx.post[h]))
+		w := math.Log(1 + (n-df+0.5)/(df+0.5))
 		all += w
 		if have[h] {
 			shared += w

@@ -729,6 +729,19 @@ func (p *planner) supersede(it *item, c *mdmem.Candidate, ce *mdmem.Entry, text,
 
 func (p *planner) liveOK(it *item) bool { return live(p.place(it)) }
 
+// liveByID returns the live item with the id (nil if none or id is "").
+func (p *planner) liveByID(id string) *item {
+	if id == "" {
+		return nil
+	}
+	for _, it := range p.idx.items {
+		if it.current().ID == id && p.liveOK(it) {
+			return it
+		}
+	}
+	return nil
+}
+
 // candidate runs the rule stages on one candidate, then the LLM decision
 // if it waits for one. Each stage returns true when it settled the
 // candidate.
@@ -760,30 +773,44 @@ type candTurn struct {
 }
 
 // exactDuplicate is stage 1: the same tokens (case, spacing and
-// punctuation aside; symbols such as ">=", "C++", "$" count) as an
-// entry. It merges into a live entry of the same category, is dropped
+// punctuation aside; symbols such as ">=", "C++", "$" count) and the same
+// other symbols ("&&" / ";", "✓" / "✗": symbolsOf) as an entry. It merges into a live entry of the same category, is dropped
 // when it repeats a text a person rejected (in any category), and waits
 // for a person when it restates an archived entry.
 func (p *planner) exactDuplicate(t *candTurn) bool {
 	c, ce, q := t.c, t.ce, t.q
+	sym := symbolsOf(c.Content)
 	if it := p.idx.findExact(q, func(it *item) bool {
 		pl := p.place(it)
-		return it.cat == q.cat && live(pl) && (!t.instr || pl == mdmem.PlacePending)
+		return it.cat == q.cat && live(pl) && (!t.instr || pl == mdmem.PlacePending) && symbolsOf(it.current().Content) == sym
 	}); it != nil {
-		p.mergeInto(it, c, ce, OpMerge, "exact duplicate of "+it.current().ID, true, "rule")
+		p.mergeKeepingNewerWording(it, c, ce, "exact duplicate of "+it.current().ID, true)
 		return true
 	}
 	// A text a person rejected is not re-added, in any category.
-	if it := p.idx.findExact(q, func(it *item) bool { return p.place(it) == mdmem.PlaceArchive && isRejected(it.current()) }); it != nil {
+	if it := p.idx.findExact(q, func(it *item) bool {
+		return p.place(it) == mdmem.PlaceArchive && isRejected(it.current()) && symbolsOf(it.current().Content) == sym
+	}); it != nil {
 		cur := it.current()
 		p.consume(c.ID)
 		p.ops = append(p.ops, Op{Kind: OpNoop, Targets: []string{cur.ID}, Candidates: []string{c.ID}, Reason: "repeats " + cur.ID + ", which was rejected; not re-added", By: "rule"})
 		return true
 	}
-	if it := p.idx.findExact(q, func(it *item) bool { return it.cat == q.cat && p.place(it) == mdmem.PlaceArchive }); it != nil && !t.instr {
+	if it := p.idx.findExact(q, func(it *item) bool {
+		return it.cat == q.cat && p.place(it) == mdmem.PlaceArchive && symbolsOf(it.current().Content) == sym
+	}); it != nil && !t.instr {
 		cur := it.current()
+		if ed := p.edits[it.entry]; it.add == nil && ed != nil {
+			cur = ed.e // archived by this run: its planned edit names the entry that superseded it
+		}
 		see := union([]string{cur.ID}, []string{cur.SupersededBy})
-		p.pending(c, ce, OpConflict, "restates archived "+cur.ID+supersededNote(cur), see, "rule")
+		why := "restates archived " + cur.ID + supersededNote(cur)
+		if by := p.liveByID(cur.SupersededBy); by != nil {
+			// Back to the value an entry replaced: the newest statement
+			// may update the entry in force (confirm supersedes it).
+			why = fmt.Sprintf("may update %s: %s; confirm to supersede %s, or reject", by.current().ID, why, by.current().ID)
+		}
+		p.pending(c, ce, OpConflict, why, see, "rule")
 		return true
 	}
 	return false
@@ -800,20 +827,9 @@ func (p *planner) nearDuplicate(t *candTurn) bool {
 		return live(pl) && it.cat == q.cat && (!t.instr || pl == mdmem.PlacePending) && !hasDigitDiff(q, it)
 	})
 	for i, it := range its {
-		if it.key == q.key {
-			// The same content words: one fact. The newer wording
-			// survives (and, being the candidate's text, its date).
-			cur := it.current()
-			text := newerWording(cur, []*mdmem.Entry{ce}, p.now)
-			p.mergeInto(it, c, ce, OpMerge, fmt.Sprintf("near duplicate of %s (similarity %.2f, same content words)", cur.ID, js[i]), text != "", "rule")
-			if text != "" {
-				cur = it.current()
-				if ed := p.edits[it.entry]; it.add == nil && ed != nil {
-					cur = ed.e
-				}
-				cur.Content = text
-				p.ops[len(p.ops)-1].Text = text
-			}
+		if it.key == q.key && symbolsOf(it.current().Content) == symbolsOf(c.Content) {
+			// The same content words: one fact.
+			p.mergeKeepingNewerWording(it, c, ce, fmt.Sprintf("near duplicate of %s (similarity %.2f, same content words)", it.current().ID, js[i]), false)
 			return true
 		}
 	}
@@ -823,17 +839,39 @@ func (p *planner) nearDuplicate(t *candTurn) bool {
 	return false
 }
 
+// mergeKeepingNewerWording merges a candidate into an entry that states
+// the same: the newer wording survives (and, being the candidate's text,
+// its date), so a text that differs in case or a symbol the comparison
+// leaves out ("100 MB" / "100 Mb", "✓" / "✗") is never dropped when it is
+// the newer. refresh dates the entry by the candidate even when the text
+// stays (an exact restatement confirms it).
+func (p *planner) mergeKeepingNewerWording(it *item, c *mdmem.Candidate, ce *mdmem.Entry, reason string, refresh bool) {
+	text := newerWording(it.current(), []*mdmem.Entry{ce}, p.now)
+	p.mergeInto(it, c, ce, OpMerge, reason, refresh || text != "", "rule")
+	if text != "" {
+		cur := it.current()
+		if ed := p.edits[it.entry]; it.add == nil && ed != nil {
+			cur = ed.e
+		}
+		cur.Content = text
+		p.ops[len(p.ops)-1].Text = text
+	}
+}
+
 // waitsForPerson is stage 3: instruction-like text is never promoted: it
 // waits for a person. A near repeat of one already waiting (similarity at
-// least related, the same scope) folds into it: variants of one payload
-// are one question, not one each. An agent's preference or constraint
+// least mdmem.ImportFoldMin, as import folds; the same scope and category;
+// the same polarity) folds into it: variants of one payload are one
+// question, not one each. An agent's preference or constraint
 // waits for a person too (consolidate.hold_agent_core).
 func (p *planner) waitsForPerson(t *candTurn) bool {
 	c, ce, q := t.c, t.ce, t.q
 	if t.instr {
-		if its, js := p.idx.best(q, p.cfg.Consolidate.Related, 1, func(it *item) bool {
+		negated := mdmem.Negated(mdmem.FoldWords(c.Content))
+		if its, js := p.idx.best(q, mdmem.ImportFoldMin, 1, func(it *item) bool {
 			ok, _ := instructionLike(it.current().Content)
-			return p.place(it) == mdmem.PlacePending && it.scope == q.scope && ok
+			return p.place(it) == mdmem.PlacePending && it.scope == q.scope && it.cat == q.cat && ok &&
+				mdmem.Negated(mdmem.FoldWords(it.current().Content)) == negated
 		}); len(its) > 0 {
 			p.mergeInto(its[0], c, ce, OpMerge, fmt.Sprintf("near repeat of instruction-like %s (similarity %.2f)", its[0].current().ID, js[0]), false, "rule")
 			return true
@@ -945,14 +983,18 @@ func (p *planner) mayUpdate(t *candTurn) {
 // relatedEntry returns the entry retrieval ranks first for a candidate
 // the rules could not settle, with their weighted word overlap, when it
 // is of the candidate's category and the overlap is at least
-// consolidate.related; nil when the candidate restates an entry with
-// other identifier numbers only ("room 111" next to "room 110": another
-// thing, added).
+// consolidate.related. Entries that state the same with other
+// identifier numbers only ("room 110" for "room 111": another thing) are
+// passed over.
 func (p *planner) relatedEntry(c *mdmem.Candidate, q *item) (*item, float64) {
-	if _, rel := p.skeletonRelation(q); rel == numbersAreNames {
-		return nil, 0
-	}
 	nb := p.neighbors(c, q, nil)
+	// An entry that states the same of another thing (other identifier
+	// numbers: "room 110 has a projector") is passed over, not taken for
+	// the verdict: "room 111 has a projector" still conflicts with "room
+	// 111 has no projector" beside it.
+	for len(nb) > 0 && nb[0].skel == q.skel && nb[0].norm != q.norm && skeletonRelationTo(q, nb[0]) == numbersAreNames {
+		nb = nb[1:]
+	}
 	if len(nb) == 0 || nb[0].cat != q.cat {
 		return nil, 0
 	}
@@ -1000,33 +1042,44 @@ func (p *planner) skeletonRelation(q *item) (*item, int) {
 	if it == nil {
 		return nil, noSkeleton
 	}
+	return it, skeletonRelationTo(q, it)
+}
+
+// skeletonRelationTo is how q relates to an item of the same skeleton:
+// which of the numbers that differ are values and which are names.
+func skeletonRelationTo(q, it *item) int {
 	if it.words < 3 {
-		return it, skeletonTooShort
+		return skeletonTooShort
 	}
 	a, b := strings.Fields(q.norm), strings.Fields(it.norm)
 	if len(a) != len(b) {
-		return it, skeletonOtherShape
+		return skeletonOtherShape
 	}
-	values, names := 0, 0
+	values, names, unsure := 0, 0, 0
 	for i := range a {
 		if a[i] == b[i] {
 			continue
 		}
-		if identifier(a, i) || identifier(b, i) {
+		switch {
+		case identifier(a, i) || identifier(b, i):
 			names++
-		} else {
+		case dateLike(a, i) || dateLike(b, i):
+			unsure++ // a date, a year or an address: the value, or what is meant?
+		default:
 			values++
 		}
 	}
 	switch {
+	case unsure > 0:
+		return numbersAreMixed
 	case values == 0 && names == 0:
-		return it, skeletonOtherShape
+		return skeletonOtherShape
 	case names == 0:
-		return it, numbersAreValues
+		return numbersAreValues
 	case values == 0:
-		return it, numbersAreNames
+		return numbersAreNames
 	}
-	return it, numbersAreMixed
+	return numbersAreMixed
 }
 
 // identifier reports whether the number toks[i] names a thing rather
@@ -1042,8 +1095,36 @@ func identifier(toks []string, i int) bool {
 	if len(t) > 1 && t[0] == '0' && strings.Trim(t, "0123456789") == "" {
 		return true
 	}
+	if i > 1 && (toks[i-1] == "and" || toks[i-1] == "or") && identifier(toks, i-2) {
+		return true // "hosts 3 and 4"
+	}
 	return i > 0 && identifierNouns[toks[i-1]]
 }
+
+// dateLike reports whether the number toks[i] is a date ("2026-01-05",
+// "12/24", "december 24"), a year (1900-2099) or an IP address: it may be
+// the statement's value (a deadline moved) or name what the statement is
+// about (an incident on that day, a freeze day, a host), which rules
+// cannot tell apart.
+func dateLike(toks []string, i int) bool {
+	t := toks[i]
+	if strings.Count(t, ".") >= 3 || strings.Count(t, "-") == 2 || strings.Count(t, "/") >= 1 {
+		return strings.Trim(t, "0123456789.-/") == ""
+	}
+	if len(t) == 4 && (strings.HasPrefix(t, "19") || strings.HasPrefix(t, "20")) && strings.Trim(t, "0123456789") == "" {
+		return true
+	}
+	return i > 0 && monthNames[toks[i-1]]
+}
+
+var monthNames = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`january february march april may june july august september october november december
+jan feb mar apr jun jul aug sep sept oct nov dec`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // identifierNouns are nouns a number after which is a name or label of a
 // thing ("room 110"), not the value of an attribute.
@@ -1052,7 +1133,9 @@ var identifierNouns = func() map[string]bool {
 	for _, w := range strings.Fields(`# id ids no nr num number numbers room rooms host hosts server servers node nodes
 step steps stage phase version versions floor floors ticket tickets issue issues port ports order orders
 item items page pages chapter section line task tasks bug bugs pr build builds release releases
-rack table seat desk locker case invoice account job run`) {
+rack table seat desk locker case invoice account job run gate bus route lane platform terminal building
+block unit apartment flat suite zone region team group level channel slot bay door exit pier track
+store shop branch office site cluster shard replica-set vlan subnet`) {
 		m[w] = true
 	}
 	return m

@@ -145,7 +145,7 @@ func (s *Store) newImportRun(ctx context.Context) (*importRun, error) {
 // place folds a candidate into a waiting payload it repeats, or gives it
 // an id and inserts it where it belongs.
 func (r *importRun) place(c *Candidate) error {
-	if fold, ok := r.payloads.repeat(c.Content, c.Scope, ImportFoldMin); ok {
+	if fold, ok := r.payloads.repeat(c.Content, c.Scope, c.Category, ImportFoldMin); ok {
 		r.res.Folded = append(r.res.Folded, fold)
 		return nil
 	}
@@ -323,9 +323,10 @@ func (m *Memory) CheckEditable() error {
 type payloadSet []payload
 
 type payload struct {
-	id    string
-	scope string
-	words map[string]bool
+	id       string
+	scope    string
+	category string
+	words    map[string]bool
 }
 
 // pendingPayloads collects the instruction-like Pending entries of m.
@@ -344,19 +345,21 @@ func (ps *payloadSet) add(e *Entry) {
 	if InstructionNote(e.Content) == "" {
 		return
 	}
-	*ps = append(*ps, payload{id: e.ID, scope: strings.Join(e.Scope, ","), words: foldWords(e.Content)})
+	*ps = append(*ps, payload{id: e.ID, scope: strings.Join(e.Scope, ","), category: e.Category, words: foldWords(e.Content)})
 }
 
 // repeat finds the waiting payload that an instruction-like text repeats
-// with a word overlap of at least min, in the same scope.
-func (ps *payloadSet) repeat(text string, scope []string, min float64) (ImportFold, bool) {
+// with a word overlap of at least min, in the same scope and category and
+// with the same polarity (a "never" or "not" in one and not the other is
+// another rule, not a variant).
+func (ps *payloadSet) repeat(text string, scope []string, category string, min float64) (ImportFold, bool) {
 	if len(*ps) == 0 || InstructionNote(text) == "" {
 		return ImportFold{}, false
 	}
 	w, sc := foldWords(text), strings.Join(scope, ",")
 	best := ImportFold{}
 	for _, p := range *ps {
-		if p.scope != sc {
+		if p.scope != sc || p.category != category || Negated(w) != Negated(p.words) {
 			continue
 		}
 		if j := wordJaccard(w, p.words); j >= min && j > best.Similarity {
@@ -365,6 +368,25 @@ func (ps *payloadSet) repeat(text string, scope []string, min float64) (ImportFo
 	}
 	return best, best.Into != ""
 }
+
+// negations are the words that turn a statement into its opposite.
+var negations = map[string]bool{"not": true, "never": true, "no": true, "don": true, "dont": true, "doesn": true, "didn": true,
+	"isn": true, "aren": true, "wasn": true, "won": true, "cannot": true, "can't": true, "nor": true, "without": true, "nothing": true, "none": true}
+
+// Negated reports whether a set of lower-case words (foldWords) holds a
+// negation ("not", "never", "no", "don't", …).
+func Negated(words map[string]bool) bool {
+	for w := range words {
+		if negations[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// FoldWords is the set of lower-case words of a text as import compares
+// them (foldWords).
+func FoldWords(text string) map[string]bool { return foldWords(text) }
 
 // foldWords is the set of lower-case words of a text, normalised as
 // forget normalises (width, hidden characters).
