@@ -1102,7 +1102,8 @@ func identifier(toks []string, i int) bool {
 }
 
 // dateLike reports whether the number toks[i] is a date ("2026-01-05",
-// "12/24", "december 24"), a year (1900-2099) or an IP address: it may be
+// "12/24", "december 24"), a year (1900-2099 after "the", "in", "since",
+// … and not before a unit) or an IP address: it may be
 // the statement's value (a deadline moved) or name what the statement is
 // about (an incident on that day, a freeze day, a host), which rules
 // cannot tell apart.
@@ -1111,11 +1112,26 @@ func dateLike(toks []string, i int) bool {
 	if strings.Count(t, ".") >= 3 || strings.Count(t, "-") == 2 || strings.Count(t, "/") >= 1 {
 		return strings.Trim(t, "0123456789.-/") == ""
 	}
-	if len(t) == 4 && (strings.HasPrefix(t, "19") || strings.HasPrefix(t, "20")) && strings.Trim(t, "0123456789") == "" {
-		return true
+	if len(t) == 4 && (strings.HasPrefix(t, "19") || strings.HasPrefix(t, "20")) && strings.Trim(t, "0123456789") == "" &&
+		(i == 0 || yearBefore[toks[i-1]]) && (i+1 == len(toks) || !unitWords[toks[i+1]]) {
+		return true // "the 2026 budget", "in 2025"; not "is 2010 seconds"
 	}
 	return i > 0 && monthNames[toks[i-1]]
 }
+
+// yearBefore are the words a year follows; unitWords those a quantity
+// is followed by.
+var yearBefore, unitWords = func() (map[string]bool, map[string]bool) {
+	y, u := map[string]bool{}, map[string]bool{}
+	for _, w := range strings.Fields(`the in since of by from until till before after during for fy q1 q2 q3 q4 year`) {
+		y[w] = true
+	}
+	for _, w := range strings.Fields(`s sec secs second seconds ms min mins minute minutes h hr hrs hour hours day days week weeks
+month months year years kb mb gb tb b bytes users requests workers rows items times entries people percent`) {
+		u[w] = true
+	}
+	return y, u
+}()
 
 var monthNames = func() map[string]bool {
 	m := map[string]bool{}

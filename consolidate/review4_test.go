@@ -102,3 +102,13 @@ func TestRuleInstructionFoldKeepsOppositesAndCategories(t *testing.T) {
 		}
 	}
 }
+
+// TestRuleQuantityThatLooksLikeAYearIsAValue: "2010 seconds" is a
+// quantity, not a year: the one-number rule still updates it.
+func TestRuleQuantityThatLooksLikeAYearIsAValue(t *testing.T) {
+	files := map[string]string{"MEMORY.md": memoryWith("- [pref-001] The ferret service timeout is 1500 seconds (user · 2026-01-05)")}
+	p := compute(t, loadMem(t, files), cand("The ferret service timeout is 2010 seconds", "preference", testNow))
+	if p.Count(OpSupersede) != 1 {
+		t.Errorf("not superseded: %s", opKinds(p))
+	}
+}
