@@ -55,7 +55,7 @@ entry memctl forget deleted is refused unless --allow-forgotten.`,
 }
 
 func runConfirm(ctx context.Context, f *Factory, id string, opts *confirmOptions) error {
-	s, err := f.Store(ctx, "add")
+	s, err := f.Store(ctx, "add", "git", "files")
 	if err != nil {
 		return err
 	}

@@ -92,7 +92,7 @@ held, the model unusable). -q prints nothing on stdout at all.`,
 // runConsolidate applies retention, runs the consolidation and reports
 // it; the exit code says when the model could not be used.
 func runConsolidate(ctx context.Context, f *Factory, opts *consolidateOptions) error {
-	s, err := f.Store(ctx, "consolidate", "llm", "inject", "add")
+	s, err := f.Store(ctx, "consolidate", "llm", "inject", "add", "git", "files")
 	if err != nil {
 		return err
 	}

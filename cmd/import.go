@@ -73,7 +73,7 @@ commit; entries deleted by hand are restored into the archive unless
 }
 
 func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
-	s, err := f.Store(ctx, "add", "git")
+	s, err := f.Store(ctx, "add", "git", "consolidate", "files") // hold_agent_core, files.max_bytes
 	if err != nil {
 		return err
 	}

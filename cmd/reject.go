@@ -40,7 +40,7 @@ a later candidate repeating it is not re-added. One commit.`,
 }
 
 func runReject(ctx context.Context, f *Factory, id string, opts *rejectOptions) error {
-	s, err := f.Store(ctx)
+	s, err := f.Store(ctx, "git", "files")
 	if err != nil {
 		return err
 	}

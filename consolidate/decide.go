@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/memctl/memctl/mdmem"
 )
@@ -239,16 +240,30 @@ func (p *planner) decisionSources(d *Decision) (*decSources, error) {
 // newer text's names and numbers must survive into the merged or summary
 // text.
 func (p *planner) checkDecisionText(d *Decision, ds *decSources) error {
-	if d.Text == "" {
-		return nil
-	}
-	if err := p.checkText(d.Text, ds.texts); err != nil {
+	text := d.Text
+	if text == "" {
+		// A supersede or conflict without text keeps the first
+		// candidate's; the others fold into it, so theirs must be in it.
+		if (d.Op != OpSupersede && d.Op != OpConflict) || len(ds.cands) < 2 {
+			return nil
+		}
+		text = ds.cands[0].ce.Content
+	} else if err := p.checkText(d.Text, ds.texts); err != nil {
 		return err
 	}
-	if d.Op == OpMerge || d.Op == OpCompress || d.Op == OpSupersede || d.Op == OpAdd {
+	if d.Op == OpMerge || d.Op == OpCompress || d.Op == OpSupersede || d.Op == OpAdd || d.Op == OpConflict {
 		for _, s := range ds.cands {
-			if lost := inventedFacts(s.ce.Content, []string{d.Text}); len(lost) > 0 {
+			if lost := inventedFacts(s.ce.Content, []string{text}); len(lost) > 0 {
 				return fmt.Errorf("its text drops %s of candidate %s", strings.Join(lost, ", "), s.c.ID)
+			}
+		}
+	}
+	if d.Op == OpCompress {
+		// The entries a summary replaces go to the archive: each must
+		// live on in it.
+		for _, it := range ds.entries {
+			if lost := inventedFacts(it.entry.Content, []string{text}); len(lost) > 0 {
+				return fmt.Errorf("its summary drops %s of entry %s, which it would archive", strings.Join(lost, ", "), it.entry.ID)
 			}
 		}
 	}
@@ -271,6 +286,9 @@ func (p *planner) checkMerge(d *Decision, ds *decSources) (wording string, err e
 			ces = append(ces, s.ce)
 		}
 		if wording = newerWording(target.entry, ces, p.now); wording != "" {
+			if why := changedMeaning(target.entry.Content, wording); why != "" {
+				return "", fmt.Errorf("candidate's wording %s of entry %s (an update is a supersede)", why, target.entry.ID)
+			}
 			merged = wording
 		}
 	}
@@ -464,6 +482,33 @@ func (p *planner) archiveDecisions() {
 // when e's text is as new, or when the newer wording would drop a name
 // or number of e or of another candidate (then the merge is not a plain
 // restatement and e's text, which holds them all, stays).
+// changedMeaning says how the newer text turns what an entry states
+// into something else although names and numbers stay ("" if it does
+// not): a negation added or removed ("are not kept"), or another unit
+// after the same number ("7 days" → "7 weeks").
+func changedMeaning(old, newer string) string {
+	if mdmem.Negated(mdmem.FoldWords(old)) != mdmem.Negated(mdmem.FoldWords(newer)) {
+		return "adds or removes a negation"
+	}
+	units := func(s string) map[string]string {
+		m := map[string]string{}
+		t := tokens(s)
+		for i := 0; i+1 < len(t); i++ {
+			if r, _ := utf8.DecodeRuneInString(t[i]); unicode.IsDigit(r) && unitWords[t[i+1]] {
+				m[t[i]] = strings.TrimSuffix(t[i+1], "s")
+			}
+		}
+		return m
+	}
+	a, b := units(old), units(newer)
+	for n, u := range a {
+		if v, ok := b[n]; ok && v != u {
+			return fmt.Sprintf("changes the unit of %s (%s → %s)", n, u, v)
+		}
+	}
+	return ""
+}
+
 // symbolsOf returns, in order, the symbols of a text that tokens leaves
 // out but that may carry meaning ("&&" / ";", "*/5", "✓" / "✗", "@"):
 // every rune but letters, digits, spaces and sentence punctuation, with
