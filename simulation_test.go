@@ -1122,18 +1122,34 @@ func (s *sim) pickUncommitted() *mdmem.Entry {
 	return cands[s.rng.IntN(len(cands))]
 }
 
+// contentAt reads e's file and finds e's content verbatim in its entry:
+// the file's bytes and the content's offset from e.Start.
+func (s *sim) contentAt(e *mdmem.Entry) (src []byte, i int, ok bool) {
+	src, err := os.ReadFile(filepath.Join(s.dir, e.File))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	i = strings.Index(string(src[e.Start:e.End]), e.Content)
+	return src, i, i >= 0
+}
+
+// replaceContent saves the person's edit of e's content (at offset i,
+// from contentAt) to c, and records it in the model.
+func (s *sim) replaceContent(e *mdmem.Entry, src []byte, i int, c string) {
+	at := e.Start + i
+	s.save(e.File, append(append(append([]byte{}, src[:at]...), c...), src[at+len(e.Content):]...))
+	s.handIDs[e.ID] = true
+	s.handRemoved[norm(e.Content)] = true
+	s.introduce(c)
+}
+
 func (s *sim) handChange() string {
 	e := s.pickLive()
 	if e == nil {
 		return "hand-change: no entry"
 	}
-	src, err := os.ReadFile(filepath.Join(s.dir, e.File))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	raw := string(src[e.Start:e.End])
-	i := strings.Index(raw, e.Content)
-	if i < 0 {
+	src, i, ok := s.contentAt(e)
+	if !ok {
 		return "hand-change: content not verbatim in " + e.ID
 	}
 	var c string
@@ -1145,11 +1161,7 @@ func (s *sim) handChange() string {
 			c = s.freshContent()
 		}
 	}
-	raw = raw[:i] + c + raw[i+len(e.Content):]
-	s.save(e.File, append(append(append([]byte{}, src[:e.Start]...), raw...), src[e.End:]...))
-	s.handIDs[e.ID] = true
-	s.handRemoved[norm(e.Content)] = true
-	s.introduce(c)
+	s.replaceContent(e, src, i, c)
 	return fmt.Sprintf("person changes %s %q → %q", e.ID, e.Content, c)
 }
 
@@ -1166,13 +1178,8 @@ func (s *sim) handTypo() string {
 	if e == nil {
 		return "hand-typo: no entry"
 	}
-	src, err := os.ReadFile(filepath.Join(s.dir, e.File))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	raw := string(src[e.Start:e.End])
-	i := strings.Index(raw, e.Content)
-	if i < 0 {
+	src, i, ok := s.contentAt(e)
+	if !ok {
 		return "hand-typo: content not verbatim in " + e.ID
 	}
 	words := strings.Fields(e.Content)
@@ -1194,11 +1201,7 @@ func (s *sim) handTypo() string {
 	if c == e.Content {
 		return "hand-typo: the swap changed nothing in " + e.ID
 	}
-	raw = raw[:i] + c + raw[i+len(e.Content):]
-	s.save(e.File, append(append(append([]byte{}, src[:e.Start]...), raw...), src[e.End:]...))
-	s.handIDs[e.ID] = true
-	s.handRemoved[norm(e.Content)] = true
-	s.introduce(c)
+	s.replaceContent(e, src, i, c)
 	return fmt.Sprintf("person retypes %s %q → %q", e.ID, e.Content, c)
 }
 

@@ -256,34 +256,7 @@ func TestUndoTakesMemctlsPartOutOfACreatedFile(t *testing.T) {
 // applied by the next run rather than dropped as consumed.
 func TestUndoTakesCommittedLedgerLinesOut(t *testing.T) {
 	ctx := context.Background()
-	s := newStore(t)
-	writeFiles(t, s, map[string][]byte{"topics/a.md": []byte("# A\n- [fact-001] The timeout is 10 seconds\n- [fact-002] Two\n")})
-	ids, err := Enqueue(ctx, s.Dir, []*Candidate{{Content: "The timeout is 30 seconds", Category: "fact"}, {Content: "Three", Category: "fact"}}, s.now())
-	must(t, err)
-	crashAt(s, FailTxnFiles)
-	func() {
-		defer func() {
-			s.Getenv, s.Exit = nil, nil
-			if r := recover(); r == nil {
-				t.Fatal("no crash")
-			}
-		}()
-		unlock, err := s.Lock(ctx)
-		must(t, err)
-		defer unlock()
-		tx, err := s.Begin(ctx)
-		must(t, err)
-		must(t, tx.PutOnDisk(ctx, "topics/a.md", []byte("# A\n- [fact-001] The timeout is 30 seconds\n- [fact-002] Two\n- [fact-003] Three\n")))
-		must(t, tx.PutOnDisk(ctx, StatePath, []byte("{\n  \"last_id\": {\n    \"fact\": 3\n  }\n}\n")))
-		tx.Consume(ids[0], "updated fact-001")
-		tx.Consume(ids[1], "added fact-003")
-		_, err = tx.Commit(ctx, CommitMessage{Subject: "consolidate: crash test"})
-		must(t, err)
-	}()
-	gitOut(t, s.Dir, "checkout", "--", ".")
-	must(t, os.WriteFile(s.abs("topics/a.md"), []byte("# A\n- [fact-001] The timeout is 20 seconds\n- [fact-002] Two\n"), 0o644))
-	gitOut(t, s.Dir, "add", "-A")
-	gitOut(t, s.Dir, "commit", "-qm", "person: my timeout")
+	s, ids := killedConsolidateCommittedByAPerson(t)
 	rec := lockAndRecover(t, s)
 	if len(rec) != 1 || !strings.Contains(rec[0], "undid") || !strings.Contains(rec[0], "taken out in a commit of memctl's") {
 		t.Fatalf("recovered: %q", rec)
@@ -370,4 +343,42 @@ func TestForgetMatchesWholeWords(t *testing.T) {
 	if want := "Alice Uses Google; Bob [forgotten] daily. [forgotten]"; got != want {
 		t.Errorf("replaceWords = %q, want %q", got, want)
 	}
+}
+
+// killedConsolidateCommittedByAPerson kills a consolidate transaction
+// consuming two candidates (fact-001 rewritten, fact-003 added, a new
+// ledger) after its files; the person then discards memctl's topic file
+// bytes, rewrites fact-001 their own way and commits everything, memctl's
+// ledger lines included. It returns the store and the candidate ids.
+func killedConsolidateCommittedByAPerson(t *testing.T) (*Store, []string) {
+	ctx := context.Background()
+	s := newStore(t)
+	writeFiles(t, s, map[string][]byte{"topics/a.md": []byte("# A\n- [fact-001] The timeout is 10 seconds\n- [fact-002] Two\n")})
+	ids, err := Enqueue(ctx, s.Dir, []*Candidate{{Content: "The timeout is 30 seconds", Category: "fact"}, {Content: "Three", Category: "fact"}}, s.now())
+	must(t, err)
+	crashAt(s, FailTxnFiles)
+	func() {
+		defer func() {
+			s.Getenv, s.Exit = nil, nil
+			if r := recover(); r == nil {
+				t.Fatal("no crash")
+			}
+		}()
+		unlock, err := s.Lock(ctx)
+		must(t, err)
+		defer unlock()
+		tx, err := s.Begin(ctx)
+		must(t, err)
+		must(t, tx.PutOnDisk(ctx, "topics/a.md", []byte("# A\n- [fact-001] The timeout is 30 seconds\n- [fact-002] Two\n- [fact-003] Three\n")))
+		must(t, tx.PutOnDisk(ctx, StatePath, []byte("{\n  \"last_id\": {\n    \"fact\": 3\n  }\n}\n")))
+		tx.Consume(ids[0], "updated fact-001")
+		tx.Consume(ids[1], "added fact-003")
+		_, err = tx.Commit(ctx, CommitMessage{Subject: "consolidate: crash test"})
+		must(t, err)
+	}()
+	gitOut(t, s.Dir, "checkout", "--", ".")
+	must(t, os.WriteFile(s.abs("topics/a.md"), []byte("# A\n- [fact-001] The timeout is 20 seconds\n- [fact-002] Two\n"), 0o644))
+	gitOut(t, s.Dir, "add", "-A")
+	gitOut(t, s.Dir, "commit", "-qm", "person: my timeout")
+	return s, ids
 }

@@ -127,34 +127,7 @@ func TestMergedRecoveryWhoseCommitFailsIsFinished(t *testing.T) {
 // undoCommittedPart's applyTxnOn after the files were replaced).
 func TestInterruptedLedgerUndoIsFinished(t *testing.T) {
 	ctx := context.Background()
-	s := newStore(t)
-	writeFiles(t, s, map[string][]byte{"topics/a.md": []byte("# A\n- [fact-001] The timeout is 10 seconds\n- [fact-002] Two\n")})
-	ids, err := Enqueue(ctx, s.Dir, []*Candidate{{Content: "The timeout is 30 seconds", Category: "fact"}, {Content: "Three", Category: "fact"}}, s.now())
-	must(t, err)
-	crashAt(s, FailTxnFiles)
-	func() {
-		defer func() {
-			s.Getenv, s.Exit = nil, nil
-			if r := recover(); r == nil {
-				t.Fatal("no crash")
-			}
-		}()
-		unlock, err := s.Lock(ctx)
-		must(t, err)
-		defer unlock()
-		tx, err := s.Begin(ctx)
-		must(t, err)
-		must(t, tx.PutOnDisk(ctx, "topics/a.md", []byte("# A\n- [fact-001] The timeout is 30 seconds\n- [fact-002] Two\n- [fact-003] Three\n")))
-		must(t, tx.PutOnDisk(ctx, StatePath, []byte("{\n  \"last_id\": {\n    \"fact\": 3\n  }\n}\n")))
-		tx.Consume(ids[0], "updated fact-001")
-		tx.Consume(ids[1], "added fact-003")
-		_, err = tx.Commit(ctx, CommitMessage{Subject: "consolidate: crash test"})
-		must(t, err)
-	}()
-	gitOut(t, s.Dir, "checkout", "--", ".")
-	must(t, os.WriteFile(s.abs("topics/a.md"), []byte("# A\n- [fact-001] The timeout is 20 seconds\n- [fact-002] Two\n"), 0o644))
-	gitOut(t, s.Dir, "add", "-A")
-	gitOut(t, s.Dir, "commit", "-qm", "person: my timeout")
+	s, ids := killedConsolidateCommittedByAPerson(t)
 	lock := filepath.Join(s.Dir, ".git", "index.lock")
 	must(t, os.WriteFile(lock, nil, 0o644))
 	if _, err := s.Lock(ctx); err == nil {
