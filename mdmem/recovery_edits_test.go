@@ -185,17 +185,7 @@ func TestTypoFixInMemctlsEntryCountsAsOnTop(t *testing.T) {
 // line is the person's (before, the write was undone and memctl's
 // untouched entries went into the person's commit).
 func TestEditOnOldContentMergesWithTheRest(t *testing.T) {
-	s := newStore(t)
-	writeFiles(t, s, map[string][]byte{"topics/a.md": []byte("# A\n- [fact-001] One\n"), "topics/b.md": []byte("# B\n- [fact-002] Two\n")})
-	files := map[string][]byte{
-		"topics/a.md": []byte("# A\n- [fact-001] One\n- [fact-003] Three imported\n- [fact-004] Four imported\n- [fact-005] Fiev imported\n"),
-		"topics/b.md": []byte("# B\n- [fact-002] Two\n- [fact-006] Six imported\n"),
-	}
-	if !crashingWrite(t, s, FailTxnHalfFiles, files) {
-		t.Fatal("no crash")
-	}
-	must(t, os.WriteFile(s.abs("topics/a.md"), []byte("# A\n- [fact-001] One\n- [fact-003] Three imported\n- [fact-004] Four imported\n- [fact-005] Five imported\n"), 0o644))
-	must(t, os.WriteFile(s.abs("topics/b.md"), []byte("# B\n- [fact-002] Two, mine\n"), 0o644)) // in place: the backup link changes too
+	s := typoAndInPlaceEditAfterAKilledImport(t)
 	rec := lockAndRecover(t, s)
 	if len(rec) != 1 || !strings.Contains(rec[0], "finished") || !strings.Contains(rec[0], "merged into topics/b.md") {
 		t.Fatalf("recovered: %q, want the write finished with b.md merged", rec)
@@ -381,4 +371,24 @@ func killedConsolidateCommittedByAPerson(t *testing.T) (*Store, []string) {
 	gitOut(t, s.Dir, "add", "-A")
 	gitOut(t, s.Dir, "commit", "-qm", "person: my timeout")
 	return s, ids
+}
+
+// typoAndInPlaceEditAfterAKilledImport kills an import after its first
+// file (three new entries in topics/a.md, one in topics/b.md, not yet
+// written); the person then fixes a typo in one of memctl's new entries
+// and edits b.md in place on its old content (so its backup link changes
+// too).
+func typoAndInPlaceEditAfterAKilledImport(t *testing.T) *Store {
+	s := newStore(t)
+	writeFiles(t, s, map[string][]byte{"topics/a.md": []byte("# A\n- [fact-001] One\n"), "topics/b.md": []byte("# B\n- [fact-002] Two\n")})
+	files := map[string][]byte{
+		"topics/a.md": []byte("# A\n- [fact-001] One\n- [fact-003] Three imported\n- [fact-004] Four imported\n- [fact-005] Fiev imported\n"),
+		"topics/b.md": []byte("# B\n- [fact-002] Two\n- [fact-006] Six imported\n"),
+	}
+	if !crashingWrite(t, s, FailTxnHalfFiles, files) {
+		t.Fatal("no crash")
+	}
+	must(t, os.WriteFile(s.abs("topics/a.md"), []byte("# A\n- [fact-001] One\n- [fact-003] Three imported\n- [fact-004] Four imported\n- [fact-005] Five imported\n"), 0o644))
+	must(t, os.WriteFile(s.abs("topics/b.md"), []byte("# B\n- [fact-002] Two, mine\n"), 0o644))
+	return s
 }

@@ -62,17 +62,7 @@ func TestInterruptedUndoOfAPartialCommitIsFinished(t *testing.T) {
 // content only from the backup, decided "undo", and showed a.md with
 // memctl's new entries beside b.md without memctl's fact-006: a mix.
 func TestReaderSeesWhatTheWriterReachesAfterAnInPlaceEdit(t *testing.T) {
-	s := newStore(t)
-	writeFiles(t, s, map[string][]byte{"topics/a.md": []byte("# A\n- [fact-001] One\n"), "topics/b.md": []byte("# B\n- [fact-002] Two\n")})
-	files := map[string][]byte{
-		"topics/a.md": []byte("# A\n- [fact-001] One\n- [fact-003] Three imported\n- [fact-004] Four imported\n- [fact-005] Fiev imported\n"),
-		"topics/b.md": []byte("# B\n- [fact-002] Two\n- [fact-006] Six imported\n"),
-	}
-	if !crashingWrite(t, s, FailTxnHalfFiles, files) {
-		t.Fatal("no crash")
-	}
-	must(t, os.WriteFile(s.abs("topics/a.md"), []byte("# A\n- [fact-001] One\n- [fact-003] Three imported\n- [fact-004] Four imported\n- [fact-005] Five imported\n"), 0o644))
-	must(t, os.WriteFile(s.abs("topics/b.md"), []byte("# B\n- [fact-002] Two, mine\n"), 0o644))
+	s := typoAndInPlaceEditAfterAKilledImport(t)
 	v, err := OpenReadView(s.Dir)
 	must(t, err)
 	a, _ := v.ReadFile("topics/a.md")
@@ -91,17 +81,7 @@ func TestReaderSeesWhatTheWriterReachesAfterAnInPlaceEdit(t *testing.T) {
 // the next run lands the write, and the hand-edit commit holds only the
 // person's lines.
 func TestMergedRecoveryWhoseCommitFailsIsFinished(t *testing.T) {
-	s := newStore(t)
-	writeFiles(t, s, map[string][]byte{"topics/a.md": []byte("# A\n- [fact-001] One\n"), "topics/b.md": []byte("# B\n- [fact-002] Two\n")})
-	files := map[string][]byte{
-		"topics/a.md": []byte("# A\n- [fact-001] One\n- [fact-003] Three imported\n- [fact-004] Four imported\n- [fact-005] Fiev imported\n"),
-		"topics/b.md": []byte("# B\n- [fact-002] Two\n- [fact-006] Six imported\n"),
-	}
-	if !crashingWrite(t, s, FailTxnHalfFiles, files) {
-		t.Fatal("no crash")
-	}
-	must(t, os.WriteFile(s.abs("topics/a.md"), []byte("# A\n- [fact-001] One\n- [fact-003] Three imported\n- [fact-004] Four imported\n- [fact-005] Five imported\n"), 0o644))
-	must(t, os.WriteFile(s.abs("topics/b.md"), []byte("# B\n- [fact-002] Two, mine\n"), 0o644))
+	s := typoAndInPlaceEditAfterAKilledImport(t)
 	lock := filepath.Join(s.Dir, ".git", "index.lock")
 	must(t, os.WriteFile(lock, nil, 0o644))
 	if _, err := s.Lock(context.Background()); err == nil {
@@ -151,20 +131,7 @@ func TestInterruptedLedgerUndoIsFinished(t *testing.T) {
 // edited on top of memctl's bytes as the undo will leave it (memctl's
 // part taken out, the person's edit kept), not with memctl's entries.
 func TestReaderSeesMemctlsPartTakenOutOfAnEdit(t *testing.T) {
-	s := newStore(t)
-	writeFiles(t, s, map[string][]byte{
-		"topics/a.md": []byte("# A\n- [fact-001] One\n"),
-		"topics/b.md": []byte("# B\n- [fact-002] Two\n"),
-	})
-	files := map[string][]byte{
-		"topics/a.md": []byte("# A\n- [fact-001] One\n- [fact-003] Three, imported\n- [fact-004] Four, imported\n"),
-		"topics/b.md": []byte("# B\n- [fact-002] Two\n- [fact-005] Five, imported\n"),
-	}
-	if !crashingWrite(t, s, FailTxnHalfFiles, files) {
-		t.Fatal("no crash")
-	}
-	must(t, os.WriteFile(s.abs("topics/a.md"), append(append([]byte{}, files["topics/a.md"]...), "- [fact-050] The person's, on top\n"...), 0o644))
-	must(t, os.WriteFile(s.abs("topics/b.md"), []byte("# B\n- [fact-002] Two\n- [fact-005] The person's, on the old\n"), 0o644))
+	s := editsOnTopAndInConflictAfterAKilledImport(t)
 	v, err := OpenReadView(s.Dir)
 	must(t, err)
 	a, _ := v.ReadFile("topics/a.md")

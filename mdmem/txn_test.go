@@ -610,6 +610,28 @@ func TestPersonEditOnTopUncommittedIsKept(t *testing.T) {
 // file and the person's edit stays, so the hand-edit commit holds only
 // what the person wrote.
 func TestUndoTakesMemctlsPartOutOfAnEdit(t *testing.T) {
+	s := editsOnTopAndInConflictAfterAKilledImport(t)
+	rec := lockAndRecover(t, s)
+	if len(rec) != 1 || !strings.Contains(rec[0], "undid") || !strings.Contains(rec[0], "taken out") {
+		t.Fatalf("recovered: %q", rec)
+	}
+	if got, want := readOrAbsent(t, s, "topics/a.md"), "# A\n- [fact-001] One\n- [fact-050] The person's, on top\n"; got != want {
+		t.Errorf("topics/a.md = %q, want %q", got, want)
+	}
+	he := commitHandEdits(t, s)
+	if he.Commit == "" {
+		t.Fatal("the person's edits were not committed")
+	}
+	if diff := gitOut(t, s.Dir, "show", "--format=", "HEAD"); strings.Contains(diff, "imported") {
+		t.Errorf("the hand-edit commit holds memctl's entries:\n%s", diff)
+	}
+}
+
+// editsOnTopAndInConflictAfterAKilledImport kills an import after its
+// first file; the person then edits that file on top of memctl's bytes
+// and the second on its old content, in conflict with memctl's change
+// (their own entry with the id memctl used), so the write will be undone.
+func editsOnTopAndInConflictAfterAKilledImport(t *testing.T) *Store {
 	s := newStore(t)
 	writeFiles(t, s, map[string][]byte{
 		"topics/a.md": []byte("# A\n- [fact-001] One\n"),
@@ -628,18 +650,5 @@ func TestUndoTakesMemctlsPartOutOfAnEdit(t *testing.T) {
 	// person gave their own entry the id memctl used), so the write is
 	// undone rather than merged.
 	must(t, os.WriteFile(s.abs("topics/b.md"), []byte("# B\n- [fact-002] Two\n- [fact-005] The person's, on the old\n"), 0o644))
-	rec := lockAndRecover(t, s)
-	if len(rec) != 1 || !strings.Contains(rec[0], "undid") || !strings.Contains(rec[0], "taken out") {
-		t.Fatalf("recovered: %q", rec)
-	}
-	if got, want := readOrAbsent(t, s, "topics/a.md"), "# A\n- [fact-001] One\n- [fact-050] The person's, on top\n"; got != want {
-		t.Errorf("topics/a.md = %q, want %q", got, want)
-	}
-	he := commitHandEdits(t, s)
-	if he.Commit == "" {
-		t.Fatal("the person's edits were not committed")
-	}
-	if diff := gitOut(t, s.Dir, "show", "--format=", "HEAD"); strings.Contains(diff, "imported") {
-		t.Errorf("the hand-edit commit holds memctl's entries:\n%s", diff)
-	}
+	return s
 }
