@@ -95,6 +95,19 @@ func TestSimulationScenarios(t *testing.T) {
 			(*sim).handChange,
 			func(s *sim) string { return s.consolidate(nil, false) },
 		}},
+		// Soak seed 270017: the person deletes or retypes some of a killed
+		// import's entries and commits those files; the import must then
+		// land whole, or be taken out whole (the retyped entries are the
+		// person's), never stay half committed.
+		{"import killed, person deletes and retypes its entries and commits", []func(s *sim) string{
+			crashedImport("txn-files"),
+			(*sim).handDelete,
+			(*sim).handTypo,
+			(*sim).personCommitStep,
+			(*sim).handAdd,
+			(*sim).handTypo,
+			func(s *sim) string { return s.consolidate(nil, false) },
+		}},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

@@ -1205,8 +1205,15 @@ func (s *sim) handTypo() string {
 	return fmt.Sprintf("person retypes %s %q → %q", e.ID, e.Content, c)
 }
 
+// handDelete deletes a live entry, half the time one a killed write left
+// on disk (if any).
 func (s *sim) handDelete() string {
 	e := s.pickLive()
+	if s.rng.IntN(2) == 0 {
+		if u := s.pickUncommitted(); u != nil {
+			e = u
+		}
+	}
 	if e == nil {
 		return "hand-delete: no entry"
 	}

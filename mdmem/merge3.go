@@ -1,6 +1,7 @@
 package mdmem
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"sort"
@@ -34,6 +35,50 @@ func mergeOnto(path string, old, new, theirs []byte) (merged []byte, ok bool) {
 		return nil, false
 	}
 	return merged, true
+}
+
+// takeOutOnto takes memctl's change of a file (written → target: the
+// content to go back to) out of a person's version of it (theirs, derived
+// from written), like mergeOnto, except that an entry both changed goes
+// the person's way: one they edited or deleted after memctl wrote it is
+// theirs now, whatever memctl's change did to it. Such an entry is given
+// memctl's target version in the merge base, so only the person's change
+// of it remains to apply.
+func takeOutOnto(path string, written, target, theirs []byte) ([]byte, bool) {
+	if !strings.HasSuffix(path, ".md") || written == nil {
+		return mergeOnto(path, written, target, theirs)
+	}
+	o, okO := entryTexts(path, written)
+	a, okA := entryTexts(path, target)
+	b, okB := entryTexts(path, theirs)
+	if !okO || !okA || !okB {
+		return mergeOnto(path, written, target, theirs)
+	}
+	var base bytes.Buffer
+	off := 0
+	for _, e := range ParseDoc(path, written).Entries {
+		if e.ID == "" {
+			continue // keyed by its text: an edit of it is another entry
+		}
+		k := "id:" + e.ID
+		ov := o[k]
+		av, inA := a[k]
+		bv, inB := b[k]
+		if (inA && av == ov) || (inB && bv == ov) || (inA == inB && av == bv) {
+			continue // not changed by both, or both alike
+		}
+		base.WriteString(string(written[off:e.Start]))
+		if inA {
+			base.WriteString(av)
+			base.WriteString(e.Raw[len(strings.TrimRight(e.Raw, "\r\n")):])
+		}
+		off = e.End
+	}
+	if off == 0 {
+		return mergeOnto(path, written, target, theirs)
+	}
+	base.Write(written[off:])
+	return mergeOnto(path, base.Bytes(), target, theirs)
 }
 
 // mergeState merges two committed states: each prefix keeps the larger
@@ -368,8 +413,9 @@ func sidesAgree(o, a, b, got map[string]string) bool {
 
 // holdsChanges reports whether a person's version of a memory file
 // (edited) holds memctl's change old → new with edits of their own on
-// top: every entry new added is there, more than half of them with
-// memctl's text or a close edit of it (holdsEditOf), no entry new removed
+// top: more than half of the entries new added are there with memctl's
+// text or a close edit of it (holdsEditOf; the person may have deleted
+// some of the others), no entry new removed
 // is back, and every entry new rewrote that is there holds memctl's text
 // or an edit nearer to it than to the old text (nearerTo). A change
 // that adds or removes no entry is only recognised as memctl's exact bytes
@@ -389,11 +435,9 @@ func holdsChanges(path string, old, new, edited []byte) bool {
 		ov, inO := o[k]
 		ev, inE := e[k]
 		switch {
-		case !inO && !inE:
-			return false
 		case !inO:
-			added++
-			if holdsEditOf(ev, nv) {
+			added++ // one the person deleted since counts as not kept
+			if inE && holdsEditOf(ev, nv) {
 				kept++
 			}
 		case ov != nv && inE && ev != nv && !nearerTo(ev, nv, ov):
@@ -409,6 +453,29 @@ func holdsChanges(path string, old, new, edited []byte) bool {
 		}
 	}
 	return added+removed > 0 && (added == 0 || 2*kept > added)
+}
+
+// holdsSomeOf reports whether a person's version of a memory file holds
+// at least one entry memctl's change old → new added or rewrote, with
+// memctl's exact text: bytes of memctl's that an undo must take out,
+// though the person deleted or edited too many of the others for the
+// file to count as edited on top of the change (editedOnTop).
+func holdsSomeOf(path string, old, new, edited []byte) bool {
+	if !strings.HasSuffix(path, ".md") {
+		return false
+	}
+	o, okO := entryTexts(path, old)
+	n, okN := entryTexts(path, new)
+	e, okE := entryTexts(path, edited)
+	if !okO || !okN || !okE {
+		return false
+	}
+	for k, nv := range n {
+		if ov, inO := o[k]; strings.HasPrefix(k, "id:") && (!inO || ov != nv) && e[k] == nv {
+			return true
+		}
+	}
+	return false
 }
 
 // entryEditMin is the word overlap (Jaccard, ids left out) at which an

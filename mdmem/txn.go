@@ -808,7 +808,7 @@ func (s *Store) undoCommittedPart(ctx context.Context, j *txnJournal, files []*t
 		if !ok || !exists {
 			continue
 		}
-		target, ok := mergeOnto(f.Path, new, old, theirs)
+		target, ok := takeOutOnto(f.Path, new, old, theirs)
 		if !ok {
 			continue
 		}
@@ -824,7 +824,7 @@ func (s *Store) undoCommittedPart(ctx context.Context, j *txnJournal, files []*t
 			if target == nil {
 				continue
 			}
-			onDisk, ok := mergeOnto(f.Path, theirs, target, disk)
+			onDisk, ok := takeOutOnto(f.Path, theirs, target, disk)
 			if !ok {
 				continue
 			}
@@ -862,10 +862,12 @@ func (s *Store) undoCommittedPart(ctx context.Context, j *txnJournal, files []*t
 }
 
 // takeOutOfEdit removes an undone transaction's change from a file a
-// person edited on top of it: the change new → target (HEAD's or the
-// backup's content; nil for a file the transaction created) is merged
-// into their version. A file they edited on the old content, or one the
-// merge cannot settle, is left as it is.
+// person edited on top of it, or that still holds some of memctl's
+// entries as memctl wrote them (the person deleted or edited the others):
+// the change new → target (HEAD's or the backup's content; nil for a file
+// the transaction created) is merged into their version, and entries the
+// person changed stay theirs (takeOutOnto). A file they edited on the old
+// content, or one the merge cannot settle, is left as it is.
 func (s *Store) takeOutOfEdit(ctx context.Context, j *txnJournal, f *txnFile, target []byte) (bool, error) {
 	old, new, ok := s.txnSides(ctx, j, f)
 	if !ok || new == nil {
@@ -875,10 +877,10 @@ func (s *Store) takeOutOfEdit(ctx context.Context, j *txnJournal, f *txnFile, ta
 	if err != nil {
 		return false, nil
 	}
-	if !editedOnTop(f.Path, old, new, disk) {
+	if !editedOnTop(f.Path, old, new, disk) && !holdsSomeOf(f.Path, old, new, disk) {
 		return false, nil
 	}
-	merged, ok := mergeOnto(f.Path, new, target, disk)
+	merged, ok := takeOutOnto(f.Path, new, target, disk)
 	if !ok {
 		return false, nil
 	}
@@ -1442,10 +1444,10 @@ func OpenReadView(dir string) (*ReadView, error) {
 					}
 				}
 			}
-			if !editedOnTop(f.Path, ob, nb, b) {
+			if !editedOnTop(f.Path, ob, nb, b) && !holdsSomeOf(f.Path, ob, nb, b) {
 				continue
 			}
-			merged, ok := mergeOnto(f.Path, nb, ob, b)
+			merged, ok := takeOutOnto(f.Path, nb, ob, b)
 			if !ok || bytes.Equal(merged, b) {
 				continue
 			}
