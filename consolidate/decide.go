@@ -142,6 +142,7 @@ func (p *planner) tryDecide(d *Decision) error {
 	if err != nil {
 		return err
 	}
+	d.Reason = p.safeReason(d.Reason)
 	if err := p.checkDecisionText(d, ds); err != nil {
 		return err
 	}
@@ -157,6 +158,35 @@ func (p *planner) tryDecide(d *Decision) error {
 		return fmt.Errorf("consumes no candidate")
 	}
 	return p.applyDecision(d, ds, wording)
+}
+
+// maxReasonBytes caps the model's reason as memctl writes it.
+const maxReasonBytes = 300
+
+// safeReason is the model's reason as memctl writes it (a Pending or
+// archive note, the commit body): one line, at most maxReasonBytes, and
+// left out when it holds a secret or reads as an instruction. The output
+// rules of the text (checkText) apply to it too, since it reaches the
+// file and git.
+func (p *planner) safeReason(r string) string {
+	r = mdmem.OneLine(r)
+	if mdmem.ValidText("reason", r, 0) != nil {
+		return "the model's reason is not valid text and is left out"
+	}
+	if len(p.in.Secrets.Find(r)) > 0 {
+		return "the model's reason held a secret and is left out"
+	}
+	if ok, _ := instructionLike(r); ok {
+		return "the model's reason reads as an instruction and is left out"
+	}
+	if len(r) > maxReasonBytes {
+		cut := maxReasonBytes
+		for cut > 0 && !utf8.RuneStart(r[cut]) {
+			cut--
+		}
+		r = r[:cut] + "…"
+	}
+	return r
 }
 
 // decSrc is a candidate a decision consumes, with its entry.
@@ -280,6 +310,13 @@ func (p *planner) checkMerge(d *Decision, ds *decSources) (wording string, err e
 	}
 	target := ds.target
 	merged := target.entry.Content
+	for _, s := range ds.cands {
+		// A candidate that negates the entry, or gives it in another
+		// unit, is not a duplicate, whatever text the merge keeps.
+		if why := changedMeaning(target.entry.Content, s.ce.Content); why != "" {
+			return "", fmt.Errorf("candidate %s %s of entry %s (an update is a supersede)", s.c.ID, why, target.entry.ID)
+		}
+	}
 	if d.Text == "" {
 		var ces []*mdmem.Entry
 		for _, s := range ds.cands {
@@ -322,6 +359,18 @@ func (p *planner) applyDecision(d *Decision, ds *decSources, wording string) err
 		}
 		p.applyMerge(d, ds, wording)
 	case OpSupersede:
+		if old := ds.target.current(); cands[0].ce.Date().Before(mdmem.TrustedDate(old.Date(), p.now)) {
+			// The model would replace a newer value with an older one (a
+			// backfilled statement): as the rules do, the candidate goes
+			// to the archive, superseded by the entry.
+			if len(cands) > 1 {
+				return fmt.Errorf("candidate %s is older than entry %s, which it would supersede", cands[0].c.ID, old.ID)
+			}
+			if !p.archiveOlder(cands[0].c, cands[0].ce, old, "llm") {
+				return fmt.Errorf("this run reached its archive limit")
+			}
+			return nil
+		}
 		if p.archived+1 > p.archCap {
 			return fmt.Errorf("this run reached its archive limit")
 		}

@@ -352,7 +352,7 @@ func (o *ExtractOptions) askModel(ctx context.Context, s *mdmem.Store, comp Comp
 	var core []string
 	for _, e := range mem.Entries() {
 		if e.Place == mdmem.PlaceCore && e.ID != "" {
-			core = append(core, fmt.Sprintf("- [%s] %s", e.ID, e.Content))
+			core = append(core, fmt.Sprintf("- [%s] %s", e.ID, promptText(e.Content)))
 		}
 	}
 	x := &Extractor{Completer: comp, MemDir: s.Dir, Config: s.Config, MinConfidence: o.MinConfidence, Scopes: o.Scopes, RetryBase: o.RetryBase, Log: o.Log}

@@ -437,7 +437,7 @@ func parseID(raw json.RawMessage) (int, bool, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, false, fmt.Errorf("id %s is not an integer", string(raw))
+		return 0, false, fmt.Errorf("an id is not an integer")
 	}
 	return n, n != 0, nil
 }
@@ -493,7 +493,9 @@ func translate(text string, bm *batchMap, capN, plainCap int) ([]*Decision, erro
 		switch kind {
 		case OpAdd, OpMerge, OpSupersede, OpArchive, OpCompress, OpConflict, OpNoop:
 		default:
-			return nil, fmt.Errorf("operation %d: unknown op %q", i+1, o.Op)
+			// The model's own value is not quoted: what memctl stores and
+			// commits never carries the model's free text.
+			return nil, fmt.Errorf("operation %d: unknown op (not add, merge, supersede, archive, compress, conflict or noop)", i+1)
 		}
 		d := &Decision{Op: kind, Text: mdmem.OneLine(o.Text), Category: strings.TrimSpace(o.Category), Reason: mdmem.OneLine(o.Reason), Snap: snap}
 		t, has, err := parseID(o.Target)

@@ -372,6 +372,11 @@ func (p *planner) hold(c *mdmem.Candidate, kind, reason string) {
 		return
 	}
 	p.held[c.ID] = true
+	if len(p.in.Secrets.Find(reason)) > 0 {
+		// A reason quoting the model's answer is stored (attempts cache)
+		// and may reach a commit body: never with a secret in it.
+		reason = kind + ": the reason quoted a secret and is left out"
+	}
 	p.holds = append(p.holds, Hold{Candidate: c.ID, Reason: reason, Kind: kind})
 	p.ops = append(p.ops, Op{Kind: OpHold, Candidates: []string{c.ID}, Reason: reason, By: "rule"})
 }
@@ -880,11 +885,17 @@ func (p *planner) waitsForPerson(t *candTurn) bool {
 		return true
 	}
 	if mdmem.HoldsAgentCore(ce.Category, ce.Source, p.cfg.Consolidate.HoldAgentCore) {
+		// It names the entry it may update, as for any other source:
+		// confirming the new value then archives the old one, rather
+		// than leave two contradicting live values.
+		upd, why := p.mayUpdateOf(t, true)
 		var see []string
-		if t.upd != nil {
-			see = []string{t.upd.current().ID}
+		if upd != nil {
+			see = []string{upd.current().ID}
 		}
-		p.pending(c, ce, OpPending, mdmem.AgentCoreNote, see, "rule")
+		if p.pending(c, ce, OpPending, mdmem.AgentCoreNote, see, "rule") && why != "" {
+			ce.Notes = append(ce.Notes, why)
+		}
 		return true
 	}
 	return false
@@ -908,15 +919,25 @@ func (p *planner) directUpdateRule(t *candTurn) bool {
 		p.hold(c, HoldLimit, "would supersede "+old.ID+" but this run reached its archive limit; retried next run")
 		return true
 	}
-	if !p.countBatchArchive() {
+	if !p.archiveOlder(c, ce, old, "rule") {
 		p.hold(c, HoldLimit, "older than "+old.ID+", to be archived, but this run reached its archive limit; retried next run")
-		return true
+	}
+	return true
+}
+
+// archiveOlder files a candidate older than the live entry old, which
+// states the newer value, straight into the archive as superseded by it:
+// the newer value stays live, and the older one is on record. It reports
+// false (nothing done) when the run reached its archive limit.
+func (p *planner) archiveOlder(c *mdmem.Candidate, ce *mdmem.Entry, old *mdmem.Entry, by string) bool {
+	if !p.countBatchArchive() {
+		return false
 	}
 	ce.ID = p.newID(ce.Category)
 	ce.SupersededBy, ce.SupersededOn = old.ID, p.today
 	p.insert(ce, mdmem.Target{Place: mdmem.PlaceArchive}, c.ID)
 	p.consume(c.ID)
-	p.ops = append(p.ops, Op{Kind: OpArchive, Entry: ce.ID, Targets: []string{old.ID}, Candidates: []string{c.ID}, Text: ce.Content, Reason: "older than " + old.ID + ", which states newer values", By: "rule"})
+	p.ops = append(p.ops, Op{Kind: OpArchive, Entry: ce.ID, Targets: []string{old.ID}, Candidates: []string{c.ID}, Text: ce.Content, Reason: "older than " + old.ID + ", which states newer values", By: by})
 	return true
 }
 
@@ -956,28 +977,38 @@ func (p *planner) llmTurn(t *candTurn) bool {
 // contradicting live values are never kept silently. Any other candidate
 // is added.
 func (p *planner) mayUpdate(t *candTurn) {
-	c, ce, q, upd := t.c, t.ce, t.q, t.upd
-	mayWhy := ""
-	if upd != nil {
-		mayWhy = fmt.Sprintf("near duplicate, similarity %.2f, changes %s", t.updSim, changedWords(upd.key, q.key))
-	} else if !p.triage && p.in.LLMCands == nil {
-		// (With an LLM, a candidate reaches this point only when
-		// retrieval found nothing for it, or the model was not asked.)
-		if it, ov := p.relatedEntry(c, q); it != nil {
-			upd, mayWhy = it, fmt.Sprintf("related: states %.0f%% of the candidate's words, weighted by rarity", 100*ov)
-		}
-	}
-	if upd != nil {
-		old := upd.current()
-		age := "newer"
-		if ce.Date().Before(old.Date()) {
-			age = "older"
-		}
-		mayWhy = fmt.Sprintf("may update %s: %s, the candidate is %s; confirm to supersede %s, or reject", old.ID, mayWhy, age, old.ID)
-		p.pending(c, ce, OpConflict, mayWhy, []string{old.ID}, "rule")
+	// (With an LLM, a candidate reaches this point only when retrieval
+	// found nothing for it, or the model was not asked.)
+	if upd, why := p.mayUpdateOf(t, !p.triage && p.in.LLMCands == nil); upd != nil {
+		p.pending(t.c, t.ce, OpConflict, why, []string{upd.current().ID}, "rule")
 		return
 	}
-	p.add(c, ce, "", "new", "rule")
+	p.add(t.c, t.ce, "", "new", "rule")
+}
+
+// mayUpdateOf returns the live entry a candidate may be a new value of
+// (its near duplicate, or with related the entry retrieval finds closely
+// related: relatedEntry) and the "may update" note that names it, which
+// makes a person's confirm supersede it. upd is nil when there is none.
+func (p *planner) mayUpdateOf(t *candTurn, related bool) (upd *item, why string) {
+	c, ce, q := t.c, t.ce, t.q
+	upd = t.upd
+	if upd != nil {
+		why = fmt.Sprintf("near duplicate, similarity %.2f, changes %s", t.updSim, changedWords(upd.key, q.key))
+	} else if related {
+		if it, ov := p.relatedEntry(c, q); it != nil {
+			upd, why = it, fmt.Sprintf("related: states %.0f%% of the candidate's words, weighted by rarity", 100*ov)
+		}
+	}
+	if upd == nil {
+		return nil, ""
+	}
+	old := upd.current()
+	age := "newer"
+	if ce.Date().Before(old.Date()) {
+		age = "older"
+	}
+	return upd, fmt.Sprintf("may update %s: %s, the candidate is %s; confirm to supersede %s, or reject", old.ID, why, age, old.ID)
 }
 
 // relatedEntry returns the entry retrieval ranks first for a candidate
