@@ -33,3 +33,29 @@ func TestReviewA_InsertIntoSectionWithIntroParagraph(t *testing.T) {
 		t.Errorf("the person's paragraph is now part of entry dec-009 (removing the entry would delete it): raw %q", e.Raw)
 	}
 }
+
+// TestReviewA_JSONDuplicateKeyDropsValue: a JSON Lines object that gives
+// "content" twice (or "Content" and "content": encoding/json matches keys
+// case-insensitively) is accepted, and the first value is silently
+// dropped: the input is not one object with the schema's fields, yet the
+// line is queued with exit 0 and no report.
+func TestReviewA_JSONDuplicateKeyDropsValue(t *testing.T) {
+	for _, line := range []string{
+		`{"content":"Deploys need a change ticket","category":"constraint","content":"x"}`,
+		`{"Content":"Deploys need a change ticket","category":"constraint","content":"x"}`,
+		`{"content":"Deploys need a change ticket","category":"constraint","scope":"project:a","SCOPE":"project:b"}`,
+	} {
+		var got *Candidate
+		var gotErr error
+		err := DecodeJSONLines(strings.NewReader(line+"\n"), 1<<20, func(_ int, c *Candidate, err error) error {
+			got, gotErr = c, err
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gotErr == nil {
+			t.Errorf("%s: accepted as content %q scope %q; a repeated field should be refused, not silently dropped", line, got.Content, got.Scope)
+		}
+	}
+}
