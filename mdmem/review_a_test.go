@@ -3,6 +3,7 @@ package mdmem
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestReviewA_InsertIntoSectionWithIntroParagraph: a person wrote an
@@ -58,4 +59,47 @@ func TestReviewA_JSONDuplicateKeyDropsValue(t *testing.T) {
 			t.Errorf("%s: accepted as content %q scope %q; a repeated field should be refused, not silently dropped", line, got.Content, got.Scope)
 		}
 	}
+}
+
+// TestReviewA_MetadataRoundTrip: fields that Normalize accepts come back
+// different once the entry is written and read: parentheses in a ref
+// (a Wikipedia URL) become brackets, a source that reads like a trailer
+// key turns into that key (an expiry, a scope), with exit 0.
+func TestReviewA_MetadataRoundTrip(t *testing.T) {
+	now := mustTime(t, "2026-01-05T10:12:00Z")
+	for _, tc := range []struct {
+		name string
+		c    Candidate
+	}{
+		{"ref with parentheses", Candidate{Content: "Python is a language", Category: "fact", Refs: Strings{"https://en.wikipedia.org/wiki/Python_(programming_language)"}}},
+		{"ref with comma", Candidate{Content: "Bug in parser", Category: "fact", Refs: Strings{"file:parse.go:10,20"}}},
+		{"source like an expiry", Candidate{Content: "Staging is frozen", Category: "fact", Source: "expires 2026-02-01"}},
+		{"source like a scope", Candidate{Content: "Staging is frozen", Category: "fact", Source: "scope project:x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.c
+			if err := c.Normalize(now, 4096, nil); err != nil {
+				t.Skipf("refused (fine): %v", err)
+			}
+			e := c.Entry("fact-001")
+			line := e.Render()
+			d := ParseDoc("topics/x.md", []byte("# X\n\n"+line))
+			if len(d.Entries) != 1 {
+				t.Fatalf("%d entries", len(d.Entries))
+			}
+			g := d.Entries[0]
+			if g.Source != c.Source || strings.Join(g.Refs, "|") != strings.Join(c.Refs, "|") || len(g.Scope) != 0 || !g.Expires.IsZero() {
+				t.Errorf("written %q\nread back source %q refs %q scope %q expires %v; queued source %q refs %q", line, g.Source, g.Refs, g.Scope, g.Expires, c.Source, c.Refs)
+			}
+		})
+	}
+}
+
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	tm, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm
 }
