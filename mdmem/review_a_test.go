@@ -103,3 +103,27 @@ func mustTime(t *testing.T, s string) time.Time {
 	}
 	return tm
 }
+
+// TestReviewA_QueueFileMemctlCannotReadBack: add.max_content_bytes has no
+// upper bound, and Enqueue marshals with HTML escaping ("<" → \u003c, six
+// bytes for one): a candidate Normalize accepted is written to a queue
+// file over readCandidate's 1 MiB limit, which ReadQueue then refuses.
+func TestReviewA_QueueFileMemctlCannotReadBack(t *testing.T) {
+	dir := t.TempDir()
+	now := mustTime(t, "2026-01-05T10:12:00Z")
+	c := &Candidate{Content: "Generic syntax: " + strings.Repeat("<", 200_000), Category: "fact"}
+	if err := c.Normalize(now, 1<<20, nil); err != nil { // add.max_content_bytes = 1048576
+		t.Fatal(err)
+	}
+	ids, err := Enqueue(t.Context(), dir, []*Candidate{c}, now)
+	if err != nil {
+		t.Fatalf("refused before writing (fine): %v", err)
+	}
+	got, bad, err := ReadQueue(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || len(bad) != 0 {
+		t.Errorf("queued %v, read back %d candidates; unreadable: %v", ids, len(got), bad)
+	}
+}
