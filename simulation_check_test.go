@@ -48,6 +48,8 @@ import (
 //	stale-lock       a write with no other writer running is never "locked"
 //	no-panic         memctl never panics
 //	add              add queues every valid candidate and prints its id
+//	prose            a paragraph a person wrote under a heading, once
+//	                 committed, stays, and never inside an entry
 
 // simGated lists checks that reproduce findings of issue 7 still being
 // fixed: they are recorded in the step log but fail the run only when named
@@ -61,7 +63,8 @@ type simSnap struct {
 	texts   map[string]bool     // norm(content) of every committed entry
 	ledger  map[string][]string // candidate id → ledger lines' entry ids
 	state   map[string]int
-	tainted bool // a memory file holds an invented fact or the leaked key
+	tainted bool              // a memory file holds an invented fact or the leaked key
+	notes   map[string]string // a person's committed prose line → the entry holding it ("" if none)
 }
 
 // simBlob is what one committed file holds, parsed once per blob (the
@@ -71,6 +74,7 @@ type simBlob struct {
 	ledger  [][2]string // candidate id, entry id
 	state   map[string]int
 	tainted bool
+	notes   [][2]string // a person's prose line, the id of the entry holding it ("" if none)
 }
 
 // simFile is a committed file: its path and blob id.
@@ -144,9 +148,12 @@ func (s *sim) snapshot() *simSnap {
 	if len(missing) > 0 {
 		s.readBlobs(missing)
 	}
-	snap := &simSnap{byID: map[string][]*mdmem.Entry{}, texts: map[string]bool{}, ledger: map[string][]string{}, state: map[string]int{}}
+	snap := &simSnap{byID: map[string][]*mdmem.Entry{}, texts: map[string]bool{}, ledger: map[string][]string{}, state: map[string]int{}, notes: map[string]string{}}
 	for _, f := range files {
 		b := s.blobs[f.path+"\x00"+f.sha]
+		for _, n := range b.notes {
+			snap.notes[n[0]] = n[1]
+		}
 		if b.state != nil {
 			snap.state = b.state
 		}
@@ -217,10 +224,29 @@ func (s *sim) readBlobs(files []simFile) {
 			}
 		case strings.HasSuffix(f.path, ".md"):
 			blob.tainted = bytes.Contains(b, []byte("Zorblax")) || bytes.Contains(b, []byte(fakellm.FakeSecret))
-			for _, e := range mdmem.ParseDoc(f.path, b).Entries {
+			d := mdmem.ParseDoc(f.path, b)
+			for _, e := range d.Entries {
 				if e.ID != "" {
 					blob.entries = append(blob.entries, e)
 				}
+			}
+			// The person's prose: a line of its own, or folded into an
+			// entry (a lazy continuation line).
+			for off := 0; bytes.Contains(b[off:], []byte(simNotePrefix)); {
+				i := off + bytes.Index(b[off:], []byte(simNotePrefix))
+				end := i + bytes.IndexByte(b[i:], '\n')
+				if end < i {
+					end = len(b)
+				}
+				note := strings.TrimRight(string(b[i:end]), "\r")
+				in := ""
+				for _, e := range d.Entries {
+					if e.Start <= i && i < e.End {
+						in = e.ID
+					}
+				}
+				blob.notes = append(blob.notes, [2]string{note, in})
+				off = end
 			}
 		}
 		s.blobs[f.path+"\x00"+f.sha] = blob
@@ -263,6 +289,7 @@ func (s *sim) check(full bool) {
 		s.checkEntries(snap)
 		s.checkQueue(snap)
 		s.checkImports(snap)
+		s.checkNotes(snap)
 	}
 	for p, n := range s.lastState {
 		if snap.state[p] < n {
@@ -291,6 +318,23 @@ func (s *sim) check(full bool) {
 	if full {
 		if out, err := s.gitErr("fsck", "--no-dangling", "--no-progress"); err != nil || strings.TrimSpace(out) != "" {
 			s.violation("fsck", "git fsck: %v\n%s", err, out)
+		}
+	}
+}
+
+// checkNotes checks the person's prose (handNote): once committed, each
+// paragraph stays, outside every entry.
+func (s *sim) checkNotes(snap *simSnap) {
+	for n, in := range snap.notes {
+		if in != "" {
+			s.violation("prose", "the person's paragraph %q is folded into entry %s (removing the entry would remove it)", n, in)
+		}
+		s.notesSeen[n] = true
+	}
+	for n := range s.notesSeen {
+		if _, ok := snap.notes[n]; !ok {
+			s.violation("prose", "the person's paragraph %q, committed before, is gone", n)
+			delete(s.notesSeen, n)
 		}
 	}
 }

@@ -90,6 +90,7 @@ var simStepKinds = map[string]int{
 	"hand-change":     3,
 	"hand-typo":       2,
 	"hand-delete":     2,
+	"hand-note":       1,
 	"editor-temp":     2,
 	"person-commit":   2,
 	"person-commit-a": 1,
@@ -104,7 +105,7 @@ var simStepKinds = map[string]int{
 // simBriefKinds is the default set of step kinds: all of them.
 var simBriefKinds = []string{
 	"add", "add-batch", "import", "consolidate", "consolidate-llm", "confirm", "reject",
-	"hand-add", "hand-change", "hand-typo", "hand-delete", "editor-temp", "person-commit", "person-commit-a",
+	"hand-add", "hand-change", "hand-typo", "hand-delete", "hand-note", "editor-temp", "person-commit", "person-commit-a",
 	"person-checkout", "concurrent", "index-lock", "failpoint", "kill", "forget",
 }
 
@@ -282,6 +283,8 @@ type sim struct {
 	handRemoved  map[string]bool   // normalised texts a person removed or changed away
 	personFiles  map[string][]byte // path → bytes a person last saved there
 	strays       map[string]bool   // untracked files a person's editor left
+	notes        int               // prose paragraphs a person wrote (handNote)
+	notesSeen    map[string]bool   // those committed once: they must stay, outside entries
 	personCommit map[string]bool   // commits the simulation made as the person
 	head         string            // HEAD at the last check
 	lastState    map[string]int    // state.json last_id at the last check
@@ -312,7 +315,7 @@ func newSim(t *testing.T, bin string, seed uint64, kinds, modes []string, gated 
 		queued: map[string]simCand{}, intro: map[string]int{}, versions: map[string][]simVersion{}, generated: map[string]bool{},
 		seenSubj: map[string]string{}, seenText: map[string]string{}, blobs: map[string]*simBlob{},
 		handIDs: map[string]bool{}, handDeleted: map[string]bool{}, handRemoved: map[string]bool{},
-		personFiles: map[string][]byte{}, strays: map[string]bool{}, personCommit: map[string]bool{},
+		personFiles: map[string][]byte{}, strays: map[string]bool{}, notesSeen: map[string]bool{}, personCommit: map[string]bool{},
 		consumedAt: map[string]string{}, reported: map[string]bool{}, forgotten: map[string]string{},
 	}
 	for _, k := range kinds {
@@ -694,6 +697,8 @@ func (s *sim) do(kind string) string {
 		return s.handTypo()
 	case "hand-delete":
 		return s.handDelete()
+	case "hand-note":
+		return s.handNote()
 	case "editor-temp":
 		return s.editorTemp()
 	case "person-commit":
@@ -1082,6 +1087,43 @@ func (s *sim) handAdd() string {
 	s.handIDs[id] = true
 	s.introduce(c)
 	return fmt.Sprintf("person adds %s %q to %s", id, c, p)
+}
+
+// simNotePrefix starts every paragraph of prose a person writes in the
+// simulation (handNote): memctl must never remove one or fold it into an
+// entry.
+const simNotePrefix = "Note by a person "
+
+// handNote writes a paragraph of the person's own prose right under a
+// heading (a section of MEMORY.md the person adds no entries to, or a
+// topic file's title), with no blank line after the heading: where memctl
+// inserts the section's first entry.
+func (s *sim) handNote() string {
+	files := s.trackedMemoryFiles()
+	p := files[s.rng.IntN(len(files))]
+	src, err := os.ReadFile(filepath.Join(s.dir, p))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	heading := "## Key decisions\n"
+	if s.rng.IntN(2) == 0 {
+		heading = "## Project constraints\n"
+	}
+	i := bytes.Index(src, []byte(heading))
+	if p != mdmem.MainFile {
+		i, heading = bytes.Index(src, []byte("# ")), ""
+		if i >= 0 {
+			heading = string(src[i : i+bytes.IndexByte(src[i:], '\n')+1])
+		}
+	}
+	if i < 0 || heading == "" {
+		return "hand-note: no heading in " + p
+	}
+	s.notes++
+	note := fmt.Sprintf("%s%d: keep this paragraph as it is.\n", simNotePrefix, s.notes)
+	i += len(heading)
+	s.save(p, append(append(append([]byte{}, src[:i]...), note...), src[i:]...))
+	return fmt.Sprintf("person writes a note under %q in %s", strings.TrimSpace(heading), p)
 }
 
 // pickLive picks a live, single-paragraph entry of the working tree.

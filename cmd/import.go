@@ -168,10 +168,12 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 // through, in the memory's cache directory (not a tmpfs /tmp, which would
 // hold it in memory), and unlinks it at once: it lives until closed.
 func newSpool(dir string) (*os.File, error) {
-	cache := filepath.Join(dir, filepath.FromSlash(mdmem.CacheDir))
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return nil, err
+	// Never through a .memctl or .memctl/cache that links out of the
+	// memory: the spool holds every candidate of the input.
+	if err := mdmem.EnsureDir(dir, mdmem.CacheDir); err != nil {
+		return nil, fmt.Errorf("import spool: %w", err)
 	}
+	cache := filepath.Join(dir, filepath.FromSlash(mdmem.CacheDir))
 	fh, err := os.CreateTemp(cache, ".import-spool.tmp-*")
 	if err != nil {
 		return nil, fmt.Errorf("import spool: %w", err)

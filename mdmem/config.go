@@ -361,12 +361,17 @@ func firstBadKey(section string, checks ...keyCheck) error {
 	return nil
 }
 
+// MaxContentBytesLimit caps add.max_content_bytes: a candidate at the cap,
+// escaped as JSON with its metadata, stays within the queue file memctl
+// reads back (MaxQueueFileBytes), and an entry within a topic file's.
+const MaxContentBytesLimit = 256 << 10
+
 // validateSection checks the values of one section.
 func (c *Config) validateSection(name string) error {
 	switch name {
 	case "add":
-		if c.Add.MaxContentBytes <= 0 {
-			return fmt.Errorf("add.max_content_bytes must be positive")
+		if c.Add.MaxContentBytes <= 0 || c.Add.MaxContentBytes > MaxContentBytesLimit {
+			return fmt.Errorf("add.max_content_bytes must be between 1 and %d, not %d", MaxContentBytesLimit, c.Add.MaxContentBytes)
 		}
 		if c.Add.Secrets != string(redact.ActionRedact) && c.Add.Secrets != string(redact.ActionRefuse) {
 			return fmt.Errorf("add.secrets must be \"redact\" or \"refuse\", not %q", c.Add.Secrets)

@@ -34,7 +34,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		"[git]\nlock_wait = \"soon\"\n":       "invalid duration",
 		"[consolidate]\nbatch_size = 0\n":     "batch_size",
 		"not toml at all = = =\n":             "config.toml",
-		"[add]\nmax_content_bytes = 0\n":      "max_content_bytes must be positive",
+		"[add]\nmax_content_bytes = 0\n":      "max_content_bytes must be between 1 and 262144",
 		"[llm]\nmodel = \"gpt-4o-mini\"\n":    "",
 		"[inject]\nl2_reserve = 1.5\n":        "l2_reserve",
 		"[consolidate]\nnear_duplicate = 2\n": "near_duplicate",

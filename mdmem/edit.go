@@ -3,6 +3,7 @@ package mdmem
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -363,7 +364,41 @@ func (ed *Editor) addItem(doc *Doc, at int, prev *Entry, item pendingItem) int {
 	}
 	text = lineStartText(doc.Src, at) + text
 	ed.add(doc.Path, at, at, text)
+	if ed.atCount[key] == 1 && continuesItem(doc.Src[at:]) {
+		// A paragraph follows the insertion point (a person's text under
+		// the heading): a blank line keeps it from becoming part of the
+		// new entry (a lazy continuation line), after every item inserted
+		// here.
+		nl := "\n"
+		if usesCRLF(doc.Src) {
+			nl = "\r\n"
+		}
+		ed.splices[doc.Path] = append(ed.splices[doc.Path], splice{at, at, nl, math.MaxInt})
+	}
 	return len(text)
+}
+
+// continuesItem reports whether rest starts with a line that Markdown
+// would read as a continuation of a list item ending just before it: a
+// non-blank line that is neither a heading, a list item nor a fence.
+func continuesItem(rest []byte) bool {
+	line := rest
+	if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+		line = rest[:i]
+	}
+	l := strings.TrimRight(string(line), "\r")
+	t := strings.TrimLeft(l, " ")
+	switch {
+	case strings.TrimSpace(l) == "", strings.HasPrefix(t, "#"), strings.HasPrefix(t, "```"), strings.HasPrefix(t, "~~~"):
+		return false
+	case strings.HasPrefix(t, "- "), strings.HasPrefix(t, "* "), strings.HasPrefix(t, "+ "), t == "-", t == "*", t == "+":
+		return false
+	}
+	i := 0
+	for i < len(t) && i < 9 && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	return !(i > 0 && i < len(t) && (t[i] == '.' || t[i] == ')'))
 }
 
 // lineStartText returns "\n" when an insert at off would not start a line.

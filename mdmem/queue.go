@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -163,6 +164,19 @@ func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
 	if err := ValidText("source", c.Source, 256); err != nil {
 		return err
 	}
+	if err := trailerSafeSource(c.Source); err != nil {
+		return err
+	}
+	for i, r := range c.Refs {
+		if c.Refs[i], err = trailerSafeItem("refs", r); err != nil {
+			return err
+		}
+	}
+	for _, tg := range c.Tags {
+		if _, err := trailerSafeItem("tags", tg); err != nil {
+			return err
+		}
+	}
 	scopes, err := SplitScopes(c.Scope...)
 	if err != nil {
 		return err
@@ -257,21 +271,72 @@ func Enqueue(ctx context.Context, dir string, cands []*Candidate, now time.Time)
 	if len(cands) > maxBatch {
 		return nil, fmt.Errorf("%d candidates in one batch, over the limit of %d: split the input", len(cands), maxBatch)
 	}
-	ids := make([]string, 0, len(cands))
+	// Every file is encoded and checked before the first is written: a
+	// batch is queued whole or refused.
+	files := make([][]byte, len(cands))
 	for i, c := range cands {
 		c.ID = NewCandidateID(now, i)
 		c.QueuedAt = now.UTC()
-		data, err := json.Marshal(c)
-		if err != nil {
-			return ids, err
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // "<" stays one byte, as the limits count it
+		if err := enc.Encode(c); err != nil {
+			return nil, err
 		}
-		if err := WriteFileAtomic(ctx, filepath.Join(qd, c.ID+".json"), append(data, '\n'), 0o600); err != nil {
+		if b.Len() > MaxQueueFileBytes {
+			return nil, fmt.Errorf("candidate %d: %d bytes queued, over the %d memctl reads back: shorten its content, refs or tags", i+1, b.Len(), MaxQueueFileBytes)
+		}
+		files[i] = b.Bytes()
+	}
+	ids := make([]string, 0, len(cands))
+	for i, c := range cands {
+		if err := WriteFileAtomic(ctx, filepath.Join(qd, c.ID+".json"), files[i], 0o600); err != nil {
 			return ids, fmt.Errorf("queue candidate: %w", err)
 		}
 		ids = append(ids, c.ID)
 	}
 	return ids, nil
 }
+
+// trailerSafeSource refuses a source the entry's trailer would not give
+// back as written: one holding the trailer's separator or parentheses, or
+// one that reads as a key of it ("scope project:x", "expires 2026-02-01",
+// a date), which would come back as that key.
+func trailerSafeSource(src string) error {
+	if src == "" {
+		return nil
+	}
+	first, _, _ := strings.Cut(src, " ")
+	_, isDate := ParseTime(src)
+	switch {
+	case cleanMeta(src) != strings.TrimSpace(src):
+		return fmt.Errorf("source %q holds \"·\", \"(\" or \")\", which an entry's metadata cannot hold: give a plain name such as \"agent\" or \"user\"", src)
+	case isDate, first == keyConf, first == keyScope, first == keyRefs, first == keyTags, first == keyUpdated, first == keyExpires, first == keySee, strings.HasPrefix(src, keySuperseded):
+		return fmt.Errorf("source %q reads as a metadata field of the entry, not a source: give a plain name such as \"agent\" or \"user\"", src)
+	}
+	return nil
+}
+
+// trailerSafeItem returns a refs or tags value as the entry's trailer
+// can hold it: the trailer separates values with commas and ends at a
+// parenthesis, so a URL gets those characters percent-encoded (the same
+// URL), and any other value holding one is refused.
+func trailerSafeItem(what, v string) (string, error) {
+	if cleanListItem(v) == strings.TrimSpace(v) {
+		return v, nil
+	}
+	if what == "refs" && strings.Contains(v, "://") {
+		enc := strings.NewReplacer("(", "%28", ")", "%29", ",", "%2C", "·", "%C2%B7").Replace(v)
+		if cleanListItem(enc) == strings.TrimSpace(enc) {
+			return enc, nil
+		}
+	}
+	return "", fmt.Errorf("%s value %q holds \",\", \"(\", \")\" or \"·\", which an entry's metadata cannot hold", what, v)
+}
+
+// MaxQueueFileBytes is the largest queue file memctl reads; Enqueue never
+// writes a larger one.
+const MaxQueueFileBytes = 1 << 20
 
 // privateDir creates p (and its parents) for the queue: mode 0700, and
 // an existing directory open to others is narrowed to 0700. Queue files
@@ -369,11 +434,11 @@ func readCandidate(path string) (*Candidate, error) {
 	if !li.Mode().IsRegular() || !os.SameFile(fi, li) {
 		return nil, notRegular(path, li.Mode())
 	}
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
+	data, err := io.ReadAll(io.LimitReader(f, MaxQueueFileBytes+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > 1<<20 {
+	if len(data) > MaxQueueFileBytes {
 		return nil, errors.New("file is larger than 1 MiB")
 	}
 	return DecodeQueueFile(data)
@@ -507,7 +572,7 @@ func decodeStrict(data []byte, v any) error {
 	rest := bytes.TrimSpace(data[dec.InputOffset():])
 	switch {
 	case len(rest) == 0:
-		return nil
+		return checkKeys(data[:dec.InputOffset()], v)
 	case rest[0] == '{':
 		return errors.New("more than one JSON object on the line; give one object per line")
 	default:
@@ -516,6 +581,45 @@ func decodeStrict(data []byte, v any) error {
 		}
 		return fmt.Errorf("text after the JSON object: %q; give one object per line and nothing else", rest)
 	}
+}
+
+// checkKeys refuses what encoding/json lets pass silently in an object
+// decoded into v (a pointer to a struct): a field given twice (the last
+// value would win) and a field name spelt in another case than the
+// schema's ("Content": it would be taken for "content").
+func checkKeys(data []byte, v any) error {
+	names := map[string]bool{}
+	if t := reflect.TypeOf(v); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+		for _, f := range reflect.VisibleFields(t.Elem()) {
+			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" && !f.Anonymous {
+				names[name] = true
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil // not an object: Decode has said what it had to
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("invalid JSON: %v", err)
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return fmt.Errorf("invalid candidate: field %q is given twice", key)
+		}
+		seen[key] = true
+		if len(names) > 0 && !names[key] {
+			return fmt.Errorf("invalid candidate: unknown field %q (field names are lowercase: %q)", key, strings.ToLower(key))
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return fmt.Errorf("invalid JSON: %v", err)
+		}
+	}
+	return nil
 }
 
 // invalidUTF8At returns the offset of the first invalid UTF-8 byte in b.

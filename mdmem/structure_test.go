@@ -108,7 +108,7 @@ func TestFinding12_ConfigSections(t *testing.T) {
 		{"bad duration", "[git]\nlock_wait = \"soon\"\n", "git", "invalid duration", 2},
 		{"syntax error in a section", "[add]\nmax_content_bytes = 100\n\n[llm]\nmodel = = =\n", "llm", "line 5", 5},
 		{"repeated section", "[llm]\nmodel = \"a\"\n[llm]\nmodel = \"b\"\n", "llm", "[llm] appears again (first at line 1)", 3},
-		{"add itself", "[add]\nmax_content_bytes = 0\n", "add", "max_content_bytes must be positive", 1},
+		{"add itself", "[add]\nmax_content_bytes = 0\n", "add", "max_content_bytes must be between 1 and 262144", 1},
 		{"junk before the first section", "not toml at all = = =\n[add]\nmax_content_bytes = 100\n", "warn", "line 1", 1},
 		{"unknown section", "[injct]\nbudget = 5\n", "warn", "unknown section [injct]", 1},
 		{"unknown top-level key", "budget = 5\n", "warn", `unknown setting "budget"`, 1},

@@ -1,18 +1,21 @@
 package mdmem
 
+// A seventh review (2026-12-03, hostile tester): input, limits and the
+// file structure. Each test fails on the code before its fix.
+
 import (
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestReviewA_InsertIntoSectionWithIntroParagraph: a person wrote an
+// TestInsertUnderAPersonsParagraphKeepsItOut: a person wrote an
 // introductory paragraph right under a core heading, with no entries yet.
 // memctl inserts the new entry right after the heading, before the
 // paragraph, with no blank line: the paragraph becomes a lazy
 // continuation of the new list item, so the entry's content silently
 // absorbs the person's prose (and forgetting the entry deletes it).
-func TestReviewA_InsertIntoSectionWithIntroParagraph(t *testing.T) {
+func TestInsertUnderAPersonsParagraphKeepsItOut(t *testing.T) {
 	src := "# Core profile\n\n## Key decisions\nDecisions the team agreed on, newest last.\n\n## Pending confirmation\n\n# Archive\n"
 	m := memoryFrom(t, map[string]string{MainFile: src})
 	ed := m.Edit()
@@ -35,12 +38,12 @@ func TestReviewA_InsertIntoSectionWithIntroParagraph(t *testing.T) {
 	}
 }
 
-// TestReviewA_JSONDuplicateKeyDropsValue: a JSON Lines object that gives
+// TestJSONRepeatedOrMiscasedFieldIsRefused: a JSON Lines object that gives
 // "content" twice (or "Content" and "content": encoding/json matches keys
 // case-insensitively) is accepted, and the first value is silently
 // dropped: the input is not one object with the schema's fields, yet the
 // line is queued with exit 0 and no report.
-func TestReviewA_JSONDuplicateKeyDropsValue(t *testing.T) {
+func TestJSONRepeatedOrMiscasedFieldIsRefused(t *testing.T) {
 	for _, line := range []string{
 		`{"content":"Deploys need a change ticket","category":"constraint","content":"x"}`,
 		`{"Content":"Deploys need a change ticket","category":"constraint","content":"x"}`,
@@ -59,13 +62,24 @@ func TestReviewA_JSONDuplicateKeyDropsValue(t *testing.T) {
 			t.Errorf("%s: accepted as content %q scope %q; a repeated field should be refused, not silently dropped", line, got.Content, got.Scope)
 		}
 	}
+	// Every field of the schema, each once, is still accepted.
+	line := `{"content":"Deploys need a change ticket","category":"constraint","scope":"project:a","source":"user","refs":["r"],"tags":["t"],"topic":"deploys","confidence":0.9,"created_at":"2026-01-01T00:00:00Z"}`
+	err := DecodeJSONLines(strings.NewReader(line+"\n"), 1<<20, func(_ int, _ *Candidate, err error) error {
+		if err != nil {
+			t.Errorf("a plain line is refused: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
-// TestReviewA_MetadataRoundTrip: fields that Normalize accepts come back
+// TestSourceAndRefsRoundTrip: fields that Normalize accepts come back
 // different once the entry is written and read: parentheses in a ref
 // (a Wikipedia URL) become brackets, a source that reads like a trailer
 // key turns into that key (an expiry, a scope), with exit 0.
-func TestReviewA_MetadataRoundTrip(t *testing.T) {
+func TestSourceAndRefsRoundTrip(t *testing.T) {
 	now := mustTime(t, "2026-01-05T10:12:00Z")
 	for _, tc := range []struct {
 		name string
@@ -104,11 +118,11 @@ func mustTime(t *testing.T, s string) time.Time {
 	return tm
 }
 
-// TestReviewA_QueueFileMemctlCannotReadBack: add.max_content_bytes has no
+// TestQueueFileIsAlwaysReadBack: add.max_content_bytes has no
 // upper bound, and Enqueue marshals with HTML escaping ("<" → \u003c, six
 // bytes for one): a candidate Normalize accepted is written to a queue
 // file over readCandidate's 1 MiB limit, which ReadQueue then refuses.
-func TestReviewA_QueueFileMemctlCannotReadBack(t *testing.T) {
+func TestQueueFileIsAlwaysReadBack(t *testing.T) {
 	dir := t.TempDir()
 	now := mustTime(t, "2026-01-05T10:12:00Z")
 	c := &Candidate{Content: "Generic syntax: " + strings.Repeat("<", 200_000), Category: "fact"}

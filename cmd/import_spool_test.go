@@ -8,13 +8,13 @@ import (
 	"testing"
 )
 
-// TestReviewA_ImportSpoolWritesThroughSymlinkedCache: memctl never writes
+// TestImportSpoolNeverThroughALinkedCache: memctl never writes
 // through a .memctl/cache that is a link out of the memory directory
 // (SafeDir, checkWriteDirs), but import's spool, which holds every valid
 // candidate of the input (after redaction), is created in the cache
 // directory before the lock checks it: through the link, outside the
 // memory directory.
-func TestReviewA_ImportSpoolWritesThroughSymlinkedCache(t *testing.T) {
+func TestImportSpoolNeverThroughALinkedCache(t *testing.T) {
 	mem := t.TempDir()
 	outside := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(mem, ".memctl"), 0o755); err != nil {
