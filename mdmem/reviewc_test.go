@@ -88,3 +88,29 @@ func TestReviewC_FilterThroughAttributeMacro(t *testing.T) {
 			committed, wantBlob, gitOut(t, s.Dir, "cat-file", "-p", "HEAD:MEMORY.md"))
 	}
 }
+
+// TestReviewC_RestoreAndRenumberHandOutOneID: an entry a person committed
+// with git (or pulled from another clone) that no memctl run has seen yet
+// raises no id mark. When the person's next edit both deletes it and copies
+// another line, finishHandEdit restores the deleted id into the archive and
+// gives the copy a "fresh" id from marks that ignore the restored one: the
+// same id, so the fix-up commit itself creates a duplicate id.
+func TestReviewC_RestoreAndRenumberHandOutOneID(t *testing.T) {
+	ctx := context.Background()
+	s := handEditStore(t)
+	withDec2 := strings.Replace(baseMain, "- [dec-001] Postgres for orders (review · 2026-01-03)\n",
+		"- [dec-001] Postgres for orders (review · 2026-01-03)\n- [dec-002] Kafka for events (person · 2026-01-05)\n", 1)
+	writeRel(t, s, MainFile, withDec2)
+	gitOut(t, s.Dir, "commit", "-qam", "person: add dec-002")
+	// next edit: dec-002 deleted, dec-001's line copied (a pasted line)
+	edited := strings.Replace(withDec2, "- [dec-002] Kafka for events (person · 2026-01-05)\n",
+		"- [dec-001] Postgres for orders (review · 2026-01-03)\n", 1)
+	writeRel(t, s, MainFile, edited)
+	he := commitHandEdits(t, s)
+	t.Logf("restored %v, renumbered %v", he.Restored, he.Renumbered)
+	m, err := s.Load(ctx)
+	must(t, err)
+	if err := m.CheckUniqueIDs(); err != nil {
+		t.Errorf("after memctl's fix-up commit: %v\n%s", err, readRel(t, s, MainFile))
+	}
+}
