@@ -23,6 +23,13 @@ const (
 
 const beginLine = BlockBegin + " (memctl inject --write keeps this block current; edits inside it are replaced) -->"
 
+// markerPrefix starts both markers; quotedMarkerPrefix is how stored text
+// holding it is written into a block.
+const (
+	markerPrefix       = "<!-- memctl:"
+	quotedMarkerPrefix = "<!-- (quoted) memctl:"
+)
+
 // markerLine reports whether line (without its newline) is the marker.
 func markerLine(line, marker string) bool {
 	return strings.HasPrefix(strings.TrimSpace(line), marker)
@@ -35,7 +42,7 @@ func markerLine(line, marker string) bool {
 // is its own.
 func ReplaceBlock(doc []byte, block string) ([]byte, error) {
 	// Stored text must not close the block early or open another.
-	block = strings.ReplaceAll(block, "<!-- memctl:", "<!-- (quoted) memctl:")
+	block = strings.ReplaceAll(block, markerPrefix, quotedMarkerPrefix)
 	if block != "" && !strings.HasSuffix(block, "\n") {
 		block += "\n"
 	}

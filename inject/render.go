@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strconv"
@@ -250,6 +251,13 @@ func appendClean(b []byte, s string, meta bool) []byte {
 			space = false
 		}
 		b = utf8.AppendRune(b, r)
+	}
+	// Stored text must not close an AGENTS.md block early or open another
+	// (inject --write): the marker is quoted here, where the block is
+	// measured, as ReplaceBlock would quote it.
+	if bytes.Contains(b[start:], []byte(markerPrefix)) {
+		seg := bytes.ReplaceAll(b[start:], []byte(markerPrefix), []byte(quotedMarkerPrefix))
+		b = append(b[:start], seg...)
 	}
 	return b
 }

@@ -9,11 +9,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -107,10 +110,62 @@ func Forget(ctx context.Context, s *Store, ids []string, reason string, opts For
 		return nil, err
 	}
 	subject := opts.Op + " " + strings.Join(res.IDs, ", ")
+	if err := s.oweForgetCleanup(ctx, res, subject); err != nil {
+		return nil, err
+	}
 	if err := s.commitForget(ctx, files, res, subject, reason, opts.Op); err != nil {
 		return nil, err
 	}
-	return res, s.cleanAfterForget(ctx, ts, res, subject)
+	if err := s.cleanAfterForget(ctx, ts, res, subject); err != nil {
+		return res, err
+	}
+	return res, os.Remove(s.abs(ForgetOwedPath))
+}
+
+// forgetOwed is the cleanup a forget owes (ForgetOwedPath).
+type forgetOwed struct {
+	Subject  string   `json:"subject"`
+	IDs      []string `json:"ids"`
+	Contents []string `json:"contents"`
+}
+
+// oweForgetCleanup records the cleanup a forget owes before its commit.
+func (s *Store) oweForgetCleanup(ctx context.Context, res *ForgetResult, subject string) error {
+	if err := EnsureDir(s.Dir, path.Dir(ForgetOwedPath)); err != nil {
+		return err
+	}
+	data, err := json.Marshal(forgetOwed{Subject: subject, IDs: res.IDs, Contents: res.Contents})
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(ctx, s.abs(ForgetOwedPath), data, PrivateFileMode)
+}
+
+// finishOwedForget makes the cleanup a killed forget owes (whether its
+// commit landed, or recovery finished or undid it: the person asked for
+// the texts to go). The caller holds the lock. It returns what it did.
+func (s *Store) finishOwedForget(ctx context.Context) (string, error) {
+	data, err := os.ReadFile(s.abs(ForgetOwedPath))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	var owed forgetOwed
+	if err != nil || json.Unmarshal(data, &owed) != nil {
+		_ = os.Remove(s.abs(ForgetOwedPath))
+		return "dropped an unreadable record of a forget's cleanup", nil
+	}
+	ts, err := s.LoadTombstones()
+	if err != nil {
+		return "", err
+	}
+	res := &ForgetResult{IDs: owed.IDs, Contents: owed.Contents}
+	if err := s.cleanAfterForget(ctx, ts, res, owed.Subject); err != nil {
+		return "", err
+	}
+	if err := os.Remove(s.abs(ForgetOwedPath)); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("finished the cleanup of an interrupted %s (queue, kept transcripts, caches)", owed.Subject), nil
 }
 
 // checkForgetArgs checks the ids and the reason of a forget.
@@ -406,8 +461,13 @@ func (s *Store) scrubTraces(ctx context.Context, contents []string) ([]string, e
 		}
 		out := data
 		for _, c := range contents {
-			if c != "" {
-				out = replaceWords(out, c, forgottenMark)
+			if c == "" {
+				continue
+			}
+			// Transcripts are JSON Lines: the text may be there escaped
+			// ("\"", "\\", "\u00e9") as well as as written.
+			for _, form := range jsonForms(c) {
+				out = replaceWords(out, form, forgottenMark)
 			}
 		}
 		if bytes.Equal(out, data) {
@@ -423,6 +483,40 @@ func (s *Store) scrubTraces(ctx context.Context, contents []string) ([]string, e
 		done = append(done, TraceDir+"/"+e.Name())
 	}
 	return done, nil
+}
+
+// jsonForms returns text as written and as JSON encoders write it inside
+// a string: Go's (HTML-safe escapes), one that escapes nothing it need not,
+// and one that escapes every non-ASCII rune as \uXXXX.
+func jsonForms(text string) []string {
+	forms := []string{text}
+	add := func(f string) {
+		if !slices.Contains(forms, f) {
+			forms = append(forms, f)
+		}
+	}
+	for _, html := range []bool{true, false} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		if enc.Encode(text) == nil {
+			add(strings.TrimSuffix(strings.TrimSpace(b.String()), `"`)[1:])
+		}
+	}
+	var ascii strings.Builder
+	for _, r := range forms[len(forms)-1] {
+		switch {
+		case r < 0x80:
+			ascii.WriteRune(r)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&ascii, "\\u%04x\\u%04x", r1, r2)
+		default:
+			fmt.Fprintf(&ascii, "\\u%04x", r)
+		}
+	}
+	add(ascii.String())
+	return forms
 }
 
 // scrubCaches drops the forgotten ids from the inject log and removes
@@ -452,6 +546,15 @@ func (s *Store) scrubCaches(ctx context.Context, ids, contents []string) ([]stri
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return done, err
+		}
+		if CacheDir+"/"+name == EmbeddingsCachePath {
+			// Keyed by an unkeyed hash of each text, with its vector: both
+			// say what was forgotten. Rebuilt by the next consolidate.
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return done, err
+			}
+			done = append(done, CacheDir+"/"+name)
+			continue
 		}
 		if strings.HasPrefix(name, "inject.log") {
 			if out, changed := dropLogIDs(data, drop); changed {

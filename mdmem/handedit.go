@@ -463,6 +463,10 @@ func (s *Store) finishHandEdit(ctx context.Context, rep *HandEdit) error {
 		}
 		rep.Restored = append(rep.Restored, id)
 		entries = append(entries, id)
+		if p, n, ok := splitID(id); ok && n > alloc.state.LastID[p] {
+			alloc.state.LastID[p] = n // never handed out to a duplicate below
+			alloc.dirty = true
+		}
 		body = append(body, fmt.Sprintf("restored %s (deleted by hand from %s in %.12s) into the archive", id, from, r.commit))
 	}
 	seen := map[string]int{}

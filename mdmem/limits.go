@@ -35,7 +35,7 @@ func (e *FileTooLargeError) Error() string {
 // Hint says what a person can do about it.
 func (e *FileTooLargeError) Hint() string {
 	if e.Path == MainFile {
-		return "MEMORY.md cannot be split: move entries or sections to topic files by hand (the archive is the usual bulk), or import with a topic; files.max_bytes in .memctl/config.toml raises the limit up to " + byteSize(MaxFileBytes/2)
+		return "MEMORY.md cannot be split: move live entries to topic files by hand, or delete old archive entries (git history keeps them; consolidate --allow-delete commits that; never move the archive into topics/, where every entry is live), or import with a topic; files.max_bytes in .memctl/config.toml raises the limit up to " + byteSize(MaxFileBytes/2)
 	}
 	return "split the input or the file by hand (topic files continue in topics/<slug>-2.md, -3, …)"
 }

@@ -51,6 +51,12 @@ const (
 	// of state.json and ids a person wrote by hand and deleted since, so
 	// no id is handed out twice on this machine.
 	IDMarksPath = CacheDir + "/id-marks.json"
+	// ForgetOwedPath holds the cleanup a forget still owes (the texts to
+	// scrub from the queue, transcripts and caches) from just before its
+	// commit until the cleanup is done: a forget killed in between is
+	// cleaned up by the next writer. Git-ignored, in a subdirectory the
+	// cache scrub passes over, mode 0600.
+	ForgetOwedPath = CacheDir + "/owed/forget.json"
 	// AttemptsPath counts consolidate's failed runs per candidate.
 	AttemptsPath = CacheDir + "/consolidate-attempts.json"
 	// ExtractCacheDir keeps extract's per-transcript read offsets.

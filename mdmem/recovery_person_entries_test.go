@@ -155,11 +155,19 @@ func TestUndoTakesMemctlsEntryOutWhenThePersonDeletedTheOthers(t *testing.T) {
 	must(t, os.WriteFile(s.abs("notes.txt"), []byte("unrelated\n"), 0o644))
 	gitOut(t, s.Dir, "add", "notes.txt")
 	gitOut(t, s.Dir, "commit", "-qm", "person: notes", "notes.txt")
+	v, err := OpenReadView(s.Dir)
+	must(t, err)
+	seen, err := v.ReadFile("topics/a.md")
+	v.Close()
+	must(t, err)
 	rec := lockAndRecover(t, s)
 	if len(rec) != 1 || !strings.Contains(rec[0], "undid") {
 		t.Fatalf("recovered: %q, want the import undone", rec)
 	}
 	if got := readOrAbsent(t, s, "topics/a.md"); got != topic0 {
 		t.Errorf("topics/a.md = %q, want memctl's entry taken out: %q", got, topic0)
+	}
+	if string(seen) != topic0 {
+		t.Errorf("a reader saw %q before the recovery, want what it leaves: %q", seen, topic0)
 	}
 }

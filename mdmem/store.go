@@ -110,6 +110,18 @@ func (s *Store) Lock(ctx context.Context) (unlock func() error, err error) {
 	if msg != "" {
 		s.Recovered = append(s.Recovered, msg)
 	}
+	if err := s.seedLocalMarks(ctx); err != nil {
+		_ = release()
+		return nil, err
+	}
+	msg, err = s.finishOwedForget(ctx)
+	if err != nil {
+		_ = release()
+		return nil, err
+	}
+	if msg != "" {
+		s.Recovered = append(s.Recovered, msg)
+	}
 	return release, nil
 }
 
@@ -234,6 +246,36 @@ func (s *Store) raiseLocalMarks(ctx context.Context, marks map[string]int) error
 		return err
 	}
 	if err := os.MkdirAll(s.abs(CacheDir), 0o755); err != nil {
+		return err
+	}
+	return WriteFileAtomic(ctx, s.abs(IDMarksPath), append(data, '\n'), PrivateFileMode)
+}
+
+// seedLocalMarks creates the local id marks (IDMarksPath) where there are
+// none (a fresh clone, a cleared cache) from every id the history's
+// commits name (Memctl-Entry trailers): an id written by hand and deleted
+// since, committed as a hand edit in another clone, is never handed out
+// again. The caller holds the lock.
+func (s *Store) seedLocalMarks(ctx context.Context) error {
+	if _, err := os.Lstat(s.abs(IDMarksPath)); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	marks := map[string]int{}
+	if _, err := s.Repo.Log(ctx, func(c *gitstore.Commit) bool {
+		for _, id := range c.Trailers[TrailerEntry] {
+			if p, n, ok := splitID(strings.TrimSpace(id)); ok && n > marks[p] && n <= MaxIDNumber {
+				marks[p] = n
+			}
+		}
+		return false
+	}, 0); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(&State{LastID: marks}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := EnsureDir(s.Dir, CacheDir); err != nil {
 		return err
 	}
 	return WriteFileAtomic(ctx, s.abs(IDMarksPath), append(data, '\n'), PrivateFileMode)

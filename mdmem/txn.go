@@ -1400,6 +1400,39 @@ func OpenReadView(dir string) (*ReadView, error) {
 	rp := planRecoveryIn(dir, j, oldOf)
 	forward := rp.forward
 	inTxn := func(name string) string { return filepath.Join(dir, filepath.FromSlash(TxnDir), name) }
+	// HEAD moved since the write was planned (a person's commit or pull):
+	// the writer finishes the write on top only when HEAD holds part of it
+	// (unlandedRest); otherwise it undoes it, back to HEAD's content.
+	var headOf func(*txnFile) ([]byte, bool)
+	if repo == nil {
+		repo, _ = gitstore.Open(context.Background(), dir)
+	}
+	if repo != nil {
+		if head, err := repo.HeadHash(context.Background()); err == nil && head != j.Base && !headHoldsPart(repo, j, inTxn, oldOf) {
+			forward = false
+			headOf = func(f *txnFile) ([]byte, bool) {
+				b, exists, err := repo.ReadHead(context.Background(), f.Path)
+				return b, exists && err == nil
+			}
+		}
+	}
+	// undoTarget is what the undo leaves in a file holding memctl's bytes.
+	undoTarget := func(f *txnFile) (data []byte, exists, ok bool) {
+		if headOf != nil {
+			data, exists = headOf(f)
+			return data, exists, true
+		}
+		if f.Old == "" {
+			return nil, false, true
+		}
+		ob, err := os.ReadFile(inTxn(f.Backup))
+		if err != nil || contentHash(ob, true) != f.Old {
+			if ob, ok = oldOf(f); !ok {
+				return nil, false, false
+			}
+		}
+		return ob, true, true
+	}
 	for _, f := range j.Files {
 		b, err := ReadMemoryFile(dir, f.Path)
 		exists := err == nil
@@ -1420,13 +1453,11 @@ func OpenReadView(dir string) (*ReadView, error) {
 				of.data, of.exists = nb, true
 			}
 		case !forward && h == f.New && h != f.Old:
-			if f.Old != "" {
-				ob, err := os.ReadFile(inTxn(f.Backup))
-				if err != nil {
-					continue
-				}
-				of.data, of.exists = ob, true
+			data, exists, ok := undoTarget(f)
+			if !ok {
+				continue
 			}
+			of.data, of.exists = data, exists
 		case !forward && exists && h != f.Old && f.New != "":
 			// A person's edit on top of memctl's bytes, which the undo
 			// takes memctl's part out of (takeOutOfEdit).
@@ -1447,11 +1478,18 @@ func OpenReadView(dir string) (*ReadView, error) {
 			if !editedOnTop(f.Path, ob, nb, b) && !holdsSomeOf(f.Path, ob, nb, b) {
 				continue
 			}
-			merged, ok := takeOutOnto(f.Path, nb, ob, b)
+			target, targetExists, ok := undoTarget(f)
+			if !ok {
+				continue
+			}
+			if !targetExists {
+				target = nil
+			}
+			merged, ok := takeOutOnto(f.Path, nb, target, b)
 			if !ok || bytes.Equal(merged, b) {
 				continue
 			}
-			if ob != nil || len(bytes.TrimSpace(merged)) > 0 {
+			if target != nil || len(bytes.TrimSpace(merged)) > 0 {
 				of.data, of.exists = merged, true
 			}
 		default:
@@ -1463,6 +1501,45 @@ func OpenReadView(dir string) (*ReadView, error) {
 		v.overlay[f.Path] = of
 	}
 	return v, nil
+}
+
+// headHoldsPart reports whether HEAD holds part of a pending write: a file
+// with memctl's new content, or with its change and edits of a person's on
+// top (holdsChanges), as recovery counts a person's commit of it.
+func headHoldsPart(repo *gitstore.Repo, j *txnJournal, inTxn func(string) string, oldOf func(*txnFile) ([]byte, bool)) bool {
+	for _, f := range j.Files {
+		if f.New == f.Old {
+			continue
+		}
+		b, exists, err := repo.ReadHead(context.Background(), f.Path)
+		if err != nil {
+			return true // cannot tell: keep the plan the disk gives
+		}
+		if contentHash(b, exists) == f.New {
+			return true
+		}
+		if !exists || f.New == "" {
+			continue
+		}
+		nb, err := os.ReadFile(inTxn(f.Staged))
+		if err != nil || contentHash(nb, true) != f.New {
+			continue
+		}
+		var ob []byte
+		if f.Old != "" {
+			ob, err = os.ReadFile(inTxn(f.Backup))
+			if err != nil || contentHash(ob, true) != f.Old {
+				var ok bool
+				if ob, ok = oldOf(f); !ok {
+					continue
+				}
+			}
+		}
+		if holdsChanges(f.Path, ob, nb, b) {
+			return true
+		}
+	}
+	return false
 }
 
 // Close releases the view.

@@ -25,12 +25,13 @@ func (a attrState) specified() bool { return a.set || a.unset || a.value != "" }
 // .gitattributes files along the path (read from the worktree) and
 // $GIT_DIR/info/attributes, in increasing priority.
 type attrResolver struct {
-	r     *Repo
-	files map[string][]gitattributes.MatchAttribute // dir -> patterns of its .gitattributes
+	r      *Repo
+	files  map[string][]gitattributes.MatchAttribute // dir -> patterns of its .gitattributes
+	macros map[string][]gitattributes.Attribute      // [attr] macros of the files read
 }
 
 func newAttrResolver(r *Repo) *attrResolver {
-	return &attrResolver{r: r, files: map[string][]gitattributes.MatchAttribute{}}
+	return &attrResolver{r: r, files: map[string][]gitattributes.MatchAttribute{}, macros: map[string][]gitattributes.Attribute{}}
 }
 
 func (a *attrResolver) load(key, path string, domain []string, macros bool) []gitattributes.MatchAttribute {
@@ -42,8 +43,14 @@ func (a *attrResolver) load(key, path string, domain []string, macros bool) []gi
 		sc := bufio.NewScanner(bytes.NewReader(b))
 		for sc.Scan() {
 			m, err := gitattributes.ParseAttributesLine(sc.Text(), domain, macros)
+			if err == nil && m.Name != "" && m.Pattern == nil && macros {
+				// "[attr]name ...": set where name is set (a filter
+				// behind a macro is still a filter).
+				a.macros[m.Name] = m.Attributes
+				continue
+			}
 			if err != nil || m.Name == "" || m.Pattern == nil {
-				continue // git warns and ignores bad lines; macros other than built-ins are ignored
+				continue // git warns and ignores bad lines
 			}
 			out = append(out, m)
 		}
@@ -95,34 +102,43 @@ func (a *attrResolver) attrs(treePath string, names ...string) map[string]attrSt
 		if !m.Pattern.Match(parts) {
 			continue
 		}
-		for k := len(m.Attributes) - 1; k >= 0; k-- {
-			at := m.Attributes[k]
-			name := at.Name()
-			if name == "binary" && at.IsSet() {
-				// built-in macro: binary = -diff -merge -text
-				if want["text"] && !assigned["text"] {
-					assigned["text"] = true
-					res["text"] = attrState{unset: true}
-				}
-				continue
-			}
-			if !want[name] || assigned[name] {
-				continue
-			}
-			assigned[name] = true
-			switch {
-			case at.IsValueSet():
-				res[name] = attrState{value: at.Value()}
-			case at.IsSet():
-				res[name] = attrState{set: true}
-			case at.IsUnset():
-				res[name] = attrState{unset: true}
-			default: // "!attr": explicitly unspecified
-				res[name] = attrState{}
-			}
-		}
+		a.assign(m.Attributes, want, assigned, res, 0)
 	}
 	return res
+}
+
+// assign resolves one line's attributes, the last first (later ones win),
+// into res: each wanted name not assigned yet, macros expanded where set.
+func (a *attrResolver) assign(ats []gitattributes.Attribute, want, assigned map[string]bool, res map[string]attrState, depth int) {
+	for k := len(ats) - 1; k >= 0; k-- {
+		at := ats[k]
+		name := at.Name()
+		if name == "binary" && at.IsSet() {
+			// built-in macro: binary = -diff -merge -text
+			if want["text"] && !assigned["text"] {
+				assigned["text"] = true
+				res["text"] = attrState{unset: true}
+			}
+			continue
+		}
+		if def, ok := a.macros[name]; ok && at.IsSet() && depth < 8 {
+			a.assign(def, want, assigned, res, depth+1)
+		}
+		if !want[name] || assigned[name] {
+			continue
+		}
+		assigned[name] = true
+		switch {
+		case at.IsValueSet():
+			res[name] = attrState{value: at.Value()}
+		case at.IsSet():
+			res[name] = attrState{set: true}
+		case at.IsUnset():
+			res[name] = attrState{unset: true}
+		default: // "!attr": explicitly unspecified
+			res[name] = attrState{}
+		}
+	}
 }
 
 // eolMode is how content is normalised on the way into the repository.

@@ -141,6 +141,12 @@ func loadConfig(gitDir string) (*gitConfig, error) {
 	if err := c.readFile(filepath.Join(gitDir, "config")); err != nil {
 		return nil, err
 	}
+	if v, _ := c.boolean("extensions", "", "worktreeconfig"); v {
+		// git sparse-checkout and others write here, not to config.
+		if err := c.readFile(filepath.Join(gitDir, "config.worktree")); err != nil {
+			return nil, err
+		}
+	}
 	if n, err := strconv.Atoi(os.Getenv("GIT_CONFIG_COUNT")); err == nil {
 		for i := 0; i < n; i++ {
 			k := os.Getenv(fmt.Sprintf("GIT_CONFIG_KEY_%d", i))
@@ -192,6 +198,14 @@ func (r *Repo) checkSupported() error {
 	} {
 		if v, _ := c.boolean(s.sec, "", s.key); v {
 			return unsupported(s.sec+"."+canonicalKey(s.key)+"=true", s.why)
+		}
+	}
+	for _, e := range c.entries {
+		// Settings in an included file would be missed: refused when the
+		// repository's own config includes one (a user's global config
+		// may, for user.* and the like).
+		if (e.section == "include" || e.section == "includeif") && e.key == "path" && strings.HasPrefix(e.origin, r.gitDir) {
+			return unsupported(e.section+".path", "memctl does not read included config files")
 		}
 	}
 	if _, err := os.Stat(filepath.Join(r.gitDir, "reftable")); err == nil {

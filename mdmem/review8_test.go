@@ -9,14 +9,14 @@ import (
 	"github.com/memctl/memctl/mdmem/gitstore"
 )
 
-// TestReviewC_SparseCheckoutInWorktreeConfig: `git sparse-checkout set`
+// TestSparseCheckoutInWorktreeConfigIsRefused: `git sparse-checkout set`
 // (git >= 2.25) turns on extensions.worktreeConfig and writes
 // core.sparseCheckout into .git/config.worktree, not .git/config. memctl
 // refuses sparse checkouts, but only looks in .git/config, so it opens the
 // repository, takes the topic file that sparse checkout left out of the
 // worktree (skip-worktree) for one "deleted by hand", and commits its
 // deletion under the person's name.
-func TestReviewC_SparseCheckoutInWorktreeConfig(t *testing.T) {
+func TestSparseCheckoutInWorktreeConfigIsRefused(t *testing.T) {
 	ctx := context.Background()
 	s := handEditStore(t)
 	gitOut(t, s.Dir, "sparse-checkout", "set", "--no-cone", "/MEMORY.md", "/.memctl/", "/.gitignore")
@@ -50,14 +50,14 @@ func TestReviewC_SparseCheckoutInWorktreeConfig(t *testing.T) {
 	}
 }
 
-// TestReviewC_FilterThroughAttributeMacro: a clean filter (git-crypt, LFS)
+// TestFilterThroughAnAttributeMacroIsRefused: a clean filter (git-crypt, LFS)
 // on memory files is refused when .gitattributes names it directly
 // (`*.md filter=crypt`), but not when it comes through an attribute macro
 // (`[attr]secret filter=crypt` then `*.md secret`), which git expands in
 // the top-level .gitattributes. memctl then commits the worktree bytes
 // unfiltered: for git-crypt, the plaintext of a file the person meant to
 // be stored encrypted.
-func TestReviewC_FilterThroughAttributeMacro(t *testing.T) {
+func TestFilterThroughAnAttributeMacroIsRefused(t *testing.T) {
 	ctx := context.Background()
 	s := handEditStore(t)
 	writeRel(t, s, ".gitattributes", "[attr]secret filter=crypt diff=crypt\n*.md secret\n")
@@ -89,13 +89,13 @@ func TestReviewC_FilterThroughAttributeMacro(t *testing.T) {
 	}
 }
 
-// TestReviewC_RestoreAndRenumberHandOutOneID: an entry a person committed
+// TestRestoreAndRenumberNeverHandOutOneID: an entry a person committed
 // with git (or pulled from another clone) that no memctl run has seen yet
 // raises no id mark. When the person's next edit both deletes it and copies
 // another line, finishHandEdit restores the deleted id into the archive and
 // gives the copy a "fresh" id from marks that ignore the restored one: the
 // same id, so the fix-up commit itself creates a duplicate id.
-func TestReviewC_RestoreAndRenumberHandOutOneID(t *testing.T) {
+func TestRestoreAndRenumberNeverHandOutOneID(t *testing.T) {
 	ctx := context.Background()
 	s := handEditStore(t)
 	withDec2 := strings.Replace(baseMain, "- [dec-001] Postgres for orders (review · 2026-01-03)\n",

@@ -23,7 +23,7 @@ func liveIDs(t *testing.T, dir string) []string {
 	return ids
 }
 
-// TestReviewD_ReaderShowsAWriteThatAnUnrelatedCommitDooms: a write is
+// TestReaderSeesTheUndoAfterAnUnrelatedCommit: a write is
 // killed after replacing some (or all) of its files; a person then
 // commits something that holds no part of the write (their own new topic
 // file). HEAD moved "otherwise", so the next writer undoes the write
@@ -33,7 +33,7 @@ func liveIDs(t *testing.T, dir string) []string {
 // the write" — and this commit holds none of it. Yet the reader shows the
 // whole new state (dec-001, fact-001), which the next writer then takes
 // away: an agent was injected entries that vanish.
-func TestReviewD_ReaderShowsAWriteThatAnUnrelatedCommitDooms(t *testing.T) {
+func TestReaderSeesTheUndoAfterAnUnrelatedCommit(t *testing.T) {
 	for _, point := range []string{FailTxnHalfFiles, FailTxnFiles} {
 		t.Run(point, func(t *testing.T) {
 			s := newStore(t)
