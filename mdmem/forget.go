@@ -114,6 +114,11 @@ func Forget(ctx context.Context, s *Store, ids []string, reason string, opts For
 		return nil, err
 	}
 	if err := s.commitForget(ctx, files, res, subject, reason, opts.Op); err != nil {
+		if j, jerr := s.readTxnJournal(); jerr == nil && j == nil {
+			// Nothing was written and nothing is left to finish (a hook
+			// refused the commit, Ctrl-C): no cleanup is owed.
+			_ = os.Remove(s.abs(ForgetOwedPath))
+		}
 		return nil, err
 	}
 	if err := s.cleanAfterForget(ctx, ts, res, subject); err != nil {
