@@ -283,3 +283,31 @@ func TestMaskSecretsEveryKind(t *testing.T) {
 		t.Fatalf("only %d samples read", n)
 	}
 }
+
+// TestExtractSessionNamedAfterAFileKeepsItsCandidates: a session named
+// after its file ("chat (1), copy") is cited in refs with the characters
+// an entry's trailer cannot hold replaced; its candidates pass Normalize,
+// which refuses such refs, instead of every one being dropped.
+func TestExtractSessionNamedAfterAFileKeepsItsCandidates(t *testing.T) {
+	c := completerFunc(func(_ context.Context, r Request) (Response, error) {
+		if r.SchemaName == DigestSchemaName {
+			return Response{Text: `{"digest": "x"}`}, nil
+		}
+		return Response{Text: `{"candidates":[{"category":"fact","content":"The build uses Bazel","source":"tool","scope":[],"confidence":0.9,"turns":[1]}]}`}, nil
+	})
+	x := &Extractor{Completer: c, Config: mdmem.DefaultConfig(), MinConfidence: 0.7}
+	ex, err := x.Extract(context.Background(), []transcript.Turn{{N: 1, Role: "user", Kind: transcript.KindText, Text: "we build with bazel"}}, nil, "chat (1), copy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex.Proposals) != 1 || ex.Proposals[0].Dropped != "" {
+		t.Fatalf("proposals %+v", ex.Proposals)
+	}
+	cand := ex.Proposals[0].Candidate
+	if err := cand.Normalize(testNow, 4096, nil); err != nil {
+		t.Fatalf("the candidate of a session named after its file is refused: %v", err)
+	}
+	if got := strings.Join(cand.Refs, " "); got != "session:chat [1]; copy turn:1" {
+		t.Errorf("refs %q", got)
+	}
+}
