@@ -417,7 +417,8 @@ func (s *sim) checkCommits(from, to string) {
 
 // onlyPersonsChange reports whether commit h changes, in a memory file,
 // only entries the person touched (added, changed, retyped or deleted by
-// hand), and no line outside entries. A hand-edit commit memctl makes
+// hand), and no line outside entries but the person's own prose
+// (handNote). A hand-edit commit memctl makes
 // after finishing a killed write whose change it merged into the
 // person's edit (made on the old content) holds memctl's change, already
 // committed in its parent, plus the person's: bytes the person never
@@ -447,7 +448,8 @@ func (s *sim) onlyPersonsChange(h, path string) bool {
 					break
 				}
 			}
-			if !inEntry && strings.TrimSpace(l) != "" {
+			// The person's own prose (handNote) is theirs to add.
+			if !inEntry && strings.TrimSpace(l) != "" && !strings.HasPrefix(l, simNotePrefix) {
 				out[l] = true
 			}
 		}
