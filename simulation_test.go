@@ -603,7 +603,9 @@ func (s *sim) freshContent() string {
 }
 
 // content returns a candidate text: mostly new, sometimes a repeat of an
-// earlier one (exact duplicate) or an update of one (same fact, new number).
+// earlier one (exact duplicate), an update of one (same fact, new number),
+// or the same statement about another subject with the same number (a
+// distinct fact a merge must not fold in: soak seed 390211).
 func (s *sim) content() string {
 	if len(s.contents) > 0 {
 		switch r := s.rng.IntN(100); {
@@ -621,6 +623,20 @@ func (s *sim) content() string {
 				}
 				return upd
 			}
+		case r < 36:
+			old := s.contents[s.rng.IntN(len(s.contents))]
+			subj := subjectOf(old)
+			other := simSubjects[s.rng.IntN(len(simSubjects))]
+			if subj == "" || other == subj || strings.Contains(old, "sk-") || strings.HasPrefix(old, "Ignore") {
+				break
+			}
+			swap := strings.Replace(old, " "+subj+" ", " "+other+" ", 1)
+			if _, gone := s.forgotten[norm(swap)]; gone || swap == old || s.intro[norm(swap)] > 0 || s.generated[swap] || slices.Contains(s.contents, swap) {
+				break
+			}
+			s.generated[swap] = true
+			s.contents = append(s.contents, swap)
+			return swap
 		}
 	}
 	c := s.freshContent()

@@ -2,6 +2,7 @@ package consolidate
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -339,8 +340,71 @@ func (p *planner) checkMerge(d *Decision, ds *decSources) (wording string, err e
 		if lost := inventedFacts(s.ce.Content, []string{merged}); len(lost) > 0 {
 			return "", fmt.Errorf("merging would drop %s of candidate %s (not a duplicate of %s)", strings.Join(lost, ", "), s.c.ID, target.entry.ID)
 		}
+		// The same statement about another thing ("Backups of the jackal
+		// database …" / "… egret database …"): whichever text the merge
+		// keeps, the other thing's value would be gone.
+		if gone, came := swappedWords(target.entry.Content, s.ce.Content); len(gone) > 0 {
+			if lost := missingWords(merged, gone, came); len(lost) > 0 {
+				return "", fmt.Errorf("candidate %s says of %q what entry %s says of %q; merging would drop %q (not a duplicate: add it, or supersede for an update)",
+					s.c.ID, strings.Join(came, " "), target.entry.ID, strings.Join(gone, " "), strings.Join(lost, " "))
+			}
+		}
 	}
 	return wording, nil
+}
+
+// swappedWords returns the content words of old missing from newer (gone)
+// and of newer missing from old (came) when newer restates old with a few
+// words swapped: both sets non-empty and together fewer than the content
+// words both share. Otherwise both are nil (a rewording, or another fact).
+func swappedWords(old, newer string) (gone, came []string) {
+	a, b := contentWords(old), contentWords(newer)
+	shared := 0
+	for w := range a {
+		if b[w] {
+			shared++
+		} else {
+			gone = append(gone, w)
+		}
+	}
+	for w := range b {
+		if !a[w] {
+			came = append(came, w)
+		}
+	}
+	if len(gone) == 0 || len(came) == 0 || len(gone)+len(came) >= shared {
+		return nil, nil
+	}
+	sort.Strings(gone)
+	sort.Strings(came)
+	return gone, came
+}
+
+// missingWords returns the words of the lists that text's content words
+// lack.
+func missingWords(text string, lists ...[]string) []string {
+	have := contentWords(text)
+	var out []string
+	for _, l := range lists {
+		for _, w := range l {
+			if !have[w] {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+// contentWords returns the set of a text's tokens that carry meaning: no
+// fillers, no lone symbols.
+func contentWords(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, t := range tokens(s) {
+		if !fillerWords[t] && strings.IndexFunc(t, isWordRune) >= 0 {
+			m[t] = true
+		}
+	}
+	return m
 }
 
 // applyDecision applies a checked decision to the plan, or says why its
