@@ -400,7 +400,7 @@ func (x *Extractor) candidates(ctx context.Context, ex *Extraction, core []strin
 			c.Scope = append(c.Scope, x.Scopes...) // a scope not offered: the session's own
 		}
 		if sessionID != "" {
-			c.Refs = append(c.Refs, "session:"+refSafe(sessionID))
+			c.Refs = append(c.Refs, "session:"+mdmem.TrailerValue(sessionID))
 		}
 		for _, n := range p.Turns {
 			c.Refs = append(c.Refs, "turn:"+strconv.Itoa(n))
@@ -480,12 +480,4 @@ func (x *Extractor) ask(ctx context.Context, req Request, u *Usage, parse func(s
 			return err
 		}
 	}
-}
-
-// refSafe makes a value fit an entry's refs as written: a session named
-// after its file ("chat (1)") has the characters the entry's trailer
-// cannot hold (parentheses, commas, its separator) replaced, rather than
-// every candidate of the session refused.
-func refSafe(v string) string {
-	return strings.NewReplacer("(", "[", ")", "]", ",", ";", "·", "-").Replace(v)
 }

@@ -205,6 +205,13 @@ func cleanListItem(s string) string {
 	return strings.TrimSpace(strings.ReplaceAll(cleanMeta(s), ",", ";"))
 }
 
+// TrailerValue returns v as an entry's refs or tags trailer holds it: on
+// one line, with the characters the trailer uses as markers replaced by
+// look-alikes ("(" → "[", ")" → "]", "," → ";", "·" → "-"). For a value
+// memctl derives itself, such as a session named after its file ("chat
+// (1)"), where refusing it would refuse every candidate of the session.
+func TrailerValue(v string) string { return cleanListItem(v) }
+
 // OneLine folds whitespace runs (newlines included) into single spaces.
 func OneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")

@@ -48,12 +48,11 @@ func takeOutOnto(path string, written, target, theirs []byte) ([]byte, bool) {
 	if !strings.HasSuffix(path, ".md") || written == nil {
 		return mergeOnto(path, written, target, theirs)
 	}
-	o, okO := entryTexts(path, written)
-	a, okA := entryTexts(path, target)
-	b, okB := entryTexts(path, theirs)
-	if !okO || !okA || !okB {
+	texts, ok := entryTextsOf(path, written, target, theirs)
+	if !ok {
 		return mergeOnto(path, written, target, theirs)
 	}
+	o, a, b := texts[0], texts[1], texts[2]
 	var base bytes.Buffer
 	off := 0
 	for _, e := range ParseDoc(path, written).Entries {
@@ -328,14 +327,8 @@ func matchSmall(a, b []string, alo, ahi, blo, bhi int, m []int) {
 // a line merge can otherwise slide memctl's entry under a heading the
 // person added, removed or rewrote (CRLF) at the same spot.
 func mergedEntriesAgree(path string, old, new, theirs, merged []byte) bool {
-	o, okO := entryTexts(path, old)
-	a, okA := entryTexts(path, new)
-	b, okB := entryTexts(path, theirs)
-	r, okR := entryTexts(path, merged)
-	if !okO || !okA || !okB || !okR {
-		return false
-	}
-	if !sidesAgree(o, a, b, r) {
+	texts, ok := entryTextsOf(path, old, new, theirs, merged)
+	if !ok || !sidesAgree(texts[0], texts[1], texts[2], texts[3]) {
 		return false
 	}
 	if path == MainFile && !sidesAgree(entryPlaces(path, old), entryPlaces(path, new), entryPlaces(path, theirs), entryPlaces(path, merged)) {
@@ -349,6 +342,20 @@ func mergedEntriesAgree(path string, old, new, theirs, merged []byte) bool {
 		return m
 	}
 	return sidesAgree(lines(old), lines(new), lines(theirs), lines(merged))
+}
+
+// entryTextsOf is entryTexts of each version of one file, in order; ok is
+// false when any of them has a repeated key.
+func entryTextsOf(path string, versions ...[]byte) ([]map[string]string, bool) {
+	texts := make([]map[string]string, len(versions))
+	for i, src := range versions {
+		m, ok := entryTexts(path, src)
+		if !ok {
+			return nil, false
+		}
+		texts[i] = m
+	}
+	return texts, true
 }
 
 // entryTexts maps each entry of a memory file to its text: by id, or by
@@ -424,12 +431,11 @@ func holdsChanges(path string, old, new, edited []byte) bool {
 	if !strings.HasSuffix(path, ".md") {
 		return false
 	}
-	o, okO := entryTexts(path, old)
-	n, okN := entryTexts(path, new)
-	e, okE := entryTexts(path, edited)
-	if !okO || !okN || !okE {
+	texts, ok := entryTextsOf(path, old, new, edited)
+	if !ok {
 		return false
 	}
+	o, n, e := texts[0], texts[1], texts[2]
 	added, kept, removed := 0, 0, 0
 	for k, nv := range n {
 		ov, inO := o[k]
@@ -464,12 +470,11 @@ func holdsSomeOf(path string, old, new, edited []byte) bool {
 	if !strings.HasSuffix(path, ".md") {
 		return false
 	}
-	o, okO := entryTexts(path, old)
-	n, okN := entryTexts(path, new)
-	e, okE := entryTexts(path, edited)
-	if !okO || !okN || !okE {
+	texts, ok := entryTextsOf(path, old, new, edited)
+	if !ok {
 		return false
 	}
+	o, n, e := texts[0], texts[1], texts[2]
 	for k, nv := range n {
 		if ov, inO := o[k]; strings.HasPrefix(k, "id:") && (!inO || ov != nv) && e[k] == nv {
 			return true

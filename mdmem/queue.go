@@ -16,6 +16,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -586,27 +587,16 @@ func decodeStrict(data []byte, v any) error {
 // checkKeys refuses what encoding/json lets pass silently in an object
 // decoded into v (a pointer to a struct): a field given twice (the last
 // value would win) and a field name spelt in another case than the
-// schema's ("Content": it would be taken for "content").
+// schema's ("Content": it would be taken for "content"). data is the
+// object, which Decode has already read as valid JSON.
 func checkKeys(data []byte, v any) error {
-	names := map[string]bool{}
-	if t := reflect.TypeOf(v); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
-		for _, f := range reflect.VisibleFields(t.Elem()) {
-			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" && !f.Anonymous {
-				names[name] = true
-			}
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	names := schemaNames(reflect.TypeOf(v))
+	keys, ok := topLevelKeys(data)
+	if !ok {
 		return nil // not an object: Decode has said what it had to
 	}
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return fmt.Errorf("invalid JSON: %v", err)
-		}
-		key, _ := tok.(string)
+	seen := make(map[string]bool, len(keys))
+	for _, key := range keys {
 		if seen[key] {
 			return fmt.Errorf("invalid candidate: field %q is given twice", key)
 		}
@@ -614,12 +604,115 @@ func checkKeys(data []byte, v any) error {
 		if len(names) > 0 && !names[key] {
 			return fmt.Errorf("invalid candidate: unknown field %q (field names are lowercase: %q)", key, strings.ToLower(key))
 		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return fmt.Errorf("invalid JSON: %v", err)
-		}
 	}
 	return nil
+}
+
+// schemaFields caches schemaNames per type: checkKeys runs for every line
+// of an import.
+var schemaFields sync.Map // reflect.Type → map[string]bool
+
+// schemaNames returns the JSON field names of the struct t points to (nil
+// for any other type).
+func schemaNames(t reflect.Type) map[string]bool {
+	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	if names, ok := schemaFields.Load(t); ok {
+		return names.(map[string]bool)
+	}
+	names := map[string]bool{}
+	for _, f := range reflect.VisibleFields(t.Elem()) {
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" && !f.Anonymous {
+			names[name] = true
+		}
+	}
+	schemaFields.Store(t, names)
+	return names
+}
+
+// topLevelKeys returns the keys of the JSON object data, in order, as
+// encoding/json reads them (escapes decoded); ok is false when data is not
+// an object. data must be valid JSON.
+func topLevelKeys(data []byte) (keys []string, ok bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return nil, false
+	}
+	i++
+	for {
+		i = skipSpace(data, i)
+		if i >= len(data) || data[i] == '}' {
+			return keys, true
+		}
+		if data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+		end := stringEnd(data, i)
+		raw := data[i:end]
+		key := string(raw[1 : len(raw)-1])
+		if bytes.IndexByte(raw, '\\') >= 0 {
+			if err := json.Unmarshal(raw, &key); err != nil {
+				return nil, false
+			}
+		}
+		keys = append(keys, key)
+		i = skipSpace(data, end)
+		i = valueEnd(data, skipSpace(data, i+1)) // past the ':' and the value
+	}
+}
+
+// skipSpace returns the index of the first non-white-space byte of data at
+// or after i.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the JSON string starting at i.
+func stringEnd(data []byte, i int) int {
+	for i++; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(data)
+}
+
+// valueEnd returns the index just past the JSON value starting at i.
+func valueEnd(data []byte, i int) int {
+	depth := 0
+	for i < len(data) {
+		switch data[i] {
+		case '"':
+			i = stringEnd(data, i)
+			if depth == 0 {
+				return i
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i // the end of the enclosing object
+			}
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		}
+		i++
+	}
+	return i
 }
 
 // invalidUTF8At returns the offset of the first invalid UTF-8 byte in b.

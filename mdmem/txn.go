@@ -503,17 +503,14 @@ type recoveryPlan struct {
 // bytes) that memctl's change merges with (mergeOnto). An edit that
 // conflicts with memctl's change means undo.
 func (s *Store) planRecovery(ctx context.Context, j *txnJournal) recoveryPlan {
-	return planRecoveryIn(s.Dir, j, func(f *txnFile) ([]byte, bool) {
-		old, _, ok := s.txnSides(ctx, j, f)
-		return old, ok
-	})
+	return planRecoveryIn(s.Dir, j, func(f *txnFile) ([]byte, bool) { return baseContent(ctx, s.Repo, j, f) })
 }
 
-// planRecoveryIn is planRecovery for a reader (oldOf nil: the old content
-// only from the backups) or a writer (oldOf reads it from the base commit
-// when a person's in-place write changed the backup, a hard link).
+// planRecoveryIn is planRecovery for the memory in dir, for a reader or a
+// writer: oldOf reads a file's old content from the base commit when a
+// person's in-place write changed its backup (a hard link).
 func planRecoveryIn(dir string, j *txnJournal, oldOf func(*txnFile) ([]byte, bool)) recoveryPlan {
-	inTxn := func(name string) string { return filepath.Join(dir, filepath.FromSlash(TxnDir), name) }
+	txnDir := filepath.Join(dir, filepath.FromSlash(TxnDir))
 	rp := recoveryPlan{forward: true, onNew: map[string]bool{}}
 	for _, f := range j.Files {
 		disk, err := ReadMemoryFile(dir, f.Path)
@@ -527,13 +524,7 @@ func planRecoveryIn(dir string, j *txnJournal, oldOf func(*txnFile) ([]byte, boo
 		if h == f.New {
 			continue
 		}
-		var staged []byte
-		stagedOK := f.New == ""
-		if f.New != "" {
-			b, err := os.ReadFile(inTxn(f.Staged))
-			stagedOK = err == nil && contentHash(b, true) == f.New
-			staged = b
-		}
+		staged, stagedOK := readTxnCopy(txnDir, f.Staged, f.New)
 		if h == f.Old && stagedOK {
 			continue
 		}
@@ -542,22 +533,10 @@ func planRecoveryIn(dir string, j *txnJournal, oldOf func(*txnFile) ([]byte, boo
 			rp.forward = false
 			continue
 		}
-		var old []byte
-		if f.Old != "" {
-			b, err := os.ReadFile(inTxn(f.Backup))
-			if (err != nil || contentHash(b, true) != f.Old) && oldOf != nil {
-				b, err = nil, nil
-				if ob, ok := oldOf(f); ok {
-					b = ob
-				} else {
-					err = fs.ErrNotExist
-				}
-			}
-			if err != nil || contentHash(b, true) != f.Old {
-				rp.forward = false
-				continue
-			}
-			old = b
+		old, ok := journalOld(txnDir, f, oldOf)
+		if !ok {
+			rp.forward = false
+			continue
 		}
 		if editedOnTop(f.Path, old, staged, disk) {
 			rp.onNew[f.Path] = true
@@ -1141,19 +1120,35 @@ func (s *Store) unlandedRest(ctx context.Context, j *txnJournal, head string) (r
 // link until the file is replaced: a person's in-place write of a file not
 // yet replaced changes it too). ok is false when either is not at hand.
 func (s *Store) txnSides(ctx context.Context, j *txnJournal, f *txnFile) (old, new []byte, ok bool) {
-	read := func(name, want string) ([]byte, bool) {
-		if want == "" {
-			return nil, true
-		}
-		b, err := os.ReadFile(s.abs(filepath.Join(TxnDir, name)))
-		return b, err == nil && contentHash(b, true) == want
-	}
-	new, okNew := read(f.Staged, f.New)
-	old, okOld := read(f.Backup, f.Old)
-	if !okOld {
-		old, okOld = baseContent(ctx, s.Repo, j, f)
-	}
+	return journalSides(s.abs(TxnDir), f, func(f *txnFile) ([]byte, bool) { return baseContent(ctx, s.Repo, j, f) })
+}
+
+// journalSides is txnSides for the transaction files in txnDir, with base
+// reading the old content from the base commit.
+func journalSides(txnDir string, f *txnFile, base func(*txnFile) ([]byte, bool)) (old, new []byte, ok bool) {
+	new, okNew := readTxnCopy(txnDir, f.Staged, f.New)
+	old, okOld := journalOld(txnDir, f, base)
 	return old, new, okOld && okNew
+}
+
+// journalOld returns a journal file's old content (nil when the write
+// creates the file): its backup, else the base commit's through base.
+func journalOld(txnDir string, f *txnFile, base func(*txnFile) ([]byte, bool)) ([]byte, bool) {
+	if old, ok := readTxnCopy(txnDir, f.Backup, f.Old); ok {
+		return old, true
+	}
+	return base(f)
+}
+
+// readTxnCopy reads a copy a transaction keeps in txnDir (staged content
+// or a backup); ok only when it holds the content hash want. No content
+// (want "") is nil and ok.
+func readTxnCopy(txnDir, name, want string) ([]byte, bool) {
+	if want == "" {
+		return nil, true
+	}
+	b, err := os.ReadFile(filepath.Join(txnDir, name))
+	return b, err == nil && contentHash(b, true) == want
 }
 
 // baseContent reads a journal file's old content from the transaction's
@@ -1399,7 +1394,8 @@ func OpenReadView(dir string) (*ReadView, error) {
 	}
 	rp := planRecoveryIn(dir, j, oldOf)
 	forward := rp.forward
-	inTxn := func(name string) string { return filepath.Join(dir, filepath.FromSlash(TxnDir), name) }
+	txnDir := filepath.Join(dir, filepath.FromSlash(TxnDir))
+	sides := func(f *txnFile) (old, new []byte, ok bool) { return journalSides(txnDir, f, oldOf) }
 	// HEAD moved since the write was planned (a person's commit or pull):
 	// the writer finishes the write on top only when HEAD holds part of it
 	// (unlandedRest); otherwise it undoes it, back to HEAD's content.
@@ -1408,7 +1404,7 @@ func OpenReadView(dir string) (*ReadView, error) {
 		repo, _ = gitstore.Open(context.Background(), dir)
 	}
 	if repo != nil {
-		if head, err := repo.HeadHash(context.Background()); err == nil && head != j.Base && !headHoldsPart(repo, j, inTxn, oldOf) {
+		if head, err := repo.HeadHash(context.Background()); err == nil && head != j.Base && !headHoldsPart(repo, j, sides) {
 			forward = false
 			headOf = func(f *txnFile) ([]byte, bool) {
 				b, exists, err := repo.ReadHead(context.Background(), f.Path)
@@ -1422,16 +1418,8 @@ func OpenReadView(dir string) (*ReadView, error) {
 			data, exists = headOf(f)
 			return data, exists, true
 		}
-		if f.Old == "" {
-			return nil, false, true
-		}
-		ob, err := os.ReadFile(inTxn(f.Backup))
-		if err != nil || contentHash(ob, true) != f.Old {
-			if ob, ok = oldOf(f); !ok {
-				return nil, false, false
-			}
-		}
-		return ob, true, true
+		data, ok = journalOld(txnDir, f, oldOf)
+		return data, ok && f.Old != "", ok
 	}
 	for _, f := range j.Files {
 		b, err := ReadMemoryFile(dir, f.Path)
@@ -1446,8 +1434,8 @@ func OpenReadView(dir string) (*ReadView, error) {
 			of.data, of.exists = rp.merged[f.Path], true
 		case forward && h == f.Old && h != f.New:
 			if f.New != "" {
-				nb, err := os.ReadFile(inTxn(f.Staged))
-				if err != nil {
+				nb, ok := readTxnCopy(txnDir, f.Staged, f.New)
+				if !ok {
 					continue
 				}
 				of.data, of.exists = nb, true
@@ -1461,19 +1449,9 @@ func OpenReadView(dir string) (*ReadView, error) {
 		case !forward && exists && h != f.Old && f.New != "":
 			// A person's edit on top of memctl's bytes, which the undo
 			// takes memctl's part out of (takeOutOfEdit).
-			nb, err := os.ReadFile(inTxn(f.Staged))
-			if err != nil || contentHash(nb, true) != f.New {
+			ob, nb, ok := sides(f)
+			if !ok {
 				continue
-			}
-			var ob []byte
-			if f.Old != "" {
-				ob, err = os.ReadFile(inTxn(f.Backup))
-				if err != nil || contentHash(ob, true) != f.Old {
-					var ok bool
-					if ob, ok = oldOf(f); !ok {
-						continue
-					}
-				}
 			}
 			if !editedOnTop(f.Path, ob, nb, b) && !holdsSomeOf(f.Path, ob, nb, b) {
 				continue
@@ -1506,7 +1484,7 @@ func OpenReadView(dir string) (*ReadView, error) {
 // headHoldsPart reports whether HEAD holds part of a pending write: a file
 // with memctl's new content, or with its change and edits of a person's on
 // top (holdsChanges), as recovery counts a person's commit of it.
-func headHoldsPart(repo *gitstore.Repo, j *txnJournal, inTxn func(string) string, oldOf func(*txnFile) ([]byte, bool)) bool {
+func headHoldsPart(repo *gitstore.Repo, j *txnJournal, sides func(*txnFile) (old, new []byte, ok bool)) bool {
 	for _, f := range j.Files {
 		if f.New == f.Old {
 			continue
@@ -1521,19 +1499,9 @@ func headHoldsPart(repo *gitstore.Repo, j *txnJournal, inTxn func(string) string
 		if !exists || f.New == "" {
 			continue
 		}
-		nb, err := os.ReadFile(inTxn(f.Staged))
-		if err != nil || contentHash(nb, true) != f.New {
+		ob, nb, ok := sides(f)
+		if !ok {
 			continue
-		}
-		var ob []byte
-		if f.Old != "" {
-			ob, err = os.ReadFile(inTxn(f.Backup))
-			if err != nil || contentHash(ob, true) != f.Old {
-				var ok bool
-				if ob, ok = oldOf(f); !ok {
-					continue
-				}
-			}
 		}
 		if holdsChanges(f.Path, ob, nb, b) {
 			return true
