@@ -2,7 +2,6 @@ package consolidate
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -353,30 +352,29 @@ func (p *planner) checkMerge(d *Decision, ds *decSources) (wording string, err e
 	return wording, nil
 }
 
-// swappedWords returns the content words of old missing from newer (gone)
-// and of newer missing from old (came) when newer restates old with a few
-// words swapped: both sets non-empty and together fewer than the content
-// words both share. Otherwise both are nil (a rewording, or another fact).
+// swappedWords returns the content words of old (gone) and of newer
+// (came) when newer is old's sentence with a few words swapped in place:
+// the same tokens in the same order but at fewer than half of the
+// positions, where content words differ ("the jackal database" / "the
+// egret database"). Otherwise both are nil: a rewording, or another fact.
 func swappedWords(old, newer string) (gone, came []string) {
-	a, b := contentWords(old), contentWords(newer)
-	shared := 0
-	for w := range a {
-		if b[w] {
-			shared++
-		} else {
-			gone = append(gone, w)
-		}
-	}
-	for w := range b {
-		if !a[w] {
-			came = append(came, w)
-		}
-	}
-	if len(gone) == 0 || len(came) == 0 || len(gone)+len(came) >= shared {
+	a, b := tokens(old), tokens(newer)
+	if len(a) != len(b) {
 		return nil, nil
 	}
-	sort.Strings(gone)
-	sort.Strings(came)
+	diff := 0
+	for i := range a {
+		if a[i] == b[i] {
+			continue
+		}
+		diff++
+		if isContentWord(a[i]) && isContentWord(b[i]) {
+			gone, came = append(gone, a[i]), append(came, b[i])
+		}
+	}
+	if len(gone) == 0 || 2*diff >= len(a) {
+		return nil, nil
+	}
 	return gone, came
 }
 
@@ -395,17 +393,20 @@ func missingWords(text string, lists ...[]string) []string {
 	return out
 }
 
-// contentWords returns the set of a text's tokens that carry meaning: no
-// fillers, no lone symbols.
+// contentWords returns the set of a text's tokens that carry meaning.
 func contentWords(s string) map[string]bool {
 	m := map[string]bool{}
 	for _, t := range tokens(s) {
-		if !fillerWords[t] && strings.IndexFunc(t, isWordRune) >= 0 {
+		if isContentWord(t) {
 			m[t] = true
 		}
 	}
 	return m
 }
+
+// isContentWord reports whether a token carries meaning: not a filler,
+// not a lone symbol.
+func isContentWord(t string) bool { return !fillerWords[t] && strings.IndexFunc(t, isWordRune) >= 0 }
 
 // applyDecision applies a checked decision to the plan, or says why its
 // operation cannot be applied.
