@@ -228,8 +228,8 @@ func TestEmbeddingsFindMeaning(t *testing.T) {
 }
 
 // TestOneWordChangeEndToEnd: the one-word change through a whole LLM run:
-// it reaches the model with the entry it changes, and even a model that
-// answers "merge" (no text) leaves the newer value as the live text.
+// it reaches the model with the entry it changes, and a model that answers
+// "merge" (no text) is refused: the entry stays, the candidate is held.
 func TestOneWordChangeEndToEnd(t *testing.T) {
 	gateNew := strings.Replace(gateOld, "main gate", "side gate", 1)
 	dir := newRepo(t, memoryWith("- [pref-001] "+gateOld+" (user · 2026-01-05)"), "")
@@ -244,7 +244,9 @@ func TestOneWordChangeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := m.Find("pref-001"); e == nil || e.Content != gateNew || e.Place != mdmem.PlaceCore {
+	// The model's merge would replace one value with the other without an
+	// archive record: refused, the candidate held for the next run.
+	if e := m.Find("pref-001"); e == nil || e.Content != gateOld || e.Place != mdmem.PlaceCore || len(rep.Plan.Held) != 1 {
 		t.Fatalf("after %s: %+v", rep.Summary, e)
 	}
 }

@@ -215,9 +215,11 @@ func TestFinding4_NearDuplicateWordChange(t *testing.T) {
 }
 
 // TestOneWordChangeLLMMerge: with an LLM, the one-word change goes to the
-// model with its entry; even a model that calls it a duplicate (merge,
-// no text) cannot fold the newer value away: the newer wording survives.
-// A supersede archives the old value.
+// model with its entry. A model that calls it a duplicate (merge or noop,
+// no text) is refused (swappedWords): whichever wording survived, the
+// other value would be gone without an archive record; the candidate is
+// held for the next run, the entry unchanged. A supersede archives the old
+// value.
 func TestOneWordChangeLLMMerge(t *testing.T) {
 	gateNew := strings.Replace(gateOld, "main gate", "side gate", 1)
 	for _, op := range []OpKind{OpMerge, OpNoop, OpSupersede} {
@@ -232,6 +234,12 @@ func TestOneWordChangeLLMMerge(t *testing.T) {
 				t.Fatal(err)
 			}
 			after, _ := applyPlan(t, files, p)
+			if op != OpSupersede {
+				if e := after.Find("pref-001"); e == nil || e.Content != gateOld || e.Place != mdmem.PlaceCore || len(p.Held) != 1 || p.Held[0].Candidate != c.ID {
+					t.Fatalf("%s: %s; held %v; pref-001 %+v", op, opKinds(p), p.Held, e)
+				}
+				return
+			}
 			var live []*mdmem.Entry
 			for _, e := range byText(after, gateNew) {
 				if e.Place == mdmem.PlaceCore {
