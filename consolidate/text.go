@@ -162,7 +162,7 @@ func unigrams(toks []string) []uint64 {
 	var out []uint64
 	seen := map[uint64]bool{}
 	for _, t := range toks {
-		if fillerWords[t] || strings.IndexFunc(t, isWordRune) < 0 {
+		if !isContentWord(t) {
 			continue
 		}
 		h := fnv.New64a()
