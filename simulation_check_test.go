@@ -58,13 +58,14 @@ var simGated = map[string]string{}
 
 // simSnap is what HEAD holds.
 type simSnap struct {
-	entries []*mdmem.Entry
-	byID    map[string][]*mdmem.Entry
-	texts   map[string]bool     // norm(content) of every committed entry
-	ledger  map[string][]string // candidate id → ledger lines' entry ids
-	state   map[string]int
-	tainted bool              // a memory file holds an invented fact or the leaked key
-	notes   map[string]string // a person's committed prose line → the entry holding it ("" if none)
+	entries  []*mdmem.Entry
+	byID     map[string][]*mdmem.Entry
+	texts    map[string]bool     // norm(content) of every committed entry
+	textCats map[string]bool     // norm(content) + "\x00" + category of every committed entry
+	ledger   map[string][]string // candidate id → ledger lines' entry ids
+	state    map[string]int
+	tainted  bool              // a memory file holds an invented fact or the leaked key
+	notes    map[string]string // a person's committed prose line → the entry holding it ("" if none)
 }
 
 // simBlob is what one committed file holds, parsed once per blob (the
@@ -148,7 +149,7 @@ func (s *sim) snapshot() *simSnap {
 	if len(missing) > 0 {
 		s.readBlobs(missing)
 	}
-	snap := &simSnap{byID: map[string][]*mdmem.Entry{}, texts: map[string]bool{}, ledger: map[string][]string{}, state: map[string]int{}, notes: map[string]string{}}
+	snap := &simSnap{byID: map[string][]*mdmem.Entry{}, texts: map[string]bool{}, textCats: map[string]bool{}, ledger: map[string][]string{}, state: map[string]int{}, notes: map[string]string{}}
 	for _, f := range files {
 		b := s.blobs[f.path+"\x00"+f.sha]
 		for _, n := range b.notes {
@@ -165,6 +166,7 @@ func (s *sim) snapshot() *simSnap {
 			snap.entries = append(snap.entries, e)
 			snap.byID[e.ID] = append(snap.byID[e.ID], e)
 			snap.texts[norm(e.Content)] = true
+			snap.textCats[norm(e.Content)+"\x00"+e.Category] = true
 		}
 	}
 	return snap
@@ -590,7 +592,17 @@ func (s *sim) checkQueue(snap *simSnap) {
 			s.violation("candidate-lost", "candidate %s %q (step %d) is neither consumed, queued nor held", cid, c.content, c.step)
 			continue
 		}
-		if !consumed || found(snap, c.content) || s.handRemoved[norm(c.content)] {
+		if !consumed || s.handRemoved[norm(c.content)] {
+			continue
+		}
+		if found(snap, c.content) {
+			// Its text is committed: in the category it was given in,
+			// unless a newer value of its fact is, or a person rejected
+			// the text (in any category: not re-added).
+			if !snap.textCats[norm(c.content)+"\x00"+c.cat] && !s.newerFoundIn(snap, c.content, c.seq, c.cat) && !rejectedText(snap, c.content) {
+				s.violation("category-lost", "candidate %s %q (step %d), given as %s, is consumed (ledger: %s) but its text is committed only in another category",
+					cid, c.content, c.step, c.cat, lines[0])
+			}
 			continue
 		}
 		if s.newerFound(snap, c.content, c.seq) {
@@ -606,6 +618,27 @@ func (s *sim) checkQueue(snap *simSnap) {
 
 // newerFound says whether a text of the same fact introduced after seq is
 // committed: then the value consumed at seq may have been replaced.
+// newerFoundIn is newerFound in one category.
+func (s *sim) newerFoundIn(snap *simSnap, text string, seq int, cat string) bool {
+	for _, v := range s.versions[factKey(text)] {
+		if v.seq > seq && snap.textCats[norm(v.text)+"\x00"+cat] {
+			return true
+		}
+	}
+	return false
+}
+
+// rejectedText reports whether a person rejected the text: memctl never
+// re-adds it, in any category.
+func rejectedText(snap *simSnap, text string) bool {
+	for _, e := range snap.entries {
+		if norm(e.Content) == norm(text) && slices.ContainsFunc(e.Notes, func(n string) bool { return strings.HasPrefix(strings.ToLower(n), "rejected") }) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *sim) newerFound(snap *simSnap, text string, seq int) bool {
 	for _, v := range s.versions[factKey(text)] {
 		if v.seq > seq && found(snap, v.text) {

@@ -108,6 +108,17 @@ func TestSimulationScenarios(t *testing.T) {
 			(*sim).handTypo,
 			func(s *sim) string { return s.consolidate(nil, false) },
 		}},
+		// Stop 19's residuals (2026-12-03): a model's merge of a text given again
+		// in another category folded it into the entry of the first
+		// category, with the candidate's text: the candidate's category
+		// was gone.
+		{"model merges a text given in another category", []func(s *sim) string{
+			(*sim).addRefiled,
+			func(s *sim) string {
+				s.modes = []string{"merge-unrelated"}
+				return s.consolidate(nil, true)
+			},
+		}},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

@@ -233,6 +233,7 @@ func TestSimulation(t *testing.T) {
 // simCand is a candidate the simulation queued.
 type simCand struct {
 	content string
+	cat     string // the category it was given in
 	step    int
 	seq     int // order of introduction
 }
@@ -271,6 +272,8 @@ type sim struct {
 	// The model.
 	queued       map[string]simCand      // candidate id → what was queued
 	intro        map[string]int          // normalised content → times it was introduced
+	introCat     map[string]bool         // normalised content + "\x00" + category: given by an agent
+	catOf        map[string]string       // content → the category it is given in from now on (default: its subject's)
 	versions     map[string][]simVersion // factKey → its texts in order of introduction
 	seq          int
 	contents     []string        // candidate texts, for repeats
@@ -312,7 +315,7 @@ func newSim(t *testing.T, bin string, seed uint64, kinds, modes []string, gated 
 	s := &sim{
 		t: t, bin: bin, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		kinds: kinds, modes: modes, gated: gated,
-		queued: map[string]simCand{}, intro: map[string]int{}, versions: map[string][]simVersion{}, generated: map[string]bool{},
+		queued: map[string]simCand{}, intro: map[string]int{}, introCat: map[string]bool{}, catOf: map[string]string{}, versions: map[string][]simVersion{}, generated: map[string]bool{},
 		seenSubj: map[string]string{}, seenText: map[string]string{}, blobs: map[string]*simBlob{},
 		handIDs: map[string]bool{}, handDeleted: map[string]bool{}, handRemoved: map[string]bool{},
 		personFiles: map[string][]byte{}, strays: map[string]bool{}, notesSeen: map[string]bool{}, personCommit: map[string]bool{},
@@ -563,10 +566,23 @@ func categoryOf(subject string) string {
 	return simCategories[max(i, 0)%len(simCategories)]
 }
 
+// category is the category an agent gives text in: its subject's, or
+// another one content drew for it (a repeat filed elsewhere).
+func (s *sim) category(text string) string {
+	if c, ok := s.catOf[text]; ok {
+		return c
+	}
+	return categoryOf(subjectOf(text))
+}
+
 // introduce records that text enters the system (queued, imported or
-// written by a person) and returns its sequence number.
-func (s *sim) introduce(text string) int {
+// written by a person) and returns its sequence number. cat is the
+// category an agent gave it ("" for a person's text).
+func (s *sim) introduce(text, cat string) int {
 	s.intro[norm(text)]++
+	if cat != "" {
+		s.introCat[norm(text)+"\x00"+cat] = true
+	}
 	s.seq++
 	k := factKey(text)
 	s.versions[k] = append(s.versions[k], simVersion{text: text, seq: s.seq})
@@ -604,8 +620,9 @@ func (s *sim) freshContent() string {
 
 // content returns a candidate text: mostly new, sometimes a repeat of an
 // earlier one (exact duplicate), an update of one (same fact, new number),
-// or the same statement about another subject with the same number (a
-// distinct fact a merge must not fold in: soak seed 390211).
+// the same statement about another subject with the same number (a
+// distinct fact a merge must not fold in: soak seed 390211), or a repeat
+// filed in another category (from then on).
 func (s *sim) content() string {
 	if len(s.contents) > 0 {
 		switch r := s.rng.IntN(100); {
@@ -637,6 +654,10 @@ func (s *sim) content() string {
 			s.generated[swap] = true
 			s.contents = append(s.contents, swap)
 			return swap
+		case r < 40:
+			if old := s.contents[s.rng.IntN(len(s.contents))]; s.refile(old) {
+				return old
+			}
 		}
 	}
 	c := s.freshContent()
@@ -644,11 +665,34 @@ func (s *sim) content() string {
 	return c
 }
 
+// refile files text in another category from now on: the same text given
+// in two categories must stay in both (a model that merges it across
+// categories loses what the category says). It reports false for a text
+// it leaves alone (a secret, an instruction).
+func (s *sim) refile(text string) bool {
+	if strings.Contains(text, "sk-") || strings.HasPrefix(text, "Ignore") {
+		return false
+	}
+	i := slices.Index(simCategories, s.category(text))
+	s.catOf[text] = simCategories[(i+1+s.rng.IntN(len(simCategories)-1))%len(simCategories)]
+	return true
+}
+
+// addRefiled adds an earlier candidate text again, in another category.
+func (s *sim) addRefiled() string {
+	for _, c := range s.contents {
+		if s.refile(c) {
+			return s.noteQueued(s.memctl(nil, "add", c, "-c", s.category(c), "-s", "sim"), []string{c})
+		}
+	}
+	return "add-refiled: no text to refile"
+}
+
 var numRE = regexp.MustCompile(`\b[0-9]{4}\b`)
 
 // candJSON is one line of add --json / import.
-func candJSON(content string) string {
-	b, _ := json.Marshal(map[string]any{"content": content, "category": categoryOf(subjectOf(content)), "source": "sim"})
+func (s *sim) candJSON(content string) string {
+	b, _ := json.Marshal(map[string]any{"content": content, "category": s.category(content), "source": "sim"})
 	return string(b)
 }
 
@@ -683,7 +727,7 @@ func (s *sim) noteQueued(r simResult, contents []string) string {
 			return r.String()
 		}
 		left = slices.Delete(left, i, i+1)
-		s.queued[id] = simCand{content: c, step: s.step, seq: s.introduce(c)}
+		s.queued[id] = simCand{content: c, cat: s.category(c), step: s.step, seq: s.introduce(c, s.category(c))}
 	}
 	return fmt.Sprintf("%s %q", r, contents)
 }
@@ -694,7 +738,7 @@ func (s *sim) do(kind string) string {
 	switch kind {
 	case "add":
 		c := s.content()
-		return s.noteQueued(s.memctl(nil, "add", c, "-c", categoryOf(subjectOf(c)), "-s", "sim"), []string{c})
+		return s.noteQueued(s.memctl(nil, "add", c, "-c", s.category(c), "-s", "sim"), []string{c})
 	case "add-batch":
 		return s.addBatch(2 + s.rng.IntN(5))
 	case "import":
@@ -758,7 +802,7 @@ func (s *sim) forget() string {
 	if len(s.forgotten) > 0 && s.rng.IntN(3) == 0 {
 		texts := slices.Sorted(maps.Values(s.forgotten))
 		t := texts[s.rng.IntN(len(texts))]
-		r := s.memctl(nil, "add", t, "-c", categoryOf(subjectOf(t)), "-s", "sim")
+		r := s.memctl(nil, "add", t, "-c", s.category(t), "-s", "sim")
 		if r.code == 0 || !strings.Contains(r.stderr, "was forgotten") {
 			s.violation("forget-readd", "adding the forgotten text %q again was not refused as forgotten: %s\n%s", t, r, r.stderr)
 		}
@@ -817,7 +861,7 @@ func (s *sim) addBatch(n int) string {
 	for range n {
 		c := s.content()
 		contents = append(contents, c)
-		lines = append(lines, candJSON(c))
+		lines = append(lines, s.candJSON(c))
 	}
 	return s.noteQueued(s.memctl([]byte(strings.Join(lines, "\n")+"\n"), "add", "--json"), contents)
 }
@@ -841,8 +885,8 @@ func (s *sim) newImport(n int) ([]byte, *simImport) {
 			c = s.freshContent()
 		}
 		b.contents = append(b.contents, c)
-		lines = append(lines, candJSON(c))
-		s.introduce(c)
+		lines = append(lines, s.candJSON(c))
+		s.introduce(c, s.category(c))
 	}
 	s.imports = append(s.imports, b)
 	return []byte(strings.Join(lines, "\n") + "\n"), b
@@ -983,7 +1027,7 @@ func (s *sim) concurrent() string {
 	var wg sync.WaitGroup
 	var ra, rc, ri simResult
 	wg.Add(3)
-	go func() { defer wg.Done(); ra = s.memctl(nil, "add", c, "-c", categoryOf(subjectOf(c)), "-s", "sim") }()
+	go func() { defer wg.Done(); ra = s.memctl(nil, "add", c, "-c", s.category(c), "-s", "sim") }()
 	go func() {
 		defer wg.Done()
 		if llm {
@@ -1101,7 +1145,7 @@ func (s *sim) handAdd() string {
 	}
 	s.save(p, out)
 	s.handIDs[id] = true
-	s.introduce(c)
+	s.introduce(c, "")
 	return fmt.Sprintf("person adds %s %q to %s", id, c, p)
 }
 
@@ -1198,7 +1242,7 @@ func (s *sim) replaceContent(e *mdmem.Entry, src []byte, i int, c string) {
 	s.save(e.File, append(append(append([]byte{}, src[:at]...), c...), src[at+len(e.Content):]...))
 	s.handIDs[e.ID] = true
 	s.handRemoved[norm(e.Content)] = true
-	s.introduce(c)
+	s.introduce(c, "")
 }
 
 func (s *sim) handChange() string {

@@ -205,20 +205,28 @@ type decSources struct {
 }
 
 // decisionSources resolves the candidates and entries decision d names,
-// checking that every candidate is available and not instruction-like and
-// that they are all of one scope.
+// checking that every candidate is available and not instruction-like,
+// that they are all of one scope, and, for an operation that folds them
+// into one entry (merge, noop, supersede, compress), of one category: a
+// preference merged into a fact, or a constraint superseded by a
+// preference, loses what the category says (the rules never cross
+// categories either).
 func (p *planner) decisionSources(d *Decision) (*decSources, error) {
 	ds := &decSources{}
-	scope := ""
+	scope, cat := "", ""
 	first := true
-	sameScope := func(s []string) error {
+	oneCategory := d.Op == OpMerge || d.Op == OpNoop || d.Op == OpSupersede || d.Op == OpCompress
+	sameScope := func(s []string, c string) error {
 		k := scopeKey(s)
 		if first {
-			scope, first = k, false
+			scope, cat, first = k, c, false
 			return nil
 		}
 		if k != scope {
 			return fmt.Errorf("mixes entries of different scopes")
+		}
+		if oneCategory && c != cat {
+			return fmt.Errorf("mixes categories (%s and %s): a %s never crosses categories", cat, c, d.Op)
 		}
 		return nil
 	}
@@ -234,7 +242,7 @@ func (p *planner) decisionSources(d *Decision) (*decSources, error) {
 		if ok, why := instructionLike(ce.Content); ok {
 			return nil, fmt.Errorf("candidate %s %s", id, why)
 		}
-		if err := sameScope(ce.Scope); err != nil {
+		if err := sameScope(ce.Scope, ce.Category); err != nil {
 			return nil, err
 		}
 		ds.cands = append(ds.cands, decSrc{c, ce})
@@ -245,7 +253,7 @@ func (p *planner) decisionSources(d *Decision) (*decSources, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := sameScope(it.entry.Scope); err != nil {
+		if err := sameScope(it.entry.Scope, it.entry.Category); err != nil {
 			return nil, err
 		}
 		ds.target = it
@@ -256,11 +264,14 @@ func (p *planner) decisionSources(d *Decision) (*decSources, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := sameScope(it.entry.Scope); err != nil {
+		if err := sameScope(it.entry.Scope, it.entry.Category); err != nil {
 			return nil, err
 		}
 		ds.entries = append(ds.entries, it)
 		ds.texts = append(ds.texts, it.entry.Content)
+	}
+	if d.Op == OpCompress && d.Category != "" && !first && d.Category != cat {
+		return nil, fmt.Errorf("files a summary of %s entries as %s: a compress never crosses categories", cat, d.Category)
 	}
 	return ds, nil
 }
@@ -604,6 +615,9 @@ func changedMeaning(old, newer string) string {
 	if mdmem.Negated(mdmem.FoldWords(old)) != mdmem.Negated(mdmem.FoldWords(newer)) {
 		return "adds or removes a negation"
 	}
+	if was, now, ok := caseChange(old, newer); ok {
+		return fmt.Sprintf("spells %q as %q (a unit or a name may change with the case)", was, now)
+	}
 	units := func(s string) map[string]string {
 		m := map[string]string{}
 		t := tokens(s)
@@ -621,6 +635,17 @@ func changedMeaning(old, newer string) string {
 		}
 	}
 	return ""
+}
+
+// sameMarks reports whether two texts whose tokens compare equal also
+// agree in what the comparison leaves out: the other symbols (symbolsOf)
+// and the case of letters past a word's first (caseChange).
+func sameMarks(a, b string) bool {
+	if symbolsOf(a) != symbolsOf(b) {
+		return false
+	}
+	_, _, changed := caseChange(a, b)
+	return !changed
 }
 
 // symbolsOf returns, in order, the symbols of a text that tokens leaves
@@ -652,8 +677,8 @@ func newerWording(e *mdmem.Entry, cands []*mdmem.Entry, now time.Time) string {
 	if newest == nil || newest.Date().Before(mdmem.TrustedDate(e.Date(), now)) {
 		return ""
 	}
-	if strings.Join(tokens(newest.Content), " ") == strings.Join(tokens(e.Content), " ") && symbolsOf(newest.Content) == symbolsOf(e.Content) {
-		return "" // the same words and symbols: nothing to reword
+	if strings.Join(tokens(newest.Content), " ") == strings.Join(tokens(e.Content), " ") && sameMarks(newest.Content, e.Content) {
+		return "" // the same words, symbols and case: nothing to reword
 	}
 	srcs := []string{e.Content}
 	for _, c := range cands {

@@ -12,6 +12,7 @@ type item struct {
 	entry *mdmem.Entry // an existing entry, or
 	add   *addition    // an entry planned in this run
 	cand  string       // for triage: the candidate id this item stands for
+	text  string       // the text the item was made of
 	norm  string       // the tokens, space-separated
 	key   string       // contentKey of the tokens
 	skel  string
@@ -53,7 +54,7 @@ func scopeKey(s []string) string {
 
 func newItem(text string, cat string, scope []string) *item {
 	toks := tokens(text)
-	it := &item{norm: strings.Join(toks, " "), key: contentKey(toks), sh: shingles(toks), uni: unigrams(toks), scope: scopeKey(scope), cat: cat}
+	it := &item{text: text, norm: strings.Join(toks, " "), key: contentKey(toks), sh: shingles(toks), uni: unigrams(toks), scope: scopeKey(scope), cat: cat}
 	it.skel, it.words = skeleton(toks)
 	return it
 }

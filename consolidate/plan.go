@@ -777,24 +777,24 @@ type candTurn struct {
 	updSim float64
 }
 
-// exactDuplicate is stage 1: the same tokens (case, spacing and
-// punctuation aside; symbols such as ">=", "C++", "$" count) and the same
-// other symbols ("&&" / ";", "✓" / "✗": symbolsOf) as an entry. It merges into a live entry of the same category, is dropped
+// exactDuplicate is stage 1: the same tokens (spacing, punctuation and a
+// word's first letter's case aside; symbols such as ">=", "C++", "$"
+// count) and the same other symbols ("&&" / ";", "✓" / "✗": sameMarks)
+// as an entry ("100 MB" / "100 Mb" differ). It merges into a live entry of the same category, is dropped
 // when it repeats a text a person rejected (in any category), and waits
 // for a person when it restates an archived entry.
 func (p *planner) exactDuplicate(t *candTurn) bool {
 	c, ce, q := t.c, t.ce, t.q
-	sym := symbolsOf(c.Content)
 	if it := p.idx.findExact(q, func(it *item) bool {
 		pl := p.place(it)
-		return it.cat == q.cat && live(pl) && (!t.instr || pl == mdmem.PlacePending) && symbolsOf(it.current().Content) == sym
+		return it.cat == q.cat && live(pl) && (!t.instr || pl == mdmem.PlacePending) && sameMarks(it.current().Content, c.Content)
 	}); it != nil {
 		p.mergeKeepingNewerWording(it, c, ce, "exact duplicate of "+it.current().ID, true)
 		return true
 	}
 	// A text a person rejected is not re-added, in any category.
 	if it := p.idx.findExact(q, func(it *item) bool {
-		return p.place(it) == mdmem.PlaceArchive && isRejected(it.current()) && symbolsOf(it.current().Content) == sym
+		return p.place(it) == mdmem.PlaceArchive && isRejected(it.current()) && sameMarks(it.current().Content, c.Content)
 	}); it != nil {
 		cur := it.current()
 		p.consume(c.ID)
@@ -802,7 +802,7 @@ func (p *planner) exactDuplicate(t *candTurn) bool {
 		return true
 	}
 	if it := p.idx.findExact(q, func(it *item) bool {
-		return it.cat == q.cat && p.place(it) == mdmem.PlaceArchive && symbolsOf(it.current().Content) == sym
+		return it.cat == q.cat && p.place(it) == mdmem.PlaceArchive && sameMarks(it.current().Content, c.Content)
 	}); it != nil && !t.instr {
 		cur := it.current()
 		if ed := p.edits[it.entry]; it.add == nil && ed != nil {
@@ -832,7 +832,7 @@ func (p *planner) nearDuplicate(t *candTurn) bool {
 		return live(pl) && it.cat == q.cat && (!t.instr || pl == mdmem.PlacePending) && !hasDigitDiff(q, it)
 	})
 	for i, it := range its {
-		if it.key == q.key && symbolsOf(it.current().Content) == symbolsOf(c.Content) {
+		if it.key == q.key && sameMarks(it.current().Content, c.Content) {
 			// The same content words: one fact.
 			p.mergeKeepingNewerWording(it, c, ce, fmt.Sprintf("near duplicate of %s (similarity %.2f, same content words)", it.current().ID, js[i]), false)
 			return true
@@ -986,6 +986,23 @@ func (p *planner) mayUpdate(t *candTurn) {
 	p.add(t.c, t.ce, "", "new", "rule")
 }
 
+// changeOf says, for a reason line, what a near duplicate changes: words
+// ("main" → "side"), the case of a word ("MB" → "Mb"), symbols, or only
+// the word order. old and newer are the texts, oldKey and newKey their
+// contentKeys.
+func changeOf(old, oldKey, newer, newKey string) string {
+	if w := changedWords(oldKey, newKey); w != "" {
+		return w
+	}
+	if was, now, ok := caseChange(old, newer); ok {
+		return fmt.Sprintf("%q → %q", was, now)
+	}
+	if a, b := symbolsOf(old), symbolsOf(newer); a != b {
+		return fmt.Sprintf("symbols %q → %q", a, b)
+	}
+	return "word order"
+}
+
 // mayUpdateOf returns the live entry a candidate may be a new value of
 // (its near duplicate, or with related the entry retrieval finds closely
 // related: relatedEntry) and the "may update" note that names it, which
@@ -994,7 +1011,7 @@ func (p *planner) mayUpdateOf(t *candTurn, related bool) (upd *item, why string)
 	c, ce, q := t.c, t.ce, t.q
 	upd = t.upd
 	if upd != nil {
-		why = fmt.Sprintf("near duplicate, similarity %.2f, changes %s", t.updSim, changedWords(upd.key, q.key))
+		why = fmt.Sprintf("near duplicate, similarity %.2f, changes %s", t.updSim, changeOf(upd.current().Content, upd.key, c.Content, q.key))
 	} else if related {
 		if it, ov := p.relatedEntry(c, q); it != nil {
 			upd, why = it, fmt.Sprintf("related: states %.0f%% of the candidate's words, weighted by rarity", 100*ov)
@@ -1086,6 +1103,10 @@ func skeletonRelationTo(q, it *item) int {
 	if len(a) != len(b) {
 		return skeletonOtherShape
 	}
+	ca, cb := casedTokens(q.text), casedTokens(it.text)
+	if len(ca) != len(a) || len(cb) != len(b) {
+		return skeletonOtherShape
+	}
 	values, names, unsure := 0, 0, 0
 	for i := range a {
 		if a[i] == b[i] {
@@ -1096,6 +1117,8 @@ func skeletonRelationTo(q, it *item) int {
 			names++
 		case dateLike(a, i) || dateLike(b, i):
 			unsure++ // a date, a year or an address: the value, or what is meant?
+		case versionOfName(ca, i) || versionOfName(cb, i):
+			unsure++ // "Python 3.11 is the default", "the Node 18 image has 2 GB": a new version, or another thing?
 		default:
 			values++
 		}
@@ -1131,6 +1154,40 @@ func identifier(toks []string, i int) bool {
 	}
 	return i > 0 && identifierNouns[toks[i-1]]
 }
+
+// versionOfName reports whether the number toks[i] (tokens with their
+// case) is the version in a product's name that says what a statement is
+// about ("the Node 18 image has 2 GB", "Python 3.11 is the default"),
+// rather than its value ("example code uses Python 3.11"): it follows a
+// capitalised word, which follows a determiner, or starts the text and is
+// followed by a verb such as "is". A new number there may be a new value
+// (the default moved to Python 3.12) or another thing (the Node 20 image),
+// which rules cannot tell apart.
+func versionOfName(toks []string, i int) bool {
+	if i == 0 {
+		return false
+	}
+	if r, _ := utf8.DecodeRuneInString(toks[i-1]); !unicode.IsUpper(r) {
+		return false
+	}
+	if i == 1 {
+		return i+1 < len(toks) && subjectVerbs[strings.ToLower(toks[i+1])]
+	}
+	return determiners[strings.ToLower(toks[i-2])]
+}
+
+// determiners open a noun phrase ("the Node 18 image"); subjectVerbs
+// follow a statement's subject ("Python 3.11 is …").
+var determiners, subjectVerbs = func() (map[string]bool, map[string]bool) {
+	d, v := map[string]bool{}, map[string]bool{}
+	for _, w := range strings.Fields(`the a an our their this that these those each every my your its his her`) {
+		d[w] = true
+	}
+	for _, w := range strings.Fields(`is are was were has have had will must should can cannot does did runs uses needs takes stays remains`) {
+		v[w] = true
+	}
+	return d, v
+}()
 
 // dateLike reports whether the number toks[i] is a date ("2026-01-05",
 // "12/24", "december 24"), a year (1900-2099 after "the", "in", "since",

@@ -3,6 +3,7 @@ package consolidate
 import (
 	"fmt"
 	"hash/fnv"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -19,7 +20,46 @@ import (
 // operators (">=", "!=", "+", "≥" read as ">="), a currency sign ("$",
 // "€"), '%', '#', and a lone '-'. Other punctuation separates tokens and
 // is dropped, as a run of '!' is.
-func tokens(s string) []string {
+func tokens(s string) []string { return tokenize(s, true) }
+
+// casedTokens are tokens with their letters' case kept: the same tokens,
+// at the same places.
+func casedTokens(s string) []string { return tokenize(s, false) }
+
+// caseChange returns a unit two texts spell in another case ("100 MB" /
+// "100 Mb", "512 kB" / "512 KB", "5G" / "5g"), as each spells it: the
+// case of a short word right after a number says which unit it is, so the
+// texts are not one statement. Other case changes are emphasis or the
+// start of a sentence ("NO" / "no"), no change.
+func caseChange(a, b string) (was, now string, ok bool) {
+	ua := unitSpellings(a)
+	for _, m := range unitRE.FindAllStringSubmatch(b, -1) {
+		key := m[1] + " " + strings.ToLower(m[2])
+		for _, u := range ua[key] {
+			if u != m[2] {
+				return u, m[2], true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// unitRE matches a number and the short word right after it: a unit.
+var unitRE = regexp.MustCompile(`(\d+(?:[.,]\d+)*) ?([A-Za-z]{1,4})\b`)
+
+// unitSpellings maps "number unit" (the unit lower-cased) to how a text
+// spells the unit.
+func unitSpellings(s string) map[string][]string {
+	m := map[string][]string{}
+	for _, u := range unitRE.FindAllStringSubmatch(s, -1) {
+		key := u[1] + " " + strings.ToLower(u[2])
+		m[key] = append(m[key], u[2])
+	}
+	return m
+}
+
+// tokenize is tokens, with the letters lower-cased or not.
+func tokenize(s string, lower bool) []string {
 	var out []string
 	var b strings.Builder
 	var last rune // the last rune written to b
@@ -30,7 +70,11 @@ func tokens(s string) []string {
 		}
 	}
 	word := func(r rune) {
-		b.WriteRune(unicode.ToLower(r))
+		if lower {
+			b.WriteRune(unicode.ToLower(r))
+		} else {
+			b.WriteRune(r)
+		}
 		last = r
 	}
 	rs := []rune(s)
@@ -315,7 +359,7 @@ var fillerWords = func() map[string]bool {
 }()
 
 // changedWords returns the content words of a missing from b and of b
-// missing from a, for a reason line ("main → side").
+// missing from a, for a reason line ("main → side"); "" when none is.
 func changedWords(a, b string) string {
 	in := func(w string, s []string) bool {
 		for _, x := range s {
@@ -338,7 +382,7 @@ func changedWords(a, b string) string {
 		}
 	}
 	if len(gone) == 0 && len(came) == 0 {
-		return "word order"
+		return ""
 	}
 	return fmt.Sprintf("%q → %q", strings.Join(gone, " "), strings.Join(came, " "))
 }
