@@ -639,7 +639,7 @@ func changedMeaning(old, newer string) string {
 
 // sameMarks reports whether two texts whose tokens compare equal also
 // agree in what the comparison leaves out: the other symbols (symbolsOf)
-// and the case of letters past a word's first (caseChange).
+// and the case of a unit after a number (caseChange).
 func sameMarks(a, b string) bool {
 	if symbolsOf(a) != symbolsOf(b) {
 		return false

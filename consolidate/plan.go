@@ -777,10 +777,10 @@ type candTurn struct {
 	updSim float64
 }
 
-// exactDuplicate is stage 1: the same tokens (spacing, punctuation and a
-// word's first letter's case aside; symbols such as ">=", "C++", "$"
-// count) and the same other symbols ("&&" / ";", "✓" / "✗": sameMarks)
-// as an entry ("100 MB" / "100 Mb" differ). It merges into a live entry of the same category, is dropped
+// exactDuplicate is stage 1: the same tokens (case, spacing and
+// punctuation aside, but for the case of a unit; symbols such as ">=",
+// "C++", "$" count) and the same other symbols ("&&" / ";", "✓" / "✗")
+// as an entry: sameMarks ("100 MB" / "100 Mb" differ). It merges into a live entry of the same category, is dropped
 // when it repeats a text a person rejected (in any category), and waits
 // for a person when it restates an archived entry.
 func (p *planner) exactDuplicate(t *candTurn) bool {
