@@ -15,8 +15,8 @@ import (
 // few ordinary steps, it breaks the memory behind memctl's back the way a
 // bug in the write path would (a commit authored by memctl that loses an
 // entry, reuses an id, lowers the state, commits a stray file or an
-// invented fact; a queued candidate gone) and expects the named check to
-// report it.
+// invented fact, loses the category a candidate was given in; a queued
+// candidate gone) and expects the named check to report it.
 func TestSimulationCatches(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation skipped in -short mode")
@@ -89,6 +89,21 @@ func TestSimulationCatches(t *testing.T) {
 				return strings.Replace(b, "["+id+"] "+text, "["+id+"] "+text+" and Zorblax", 1)
 			})
 			asMemctl(s, "consolidate: compress", path)
+		}},
+		{"category-lost", func(s *sim) {
+			// A text given again in another category is its own entry;
+			// a write that folds it into the first category's loses it.
+			s.addRefiled()
+			s.do("consolidate")
+			s.check(true)
+			for text, cat := range s.catOf {
+				for _, e := range s.workEntries() {
+					if norm(e.Content) == norm(text) && e.Category == cat {
+						edit(s, e.File, func(b string) string { return strings.Replace(b, e.Raw, "", 1) })
+						asMemctl(s, "consolidate: merged across categories", e.File)
+					}
+				}
+			}
 		}},
 		{"candidate-lost", func(s *sim) {
 			s.do("add")
