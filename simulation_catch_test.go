@@ -16,7 +16,8 @@ import (
 // bug in the write path would (a commit authored by memctl that loses an
 // entry, reuses an id, lowers the state, commits a stray file or an
 // invented fact, loses the category a candidate was given in; a queued
-// candidate gone) and expects the named check to report it.
+// candidate gone; a git lock that is not memctl's) and expects the named
+// check to report it.
 func TestSimulationCatches(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation skipped in -short mode")
@@ -105,6 +106,16 @@ func TestSimulationCatches(t *testing.T) {
 				}
 			}
 		}},
+		{"stale-lock", func(s *sim) {
+			// An index.lock that is not a killed memctl's (no marker of
+			// memctl's is the same file) makes the person's git fail.
+			lock := filepath.Join(s.dir, ".git", "index.lock")
+			if err := os.WriteFile(lock, nil, 0o644); err != nil {
+				s.t.Fatal(err)
+			}
+			s.do("person-checkout")
+			os.Remove(lock)
+		}},
 		{"candidate-lost", func(s *sim) {
 			s.do("add")
 			ents, _ := os.ReadDir(filepath.Join(s.dir, filepath.FromSlash(mdmem.QueueDir)))
@@ -135,5 +146,49 @@ func TestSimulationCatches(t *testing.T) {
 				t.Errorf("sabotage went unnoticed by %q (caught: %v)", tt.check, caught)
 			}
 		})
+	}
+}
+
+// TestSimulationPersonMeetsAKilledMemctlsLock: soak seed 420024. memctl
+// killed (kill -9) while it held .git/index.lock for its commit leaves the
+// lock, as a killed git does, and the person's `git checkout -- .` fails
+// until memctl's next run removes it. The simulation takes that for what
+// it is (no violation), and memctl's next write removes the lock, so the
+// person's git works again.
+func TestSimulationPersonMeetsAKilledMemctlsLock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulation skipped in -short mode")
+	}
+	s := newSim(t, simBinary(t), 7, []string{"add", "add-batch", "consolidate"}, []string{"add"}, map[string]bool{})
+	s.run(6)
+	var caught []string
+	s.caught = &caught
+	// What gitstore's acquireLock leaves: its marker, hard-linked as the
+	// lock.
+	marker := filepath.Join(s.dir, ".git", "memctl-locks", "index")
+	lock := filepath.Join(s.dir, ".git", "index.lock")
+	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(marker, lock); err != nil {
+		t.Fatal(err)
+	}
+	if d := s.do("person-checkout"); !strings.Contains(d, "failed (the index.lock of a killed memctl)") {
+		t.Fatalf("person-checkout with memctl's stale lock: %s", d)
+	}
+	s.do("add")
+	s.check(true)
+	if _, err := os.Stat(lock); err == nil {
+		t.Fatal("memctl's next write left its stale index.lock")
+	}
+	if d := s.do("person-checkout"); strings.Contains(d, "failed") {
+		t.Fatalf("person-checkout after memctl's next write: %s", d)
+	}
+	s.check(true)
+	if len(caught) > 0 {
+		t.Errorf("violations: %v", caught)
 	}
 }

@@ -766,7 +766,16 @@ func (s *sim) do(kind string) string {
 	case "person-commit-a":
 		return s.personCommitAll()
 	case "person-checkout":
-		s.git("checkout", "--", ".")
+		if out, err := s.gitErr("checkout", "--", "."); err != nil {
+			// kill -9 in memctl's commit leaves its index.lock, as a
+			// killed git does; git refuses until memctl's next run
+			// removes it (it is provably memctl's: the stale-lock check
+			// covers that run). Any other lock is a bug.
+			if !s.killedMemctlsLock() {
+				s.violation("stale-lock", "git checkout -- . failed, and no index.lock of a killed memctl explains it: %s", lastLine(out))
+			}
+			return "person: git checkout -- . failed (the index.lock of a killed memctl): " + lastLine(out)
+		}
 		// checkout restores from the index, not HEAD: after a commit killed
 		// between its index and its ref, the index still holds the
 		// person's hand edit, and checkout brings it back. The person's
@@ -957,6 +966,23 @@ func (s *sim) write(extra []string) string {
 		}
 		return s.decidePending("reject", extra)
 	}
+}
+
+// killedMemctlsLock reports whether .git/index.lock is a lock memctl took
+// and left when it was killed: the same file as one of memctl's lock
+// markers (see gitstore's lockFile).
+func (s *sim) killedMemctlsLock() bool {
+	lock, err := os.Stat(filepath.Join(s.dir, ".git", "index.lock"))
+	if err != nil {
+		return false
+	}
+	markers, _ := filepath.Glob(filepath.Join(s.dir, ".git", "memctl-locks", "*"))
+	for _, m := range markers {
+		if fi, err := os.Stat(m); err == nil && os.SameFile(fi, lock) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *sim) indexLock() string {
