@@ -31,6 +31,9 @@ import (
 //	value-lost       a consumed candidate's text exists somewhere (live,
 //	                 pending, archive), or the entry the ledger names holds
 //	                 its subject and numbers
+//	category-lost    a consumed candidate whose text is committed is
+//	                 committed in the category it was given in (or a newer
+//	                 value of its fact is, or a person rejected the text)
 //	duplicated-text  a text is live at most as often as it was introduced
 //	import-atomic    an import is all or nothing; one that exited 0 is all
 //	invented         no invented fact (Zorblax) or leaked key is committed
@@ -45,7 +48,8 @@ import (
 //	stray-committed  no editor temp or stray file is ever committed
 //	dequeue          after a successful consolidate no consumed candidate
 //	                 is still queued
-//	stale-lock       a write with no other writer running is never "locked"
+//	stale-lock       a write with no other writer running is never "locked";
+//	                 a person's git meets no lock but a killed memctl's
 //	no-panic         memctl never panics
 //	add              add queues every valid candidate and prints its id
 //	prose            a paragraph a person wrote under a heading, once
