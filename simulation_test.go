@@ -682,7 +682,7 @@ func (s *sim) refile(text string) bool {
 func (s *sim) addRefiled() string {
 	for _, c := range s.contents {
 		if s.refile(c) {
-			return s.noteQueued(s.memctl(nil, "add", c, "-c", s.category(c), "-s", "sim"), []string{c})
+			return s.noteQueued(s.memctl(nil, "add", c, "-c", s.category(c), "-s", "sim"), []string{c}, []string{s.category(c)})
 		}
 	}
 	return "add-refiled: no text to refile"
@@ -698,20 +698,26 @@ func (s *sim) candJSON(content string) string {
 
 var candIDRE = regexp.MustCompile(`(?m)^c[0-9]{8}T[0-9.]+(-[0-9]{8})?-[0-9a-f]{8}$`)
 
-// noteQueued records the candidate ids add printed, in input order.
-func (s *sim) noteQueued(r simResult, contents []string) string {
+// noteQueued records the candidate ids add printed, in input order. cats
+// are the categories the texts were given in (a text may be given in two
+// within one batch: refile).
+func (s *sim) noteQueued(r simResult, contents, cats []string) string {
 	ids := candIDRE.FindAllString(r.stdout, -1)
 	if r.code != 0 || len(ids) != len(contents) {
 		s.violation("add", "%s: %d ids for %d candidates\n%s", r, len(ids), len(contents), r.stderr)
 		return r.String()
 	}
 	// add prints the ids sorted, not in input order: each queue file says
-	// which text it holds.
-	left := slices.Clone(contents)
+	// which text it holds, in which category.
+	type given struct{ content, cat string }
+	var left []given
+	for i, c := range contents {
+		left = append(left, given{c, cats[i]})
+	}
 	for _, id := range ids {
-		c := contents[0]
+		g := left[0]
 		if len(contents) > 1 {
-			var q struct{ Content string }
+			var q struct{ Content, Category string }
 			b, err := os.ReadFile(filepath.Join(s.dir, ".memctl", "queue", id+".json"))
 			if err == nil {
 				err = json.Unmarshal(b, &q)
@@ -719,15 +725,15 @@ func (s *sim) noteQueued(r simResult, contents []string) string {
 			if err != nil {
 				s.t.Fatalf("seed %d step %d: read queue file %s: %v", s.seed, s.step, id, err)
 			}
-			c = q.Content
+			g = given{q.Content, q.Category}
 		}
-		i := slices.Index(left, c)
+		i := slices.Index(left, g)
 		if i < 0 {
-			s.violation("add", "%s: queue file %s holds %q, not one of the texts given", r, id, c)
+			s.violation("add", "%s: queue file %s holds %q as %s, not one of the texts given", r, id, g.content, g.cat)
 			return r.String()
 		}
 		left = slices.Delete(left, i, i+1)
-		s.queued[id] = simCand{content: c, cat: s.category(c), step: s.step, seq: s.introduce(c, s.category(c))}
+		s.queued[id] = simCand{content: g.content, cat: g.cat, step: s.step, seq: s.introduce(g.content, g.cat)}
 	}
 	return fmt.Sprintf("%s %q", r, contents)
 }
@@ -738,7 +744,7 @@ func (s *sim) do(kind string) string {
 	switch kind {
 	case "add":
 		c := s.content()
-		return s.noteQueued(s.memctl(nil, "add", c, "-c", s.category(c), "-s", "sim"), []string{c})
+		return s.noteQueued(s.memctl(nil, "add", c, "-c", s.category(c), "-s", "sim"), []string{c}, []string{s.category(c)})
 	case "add-batch":
 		return s.addBatch(2 + s.rng.IntN(5))
 	case "import":
@@ -866,13 +872,13 @@ func (s *sim) forget() string {
 }
 
 func (s *sim) addBatch(n int) string {
-	var lines, contents []string
+	var lines, contents, cats []string
 	for range n {
 		c := s.content()
-		contents = append(contents, c)
+		contents, cats = append(contents, c), append(cats, s.category(c))
 		lines = append(lines, s.candJSON(c))
 	}
-	return s.noteQueued(s.memctl([]byte(strings.Join(lines, "\n")+"\n"), "add", "--json"), contents)
+	return s.noteQueued(s.memctl([]byte(strings.Join(lines, "\n")+"\n"), "add", "--json"), contents, cats)
 }
 
 // importBatch imports n fresh contents; a process that does not exit 0
@@ -1066,7 +1072,7 @@ func (s *sim) concurrent() string {
 	wg.Wait()
 	b.ok = ri.code == 0
 	s.concurrentWrites(rc, ri)
-	return fmt.Sprintf("concurrent: %s | %s | %s", s.noteQueued(ra, []string{c}), rc, ri)
+	return fmt.Sprintf("concurrent: %s | %s | %s", s.noteQueued(ra, []string{c}, []string{s.category(c)}), rc, ri)
 }
 
 // --- the person ---
