@@ -272,7 +272,6 @@ type sim struct {
 	// The model.
 	queued       map[string]simCand      // candidate id → what was queued
 	intro        map[string]int          // normalised content → times it was introduced
-	introCat     map[string]bool         // normalised content + "\x00" + category: given by an agent
 	catOf        map[string]string       // content → the category it is given in from now on (default: its subject's)
 	versions     map[string][]simVersion // factKey → its texts in order of introduction
 	seq          int
@@ -315,7 +314,7 @@ func newSim(t *testing.T, bin string, seed uint64, kinds, modes []string, gated 
 	s := &sim{
 		t: t, bin: bin, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		kinds: kinds, modes: modes, gated: gated,
-		queued: map[string]simCand{}, intro: map[string]int{}, introCat: map[string]bool{}, catOf: map[string]string{}, versions: map[string][]simVersion{}, generated: map[string]bool{},
+		queued: map[string]simCand{}, intro: map[string]int{}, catOf: map[string]string{}, versions: map[string][]simVersion{}, generated: map[string]bool{},
 		seenSubj: map[string]string{}, seenText: map[string]string{}, blobs: map[string]*simBlob{},
 		handIDs: map[string]bool{}, handDeleted: map[string]bool{}, handRemoved: map[string]bool{},
 		personFiles: map[string][]byte{}, strays: map[string]bool{}, notesSeen: map[string]bool{}, personCommit: map[string]bool{},
@@ -576,13 +575,9 @@ func (s *sim) category(text string) string {
 }
 
 // introduce records that text enters the system (queued, imported or
-// written by a person) and returns its sequence number. cat is the
-// category an agent gave it ("" for a person's text).
-func (s *sim) introduce(text, cat string) int {
+// written by a person) and returns its sequence number.
+func (s *sim) introduce(text string) int {
 	s.intro[norm(text)]++
-	if cat != "" {
-		s.introCat[norm(text)+"\x00"+cat] = true
-	}
 	s.seq++
 	k := factKey(text)
 	s.versions[k] = append(s.versions[k], simVersion{text: text, seq: s.seq})
@@ -733,7 +728,7 @@ func (s *sim) noteQueued(r simResult, contents, cats []string) string {
 			return r.String()
 		}
 		left = slices.Delete(left, i, i+1)
-		s.queued[id] = simCand{content: g.content, cat: g.cat, step: s.step, seq: s.introduce(g.content, g.cat)}
+		s.queued[id] = simCand{content: g.content, cat: g.cat, step: s.step, seq: s.introduce(g.content)}
 	}
 	return fmt.Sprintf("%s %q", r, contents)
 }
@@ -901,7 +896,7 @@ func (s *sim) newImport(n int) ([]byte, *simImport) {
 		}
 		b.contents = append(b.contents, c)
 		lines = append(lines, s.candJSON(c))
-		s.introduce(c, s.category(c))
+		s.introduce(c)
 	}
 	s.imports = append(s.imports, b)
 	return []byte(strings.Join(lines, "\n") + "\n"), b
@@ -1177,7 +1172,7 @@ func (s *sim) handAdd() string {
 	}
 	s.save(p, out)
 	s.handIDs[id] = true
-	s.introduce(c, "")
+	s.introduce(c)
 	return fmt.Sprintf("person adds %s %q to %s", id, c, p)
 }
 
@@ -1274,7 +1269,7 @@ func (s *sim) replaceContent(e *mdmem.Entry, src []byte, i int, c string) {
 	s.save(e.File, append(append(append([]byte{}, src[:at]...), c...), src[at+len(e.Content):]...))
 	s.handIDs[e.ID] = true
 	s.handRemoved[norm(e.Content)] = true
-	s.introduce(c, "")
+	s.introduce(c)
 }
 
 func (s *sim) handChange() string {
