@@ -620,18 +620,6 @@ func (s *sim) checkQueue(snap *simSnap) {
 	}
 }
 
-// newerFound says whether a text of the same fact introduced after seq is
-// committed: then the value consumed at seq may have been replaced.
-// newerFoundIn is newerFound in one category.
-func (s *sim) newerFoundIn(snap *simSnap, text string, seq int, cat string) bool {
-	for _, v := range s.versions[factKey(text)] {
-		if v.seq > seq && snap.textCats[norm(v.text)+"\x00"+cat] {
-			return true
-		}
-	}
-	return false
-}
-
 // rejectedText reports whether a person rejected the text: memctl never
 // re-adds it, in any category.
 func rejectedText(snap *simSnap, text string) bool {
@@ -643,9 +631,16 @@ func rejectedText(snap *simSnap, text string) bool {
 	return false
 }
 
+// newerFound says whether a text of the same fact introduced after seq is
+// committed: then the value consumed at seq may have been replaced.
 func (s *sim) newerFound(snap *simSnap, text string, seq int) bool {
+	return s.newerFoundIn(snap, text, seq, "")
+}
+
+// newerFoundIn is newerFound in one category ("" for any).
+func (s *sim) newerFoundIn(snap *simSnap, text string, seq int, cat string) bool {
 	for _, v := range s.versions[factKey(text)] {
-		if v.seq > seq && found(snap, v.text) {
+		if v.seq > seq && (cat == "" && found(snap, v.text) || cat != "" && snap.textCats[norm(v.text)+"\x00"+cat]) {
 			return true
 		}
 	}
