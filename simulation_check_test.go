@@ -348,8 +348,8 @@ func (s *sim) checkNotes(snap *simSnap) {
 // txnPending reports whether a killed write's journal is waiting in the
 // memory (mdmem.TxnDir).
 func (s *sim) txnPending() bool {
-	m, _ := filepath.Glob(filepath.Join(s.dir, filepath.FromSlash(mdmem.TxnDir), "*.journal.json"))
-	return len(m) > 0
+	_, err := os.Stat(filepath.Join(s.dir, filepath.FromSlash(mdmem.TxnDir), "journal.json"))
+	return err == nil
 }
 
 // unquoteGit undoes git's C-style quoting of a path in porcelain output.

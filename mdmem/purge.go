@@ -88,6 +88,13 @@ func PurgeHistory(ctx context.Context, s *Store, ids, extra []string) (*PurgeRes
 		return nil, err
 	}
 	defer unlock()
+	return s.purgeLocked(ctx, ids, extra)
+}
+
+// purgeLocked is PurgeHistory with the lock held. Once it succeeded, a
+// purge these ids owed (an interrupted forget --purge-history) is no
+// longer owed.
+func (s *Store) purgeLocked(ctx context.Context, ids, extra []string) (*PurgeResult, error) {
 	want, err := s.purgeIDs(ids)
 	if err != nil {
 		return nil, err
@@ -107,6 +114,7 @@ func PurgeHistory(ctx context.Context, s *Store, ids, extra []string) (*PurgeRes
 	if err != nil {
 		return nil, err
 	}
+	s.clearOwedPurge(ids)
 	return &PurgeResult{RewriteResult: rr, Versions: len(pu.needles), Objects: n, CannotReach: PurgeCannotReach}, nil
 }
 
