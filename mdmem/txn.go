@@ -953,9 +953,9 @@ type RecoverChoice int
 
 // The choices of Recover.
 const (
-	RecoverStatus  RecoverChoice = iota // only report
-	KeepEdits                           // the person's version stays, as their hand edit
-	DiscardEdits                        // memctl's committed version, the person's saved
+	RecoverStatus RecoverChoice = iota // only report
+	KeepEdits                          // the person's version stays, as their hand edit
+	DiscardEdits                       // memctl's committed version, the person's saved
 )
 
 // Recover takes the lock (finishing what can be finished) and reports the

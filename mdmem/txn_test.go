@@ -422,4 +422,3 @@ func writeFiles(t *testing.T, s *Store, files map[string][]byte) {
 	_, err = s.Write(context.Background(), files, CommitMessage{Subject: "import: setup"})
 	must(t, err)
 }
-
