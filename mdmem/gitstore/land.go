@@ -317,6 +317,7 @@ func (r *Repo) writeIndexLocked(ilock *lockFile, changes []Change, keepIf map[st
 		}
 		if c.New == "" {
 			ix.removeEntry(tp)
+			ix.sort()
 			continue
 		}
 		e := &idxEntry{name: tp, hash: plumbing.NewHash(c.New), mode: 0o100644}
@@ -331,8 +332,8 @@ func (r *Repo) writeIndexLocked(ilock *lockFile, changes []Change, keepIf map[st
 			e.xflags = old.xflags & xflagSkipWT
 		}
 		ix.setEntry(e)
+		ix.sort() // find is a binary search
 	}
-	ix.sort()
 	if err := ilock.write(ix.encode()); err != nil {
 		return err
 	}
