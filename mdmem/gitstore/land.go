@@ -76,7 +76,7 @@ func (r *Repo) Prepare(ctx context.Context, req PrepareRequest) (*Prepared, erro
 	if err := checkSignature(req.Author); err != nil {
 		return nil, err
 	}
-	j := &commitJob{req: CommitRequest{Message: req.Message, Author: req.Author, When: req.When, CheckBase: true, Base: req.Base}}
+	j := &commitJob{req: req}
 	if err := r.checkCommitBase(ctx, j); err != nil {
 		return nil, err
 	}
