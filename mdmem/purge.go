@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -88,7 +89,12 @@ func PurgeHistory(ctx context.Context, s *Store, ids, extra []string) (*PurgeRes
 		return nil, err
 	}
 	defer unlock()
-	return s.purgeLocked(ctx, ids, extra)
+	res, err := s.purgeLocked(ctx, ids, extra)
+	if err == nil {
+		// This purge is the one a note of Lock's says is owed.
+		s.Recovered = slices.DeleteFunc(s.Recovered, func(n string) bool { return strings.Contains(n, owedPurgeNote) && !s.purgeOwed() })
+	}
+	return res, err
 }
 
 // purgeLocked is PurgeHistory with the lock held. Once it succeeded, a

@@ -925,8 +925,17 @@ func (s *Store) finishOwedPurge(ctx context.Context, p *txnJournal) string {
 		s.removeJournal(purgeName)
 		return fmt.Sprintf("dropped the history purge owed by %q: its commit is not on the branch", p.Op)
 	}
-	return fmt.Sprintf("%q took effect, but the history purge it asked for did not finish: the forgotten text is still in git history; run `memctl forget %s --purge-history` to finish it",
-		p.Op, strings.Join(ids, " "))
+	return fmt.Sprintf("%q took effect, but %s: the forgotten text is still in git history; run `memctl forget %s --purge-history` to finish it",
+		p.Op, owedPurgeNote, strings.Join(ids, " "))
+}
+
+// owedPurgeNote is what the note of an owed purge says.
+const owedPurgeNote = "the history purge it asked for did not finish"
+
+// purgeOwed reports whether a purge is still owed.
+func (s *Store) purgeOwed() bool {
+	p, err := readJournalIn(s.Dir, purgeName)
+	return err == nil && p != nil
 }
 
 // clearOwedPurge drops the owed purge once a purge of ids ran.

@@ -15,7 +15,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-
 // testHookBeforeRefLock lets tests move the branch inside the commit window.
 var testHookBeforeRefLock func()
 
