@@ -309,6 +309,7 @@ type sim struct {
 	stepOut  []string
 	journal  *simJournal
 	crashed  *simForget // a forget that did not exit 0: took effect or not, HEAD says
+	preHead  string     // HEAD when the step began
 	settling bool       // the person is settling a refused recovery
 }
 
@@ -406,7 +407,7 @@ func (s *sim) run(n int) {
 	for s.step = 1; s.step <= n; s.step++ {
 		kind := s.kinds[s.pickWeighted()]
 		s.stepOK, s.stepBad, s.stepConsolidated = false, false, false
-		s.stepOut, s.journal = nil, s.readJournal()
+		s.stepOut, s.journal, s.preHead = nil, s.readJournal(), s.head
 		desc := s.do(kind)
 		if d := s.settleRefusal(); d != "" {
 			desc += "; " + d
@@ -1030,9 +1031,16 @@ func (s *sim) killedMemctlsLock() bool {
 
 func (s *sim) indexLock() string {
 	lock := filepath.Join(s.dir, ".git", "index.lock")
-	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+	// A git process creates index.lock exclusively: it cannot while a
+	// killed memctl's is still there.
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return "index-lock: a killed memctl's index.lock is still there"
+	}
+	if err != nil {
 		s.t.Fatal(err)
 	}
+	f.Close()
 	// Half the time the git process holding the lock finishes while memctl
 	// waits for it (memctl waits up to 2 s, then gives up).
 	release := s.rng.IntN(2) == 0
