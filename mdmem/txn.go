@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -508,7 +509,7 @@ func (s *Store) planCheckout(ctx context.Context, j *txnJournal, target string) 
 				steps = append(steps, fileStep{path: f.Path, data: wantData})
 			}
 			continue
-		case containsStr(pristine, disk):
+		case slices.Contains(pristine, disk):
 			if wantData == nil && want != "" {
 				if wantData, err = s.Repo.ReadBlob(ctx, want); err != nil {
 					return nil, err
@@ -585,15 +586,6 @@ func (s *Store) blobOrNil(ctx context.Context, h string) ([]byte, error) {
 		return nil, nil
 	}
 	return s.Repo.ReadBlob(ctx, h)
-}
-
-func containsStr(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // applyCheckout writes the planned files.
@@ -945,7 +937,7 @@ func (s *Store) clearOwedPurge(ids []string) {
 		return
 	}
 	for _, id := range p.Forget.IDs {
-		if !containsStr(ids, id) {
+		if !slices.Contains(ids, id) {
 			return
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -311,7 +312,7 @@ func (r *Repo) writeIndexLocked(ilock *lockFile, changes []Change, keepIf map[st
 			if e := ix.find(tp); e != nil {
 				cur = plumbing.Hash(e.hash).String()
 			}
-			if !containsString(allowed, cur) {
+			if !slices.Contains(allowed, cur) {
 				continue
 			}
 		}
@@ -338,15 +339,6 @@ func (r *Repo) writeIndexLocked(ilock *lockFile, changes []Change, keepIf map[st
 		return err
 	}
 	return ilock.commit()
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // worktreeStat reads a worktree file and returns its stat data and the

@@ -5,7 +5,7 @@
 # one line, one `memctl add` and one `memctl consolidate --no-llm` of that
 # candidate, each binary in turn (interleaved, so load hits both alike).
 # Prints the median milliseconds and the ratio to the same run's git
-# commit median. Usage:
+# commit median (over every round of every binary). Usage:
 #   [ROUNDS=n] [SIZE=n] testdata/bench/writepath.sh path/to/memctl [path/to/other-memctl]
 set -euo pipefail
 bins=()
@@ -61,10 +61,11 @@ d = {}
 for line in open(samples):
     i, what, v = line.split()
     d.setdefault((int(i), what), []).append(int(v))
+base = statistics.median([v for (i, what), vs in d.items() if what == "git" for v in vs])
+print(f"git commit median over every round: {base:.1f} ms (the baseline of every ratio)")
 print(f"{'binary':<40} {'step':<12} {'median ms':>9} {'x git commit':>12}")
 for i, b in enumerate(bins):
-    base = statistics.median(d[(i, "git")])
-    for what in ("git", "import", "add", "consolidate"):
+    for what in ("import", "add", "consolidate"):
         m = statistics.median(d[(i, what)])
         print(f"{b[-40:]:<40} {what:<12} {m:>9.1f} {m / base:>12.2f}")
 PY
