@@ -332,6 +332,22 @@ func (t *Txn) commitText(ctx context.Context, text string) (string, error) {
 		return "", err
 	}
 	t.data = nil // the blobs hold the contents now
+	for i, c := range prep.Changes {
+		// The worktree holds what was planned on (checked above); where
+		// that is not HEAD's blob, it is recorded: recovery takes it for
+		// the file's unedited state and merge base.
+		w, err := s.Repo.StoreWorktreeBlob(ctx, c.Path)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case w == c.Old:
+		case w == "":
+			prep.Changes[i].Work = gitstore.WorkAbsent
+		default:
+			prep.Changes[i].Work = w
+		}
+	}
 	s.failpoint(FailTxnStaged)
 	j := &txnJournal{Op: prep.Subject, Ref: prep.Ref, Parent: prep.Parent, Commit: prep.Commit, Files: prep.Changes,
 		Forget: t.forget, Purge: t.purge}
@@ -475,7 +491,7 @@ func (s *Store) planCheckout(ctx context.Context, j *txnJournal, target string) 
 	var steps []fileStep
 	var conflicts []string
 	for _, f := range j.Files {
-		want, pristine := f.New, []string{f.Old}
+		want, pristine := f.New, []string{f.Planned()}
 		var wantData []byte
 		if target != "" {
 			hb, err := s.Repo.BlobAt(ctx, target, f.Path)
@@ -647,7 +663,7 @@ func readJournalIn(dir, name string) (*txnJournal, error) {
 		if err := checkRelPath(f.Path); err != nil {
 			return nil, fmt.Errorf("%s/%s: %w", TxnDir, name, err)
 		}
-		if (f.Old != "" && !validHash(f.Old)) || (f.New != "" && !validHash(f.New)) {
+		if (f.Old != "" && !validHash(f.Old)) || (f.New != "" && !validHash(f.New)) || (f.Work != "" && f.Work != gitstore.WorkAbsent && !validHash(f.Work)) {
 			return nil, fmt.Errorf("%s/%s: a bad blob hash", TxnDir, name)
 		}
 	}

@@ -37,6 +37,25 @@ type Change struct {
 	Old  string `json:"old"`
 	New  string `json:"new"`
 	Mode string `json:"mode,omitempty"` // tree mode of New ("100644" when empty)
+	// Work is what the worktree file held when the write was planned, when
+	// not Old (an uncommitted file memctl does not commit as a hand edit,
+	// such as a .gitignore init adopts): its blob, or WorkAbsent.
+	Work string `json:"work,omitempty"`
+}
+
+// WorkAbsent is Change.Work for a file absent from the worktree.
+const WorkAbsent = "absent"
+
+// Planned returns what the worktree held when the write was planned: Work,
+// else Old ("" = absent).
+func (c Change) Planned() string {
+	switch c.Work {
+	case "":
+		return c.Old
+	case WorkAbsent:
+		return ""
+	}
+	return c.Work
 }
 
 // PrepareRequest is a commit to build: new contents by memory-relative
@@ -383,6 +402,33 @@ func (r *Repo) WorktreeBlob(ctx context.Context, p string) (string, error) {
 		return "", nil
 	}
 	return wf.hash.String(), nil
+}
+
+// StoreWorktreeBlob writes the blob git would store for a memory-relative
+// worktree file (normalised as a commit of it would be), fsynced, and
+// returns its hash ("" when the file is absent).
+func (r *Repo) StoreWorktreeBlob(ctx context.Context, p string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	tp, err := r.validatePath(p)
+	if err != nil {
+		return "", err
+	}
+	o := r.newObjStore()
+	defer o.close()
+	tree, _, err := r.headTree(o)
+	if err != nil {
+		return "", err
+	}
+	wf, err := r.readWorktree(o, newAttrResolver(r), tree, tp, nil)
+	if err != nil || wf.missing {
+		return "", err
+	}
+	if _, err := o.write("blob", wf.data); err != nil {
+		return "", err
+	}
+	return wf.hash.String(), o.syncDirs()
 }
 
 // BlobHash returns the hash of the blob git would store for data at the
