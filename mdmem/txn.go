@@ -141,8 +141,9 @@ type EditedError struct {
 }
 
 func (e *EditedError) Error() string {
-	return fmt.Sprintf("%q was committed (%.12s) but interrupted before it updated %s, and %s %s %v in a way that does not merge with it (the same entry changed on both sides); nothing was changed",
-		e.Op, e.Commit, strings.Join(e.Paths, ", "), strings.Join(e.Paths, ", "), plural(len(e.Paths), "was", "were"), ErrEditedSince)
+	files := strings.Join(e.Paths, ", ")
+	return fmt.Sprintf("%q was committed (%.12s) but interrupted before it updated %s, and %s %s edited by hand since, in a way that does not merge with it (the same entry changed on both sides, or the file deleted); nothing was changed",
+		e.Op, e.Commit, files, files, plural(len(e.Paths), "was", "were"))
 }
 
 // Is makes errors.Is(err, ErrEditedSince) true.
