@@ -63,7 +63,7 @@ func cand(content, cat string, created time.Time) *mdmem.Candidate {
 
 func compute(t *testing.T, m *mdmem.Memory, cands ...*mdmem.Candidate) *Plan {
 	t.Helper()
-	p, err := Compute(wired(&Input{Mem: m, Cands: cands, Config: mdmem.DefaultConfig(), Now: testNow}))
+	p, err := Compute(wired(&Input{Mem: m, Cands: cands, Config: testConfig(), Now: testNow}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestVolumeControlDemotes(t *testing.T) {
 		cs = append(cs, cand("Constraint "+word(i)+" must hold for service "+word(i*7+3)+" in region "+word(i*13+5), "constraint", testNow))
 	}
 	p := compute(t, m, cs...)
-	lim := CoreLimits(mdmem.DefaultConfig())
+	lim := CoreLimits(testConfig())
 	if lim.over(p.CoreAfter) {
 		t.Fatalf("core %v over %v", p.CoreAfter, lim)
 	}

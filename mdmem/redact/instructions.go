@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // pattern is one family of instruction-like text.
@@ -69,7 +70,10 @@ func Instructions(text string) []string {
 	if len(hidden) > 0 {
 		out = append(out, "holds hidden Unicode ("+strings.Join(hidden, ", ")+")")
 	}
-	norm := lowerASCII(Normalise(text))
+	if mixedScriptWord(text) {
+		out = append(out, "spells a word with look-alike letters of another script")
+	}
+	norm := lowerASCII(Fold(text))
 	n := norm
 	if !strings.Contains(norm, "\n") {
 		n = strings.Join(strings.Fields(norm), " ") // role markers and fences need their lines
@@ -82,6 +86,45 @@ func Instructions(text string) []string {
 		}
 		if instrRegexps[i]().MatchString(n) {
 			out = append(out, p.why)
+		}
+	}
+	return out
+}
+
+// mixedScriptWord reports a word that mixes Latin letters with letters of
+// another script that look like Latin ones ("pаssword" with a Cyrillic а):
+// no one types that, it is written to get past a filter.
+func mixedScriptWord(text string) bool {
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !Hidden(r) }) {
+		latin, other := false, false
+		for _, r := range w {
+			if r < 0x80 {
+				latin = true
+			} else if _, ok := confusables[r]; ok {
+				other = true
+			}
+		}
+		if latin && other {
+			return true
+		}
+	}
+	return false
+}
+
+// concealment lists the reasons Instructions gives for what no one types
+// by accident: they hold a text whatever its source.
+var concealment = map[string]bool{"holds tool-call syntax": true, "holds a chat-template token": true,
+	"closes the memory fence": true, "holds a hidden comment": true, "holds a tracking image link": true}
+
+// Concealment returns the reasons of Instructions that do not depend on
+// wording: hidden Unicode, look-alike letters of another script,
+// chat-template and tool-call syntax, a closed fence, a hidden comment, a
+// tracking image. nil when there are none.
+func Concealment(text string) []string {
+	var out []string
+	for _, why := range Instructions(text) {
+		if concealment[why] || strings.HasPrefix(why, "holds hidden Unicode") || strings.HasPrefix(why, "spells a word with look-alike") {
+			out = append(out, why)
 		}
 	}
 	return out
