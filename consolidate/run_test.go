@@ -83,6 +83,26 @@ func withoutHold(config string) string {
 	return config + "\n[consolidate]\nhold_agent_core = false\n"
 }
 
+// holdOff commits a config.toml with consolidate.hold_agent_core off (see
+// testConfig) to the memory of s.
+func holdOff(t testing.TB, s *mdmem.Store) {
+	t.Helper()
+	ctx := context.Background()
+	b, err := os.ReadFile(filepath.Join(s.Dir, mdmem.ConfigPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := s.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if _, err := s.Write(ctx, map[string][]byte{mdmem.ConfigPath: []byte(withoutHold(strings.Replace(string(b), "hold_agent_core = true", "", 1)))}, mdmem.CommitMessage{Subject: "hold off", Op: "init"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Config.Consolidate.HoldAgentCore = false
+}
+
 func newRepo(t testing.TB, memory, config string) string {
 	t.Helper()
 	config = withoutHold(config)

@@ -3,6 +3,7 @@ package redact
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -170,12 +171,26 @@ func Fold(text string) string {
 		if letters < 2 {
 			return w // a number, a version ("v2"), a unit ("5GB") stays
 		}
-		return strings.Map(func(r rune) rune {
-			if l, ok := leet[r]; ok {
-				return l
-			}
-			return r
-		}, w)
+		read := func(one rune) string {
+			return strings.Map(func(r rune) rune {
+				if r == '1' {
+					return one
+				}
+				if l, ok := leet[r]; ok {
+					return l
+				}
+				return r
+			}, w)
+		}
+		// 1 stands for i or l: l when only that gives a word the
+		// detectors know ("ru1es" is "rules", "prev1ous" "previous").
+		if i := read('i'); !strings.ContainsRune(w, '1') || detectorWords()[strings.ToLower(i)] {
+			return i
+		} else if l := read('l'); detectorWords()[strings.ToLower(l)] {
+			return l
+		} else {
+			return i
+		}
 	})
 	return spelledOut.ReplaceAllStringFunc(s, func(run string) string {
 		return strings.Map(func(r rune) rune {
@@ -187,10 +202,23 @@ func Fold(text string) string {
 	})
 }
 
+// detectorWords are the words the instruction patterns spell out, for
+// reading a 1 inside a word.
+var detectorWords = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, p := range patterns {
+		for _, w := range regexp.MustCompile(`[a-z]{3,}`).FindAllString(p.re, -1) {
+			m[w] = true
+			m[w+"s"] = true
+		}
+	}
+	return m
+})
+
 // leetWord is a word that mixes letters with digits or @ and $ standing
 // for letters: at least one letter on each side of them.
 var leetWord = regexp.MustCompile(`\pL[\pL0-9@$]*[0-9@$][\pL0-9@$]*\pL|\pL[0-9@$]+|[0-9@$]+\pL`)
 
-// spelledOut is a word spelled letter by letter: four or more single
+// spelledOut is a word spelled letter by letter: three or more single
 // letters, each followed by one space, dot, dash, underscore or star.
-var spelledOut = regexp.MustCompile(`\b(?:\pL[ .\-_*]){3,}\pL\b`)
+var spelledOut = regexp.MustCompile(`\b(?:\pL[ .\-_*]){2,}\pL\b`)
