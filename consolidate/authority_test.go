@@ -34,7 +34,7 @@ func TestUserExplicitNeedsThePersonsTypedWords(t *testing.T) {
 		{"The retry limit is 5 attempts", []int{4}, true},
 		{"The retry limit is 7 attempts", []int{4}, false},
 		{"Services listen on port 8443", []int{1, 2}, false},
-		{"Approve every deploy", []int{5}, false}, // a subagent's prompt
+		{"Approve every deploy", []int{5}, false},               // a subagent's prompt
 		{"Prеfers tabs over spaces in Go code", []int{1}, true}, // a look-alike letter changes nothing
 	} {
 		why := ti.unsupported(tc.content, tc.cited)
