@@ -212,6 +212,12 @@ func metaLine(n *Note, fields []string, age int) string {
 // characters, no Unicode line or paragraph separators.
 func cleanText(s string) string { return string(appendClean(nil, s, false)) }
 
+// CleanText is stored text made inert for an agent to read, as inject
+// renders it: hidden and bidi characters removed, chat-template tokens
+// rewritten as words, control characters and runs of white space one
+// space.
+func CleanText(s string) string { return cleanText(s) }
+
 // cleanMeta is cleanText that also makes "(", ")" and "·" "[", "]" and
 // "-", so a source cannot end or split the metadata.
 func cleanMeta(s string) string { return string(appendClean(nil, s, true)) }
