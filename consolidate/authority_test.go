@@ -46,3 +46,14 @@ func TestUserExplicitNeedsThePersonsTypedWords(t *testing.T) {
 		t.Errorf("no typed turns: %q", why)
 	}
 }
+
+// TestToolInputSecretsAreMaskedUnescaped: a secret inside an escaped
+// string of a tool's JSON input is masked before the model sees it.
+func TestToolInputSecretsAreMaskedUnescaped(t *testing.T) {
+	_, tools := renderTurns([]transcript.Turn{{N: 2, Kind: transcript.KindToolCall, Name: "Bash",
+		Text: `{"command":"mysql -uroot -p\"S3cretPassw0rd!\" orders && sshpass -p 'hunter2Secret' ssh db1"}`}})
+	got := strings.Join(tools, "\n")
+	if strings.Contains(got, "S3cret") || strings.Contains(got, "hunter2") || !strings.Contains(got, "[REDACTED:password]") {
+		t.Errorf("tool input not masked: %s", got)
+	}
+}

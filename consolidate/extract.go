@@ -173,7 +173,15 @@ func clip(s string, max int) string {
 // the tool calls.
 func renderTurns(turns []transcript.Turn) (dialogue, tools []string) {
 	for _, t := range turns {
-		text := maskSecrets(strings.Join(strings.Fields(t.Text), " "))
+		raw := t.Text
+		if t.Kind == transcript.KindToolCall {
+			// A tool's input is JSON: a secret in an escaped string
+			// ("-p\"S3cret\"") is found only once it is unescaped.
+			if flat, ok := transcript.FlatJSON(raw); ok {
+				raw = flat
+			}
+		}
+		text := maskSecrets(strings.Join(strings.Fields(raw), " "))
 		switch {
 		case t.Kind == transcript.KindToolCall:
 			tools = append(tools, fmt.Sprintf("[t%d] call %s: %s", t.N, t.Name, clip(text, maxToolCall)))

@@ -223,13 +223,14 @@ func CleanText(s string) string { return cleanText(s) }
 func cleanMeta(s string) string { return string(appendClean(nil, s, true)) }
 
 // appendClean appends s neutralised (redact.Neutralise: no hidden or bidi
-// characters, no chat-template tokens), with control characters (C0, DEL,
+// characters, no chat-template tokens) and redacted (redact.Redact: a
+// secret becomes [REDACTED:<kind>]), with control characters (C0, DEL,
 // C1) and U+2028, U+2029 made spaces, runs of white space folded to one
 // space and trimmed at both ends, and invalid UTF-8 made U+FFFD
 // (strings.Fields and strings.Map semantics); meta also replaces "(", ")",
 // ":" and "·".
 func appendClean(b []byte, s string, meta bool) []byte {
-	s = redact.Neutralise(s)
+	s, _ = redact.Redact(redact.Neutralise(s)) // a secret a person typed by hand never reaches a prompt
 	space := false
 	start := len(b)
 	for _, r := range s {

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -76,5 +77,19 @@ func TestOtherFormatsMarkTheUsersWords(t *testing.T) {
 				t.Errorf("%s turn %d: person %v, want %v", tc.format, i, got[i], tc.want[i])
 			}
 		}
+	}
+}
+
+// TestRedactLineKeepsJSON: a kept trace's JSON line stays valid JSON with
+// the secret redacted, escaped quotes and all.
+func TestRedactLineKeepsJSON(t *testing.T) {
+	in := `{"type":"assistant","message":{"content":[{"type":"tool_use","input":{"command":"mysql -p\"S3cretPassw0rd!\" x"}}]}}`
+	out := RedactLine([]byte(in))
+	if strings.Contains(string(out), "S3cret") || !strings.Contains(string(out), "REDACTED") {
+		t.Errorf("not redacted: %s", out)
+	}
+	var v any
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Errorf("not JSON any more: %v: %s", err, out)
 	}
 }

@@ -52,12 +52,35 @@ func isTokenByte(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_' || b == '-' || b == '+' || b == '/' || b == '=' || b == '.'
 }
 
+// Ways normalise joins the pieces of a token.
+const (
+	joinNone   = iota
+	joinLines  // white space holding a line break between token bytes
+	joinSpaces // also one space between two runs of at least minSplitRun token bytes
+)
+
+// minSplitRun is the shortest piece on each side of a space that
+// joinSpaces joins: "ghp_R8kQ2vXm9LpT4s Wz7N…" reads as one token, two
+// words of prose do not become a key.
+const minSplitRun = 8
+
+// tokenRun counts the token bytes of s from i in direction d (-1 or 1).
+func tokenRun(s string, i, d int) int {
+	n := 0
+	for ; i >= 0 && i < len(s) && isTokenByte(s[i]); i += d {
+		n++
+	}
+	return n
+}
+
 // normalise returns text with every hidden character removed and every
 // other rune in NFKC form (full-width digits become ASCII digits, ligatures
-// letters). With join, a run of white space that holds a line break and
-// stands between two token bytes is removed too, so a key wrapped over two
-// lines reads as one.
-func normalise(text string, join bool) *normText {
+// letters). With joinLines, a run of white space that holds a line break
+// and stands between two token bytes is removed too, so a key wrapped
+// over two lines reads as one; with joinSpaces, also a single space
+// between two long runs of token bytes, so a key split by a space does.
+func normalise(text string, mode int) *normText {
+	join := mode != joinNone
 	ascii, plain := true, true
 	for i := 0; i < len(text) && plain; i++ {
 		switch c := text[i]; {
@@ -65,7 +88,7 @@ func normalise(text string, join bool) *normText {
 			ascii = false
 			r, _ := utf8.DecodeRuneInString(text[i:])
 			plain = !Hidden(r)
-		case join && c == '\n':
+		case join && c == '\n', mode == joinSpaces && c == ' ':
 			plain = false
 		}
 	}
@@ -91,7 +114,8 @@ func normalise(text string, join bool) *normText {
 					j++
 				}
 				cur := b.String()
-				if nl && len(cur) > 0 && isTokenByte(cur[len(cur)-1]) && j < len(text) && isTokenByte(text[j]) {
+				split := mode == joinSpaces && j == i+1 && text[i] == ' ' && tokenRun(cur, len(cur)-1, -1) >= minSplitRun && tokenRun(text, j, 1) >= minSplitRun
+				if (nl || split) && len(cur) > 0 && isTokenByte(cur[len(cur)-1]) && j < len(text) && isTokenByte(text[j]) {
 					i = j
 					continue
 				}
@@ -116,7 +140,7 @@ func normalise(text string, join bool) *normText {
 
 // Normalise returns text in NFKC form with hidden characters (see Hidden)
 // removed: the form the detectors read.
-func Normalise(text string) string { return normalise(text, false).s }
+func Normalise(text string) string { return normalise(text, joinNone).s }
 
 // confusables maps letters that look like Latin ones (Cyrillic, Greek,
 // Armenian, Latin IPA and small-capital forms NFKC keeps) to the Latin
