@@ -29,7 +29,7 @@ func init() {
 	// mcpcall [mcp args...] -- TOOL JSON: start `memctl mcp [args...]`
 	// as a subprocess speaking MCP on stdio, call TOOL with the JSON
 	// arguments through the SDK's client, and print the result's text.
-	// "! mcpcall" expects a tool error.
+	// "! mcpcall" expects a tool error (or a protocol error, printed).
 	scriptCmds["mcpcall"] = func(ts *testscript.TestScript, neg bool, args []string) {
 		i := len(args) - 3
 		if i < 0 || args[i] != "--" {
@@ -52,6 +52,10 @@ func init() {
 		ts.Check(err)
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: args[i+1], Arguments: in})
 		cs.Close()
+		if err != nil && neg {
+			fmt.Fprintln(ts.Stdout(), err) // a protocol error: an unknown tool
+			return
+		}
 		if err != nil {
 			ts.Fatalf("mcpcall %s: %v\n%s", args[i+1], err, stderr.String())
 		}

@@ -61,7 +61,10 @@ with --json, as {"candidate_ids": […], "invalid": N} (docs/JSON.md).
 from stdin as it used to, with a deprecation warning.
 
 The source defaults to "agent": pass --source user_explicit only for what
-the person stated. Secrets (API keys, tokens, private keys, passwords,
+the person stated. The label alone gives no authority: a user_explicit
+candidate counts as the person's words (their wording is not held for
+reading like an instruction) only when add runs at a terminal; from a
+script or an agent's shell it is judged as anyone's. Secrets (API keys, tokens, private keys, passwords,
 card and id numbers) are replaced by [REDACTED:<kind>] before the queue
 file is written, or the candidate is refused with add.secrets = "refuse"
 (docs/GOVERNANCE.md); queue files are private to the user (0600).`,
@@ -126,6 +129,9 @@ func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
 			Scope: opts.Scope, Refs: opts.Refs, Tags: opts.Tags, Topic: opts.Topic}
 		if opts.HasConf {
 			c.Confidence = &opts.Confidence
+		}
+		if f.IO.InTTY && mdmem.PersonSource(c.Source) {
+			c.Seen = mdmem.SeenTyped // a person at a terminal typed it
 		}
 		if opts.Expires != "" {
 			t, err := mdmem.ParseExpires(opts.Expires, now)

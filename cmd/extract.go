@@ -196,7 +196,14 @@ func runExtract(ctx context.Context, f *Factory, opts *extractOptions) error {
 		if p.Dropped != "" {
 			state = "drop "
 		}
-		fmt.Fprintf(w, "%s  %s: %s (%s%s · %s)", state, c.Category, c.Content, c.Source, conf, strings.Join(c.Refs, " "))
+		content := c.Content
+		if p.Secret {
+			content = "(text withheld)"
+		}
+		fmt.Fprintf(w, "%s  %s: %s (%s%s · %s)", state, c.Category, content, c.Source, conf, strings.Join(c.Refs, " "))
+		if p.Lowered != "" {
+			fmt.Fprintf(w, " — not the person's words: %s", p.Lowered)
+		}
 		if p.Dropped != "" {
 			fmt.Fprintf(w, " — %s", p.Dropped)
 		}

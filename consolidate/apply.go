@@ -158,8 +158,10 @@ func value(e *mdmem.Entry, u Use, now time.Time) float64 {
 	return conf + w - 0.25*age + u.bonus()
 }
 
-// demote picks the lowest-value core entries of the rendered MEMORY.md
-// until the core fits, and plans their move to topic files.
+// demote picks core entries of the rendered MEMORY.md until the core
+// fits, lowest authority first (mdmem.Authority: agents', then others',
+// then the person's), then lowest value, and plans their move to topic
+// files.
 func (p *planner) demote(main *mdmem.Doc, size Size, lim Limits) bool {
 	var cands []*mdmem.Entry
 	for _, e := range main.Entries {
@@ -175,6 +177,11 @@ func (p *planner) demote(main *mdmem.Doc, size Size, lim Limits) bool {
 		vals[e] = value(e, p.in.Usage[e.ID], p.now)
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
+		// Authority first: an agent's entry leaves before any of the
+		// person's, however many agents' entries there are.
+		if ai, aj := mdmem.Authority(cands[i]), mdmem.Authority(cands[j]); ai != aj {
+			return ai < aj
+		}
 		vi, vj := vals[cands[i]], vals[cands[j]]
 		if vi != vj {
 			return vi < vj

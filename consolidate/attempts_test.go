@@ -176,7 +176,7 @@ func TestSecretCandidateQuarantined(t *testing.T) {
 // reached its archive limit is retried without counting a failure.
 func TestArchiveLimitHoldNotCounted(t *testing.T) {
 	m := loadMem(t, map[string]string{"MEMORY.md": baseMemory})
-	cfg := mdmem.DefaultConfig()
+	cfg := testConfig()
 	cfg.Consolidate.MaxArchiveShare = 0
 	c := cand("Example code uses Python 3.12; no Python 2 syntax", "preference", testNow)
 	p, err := Compute(wired(&Input{Mem: m, Cands: []*mdmem.Candidate{c}, Config: cfg, Now: testNow, Attempts: map[string]int{c.ID: 10}}))

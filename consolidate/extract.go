@@ -98,6 +98,12 @@ type Proposal struct {
 	Candidate *mdmem.Candidate `json:"candidate"`
 	Turns     []int            `json:"turns"`
 	Dropped   string           `json:"dropped,omitempty"`
+	// Lowered says why the model's user_explicit became inference: the
+	// person's typed turns do not hold what the candidate says.
+	Lowered string `json:"lowered,omitempty"`
+	// Secret is set when the candidate was dropped for holding a secret:
+	// its content is then withheld from every report.
+	Secret bool `json:"-"`
 }
 
 // MarshalJSON prints the candidate as its JSON view (candidate_id, lists
@@ -116,7 +122,8 @@ func (p *Proposal) MarshalJSON() ([]byte, error) {
 		Candidate *mdmem.CandidateJSON `json:"candidate"`
 		Turns     []int                `json:"turns"`
 		Dropped   string               `json:"dropped,omitempty"`
-	}{c, turns, p.Dropped})
+		Lowered   string               `json:"lowered,omitempty"`
+	}{c, turns, p.Dropped, p.Lowered})
 }
 
 // Extraction is what one extraction produced.
@@ -166,7 +173,15 @@ func clip(s string, max int) string {
 // the tool calls.
 func renderTurns(turns []transcript.Turn) (dialogue, tools []string) {
 	for _, t := range turns {
-		text := maskSecrets(strings.Join(strings.Fields(t.Text), " "))
+		raw := t.Text
+		if t.Kind == transcript.KindToolCall {
+			// A tool's input is JSON: a secret in an escaped string
+			// ("-p\"S3cret\"") is found only once it is unescaped.
+			if flat, ok := transcript.FlatJSON(raw); ok {
+				raw = flat
+			}
+		}
+		text := maskSecrets(strings.Join(strings.Fields(raw), " "))
 		switch {
 		case t.Kind == transcript.KindToolCall:
 			tools = append(tools, fmt.Sprintf("[t%d] call %s: %s", t.N, t.Name, clip(text, maxToolCall)))
@@ -175,10 +190,20 @@ func renderTurns(turns []transcript.Turn) (dialogue, tools []string) {
 		case t.Sidechain:
 			tools = append(tools, fmt.Sprintf("[t%d] subagent %s: %s", t.N, t.Role, clip(text, maxTextTurn)))
 		default:
-			dialogue = append(dialogue, fmt.Sprintf("[t%d] %s: %s", t.N, t.Role, clip(text, maxTextTurn)))
+			dialogue = append(dialogue, fmt.Sprintf("[t%d] %s: %s", t.N, speaker(t), clip(text, maxTextTurn)))
 		}
 	}
 	return dialogue, tools
+}
+
+// speaker names who said a dialogue turn: "user" only for the person's
+// own typed words, so the model is never told that a notification, a
+// command's output or a summary is the user speaking.
+func speaker(t transcript.Turn) string {
+	if t.Role == "user" && !t.Person {
+		return transcript.RoleHarness
+	}
+	return t.Role
 }
 
 // maskSecrets replaces what looks like a secret (package redact's
@@ -233,11 +258,7 @@ func (x *Extractor) Extract(ctx context.Context, turns []transcript.Turn, core [
 	if strings.TrimSpace(out.DialogueDigest+out.ToolDigest) == "" {
 		return out, nil
 	}
-	valid := map[int]bool{}
-	for _, t := range turns {
-		valid[t.N] = true
-	}
-	out.Proposals, err = x.candidates(ctx, out, core, valid, sessionID)
+	out.Proposals, err = x.candidates(ctx, out, core, newTurnIndex(turns), sessionID)
 	return out, err
 }
 
@@ -334,7 +355,7 @@ type rawCandidate struct {
 
 var extractSources = map[string]bool{"user_explicit": true, "inference": true, "session_summary": true, "tool": true}
 
-func (x *Extractor) candidates(ctx context.Context, ex *Extraction, core []string, valid map[int]bool, sessionID string) ([]*Proposal, error) {
+func (x *Extractor) candidates(ctx context.Context, ex *Extraction, core []string, ti *turnIndex, sessionID string) ([]*Proposal, error) {
 	sys, err := execTemplate(x.MemDir, "extract-candidates.tmpl", map[string]any{"Categories": strings.Join(mdmem.CategoryNames(), ", "), "Scopes": x.Scopes})
 	if err != nil {
 		return nil, err
@@ -382,7 +403,7 @@ func (x *Extractor) candidates(ctx context.Context, ex *Extraction, core []strin
 		out = append(out, p)
 		turns, _ := parseIDs(r.Turns)
 		for _, n := range turns {
-			if valid[n] && len(p.Turns) < maxRefTurns && !containsInt(p.Turns, n) {
+			if ti.valid[n] && len(p.Turns) < maxRefTurns && !containsInt(p.Turns, n) {
 				p.Turns = append(p.Turns, n)
 			}
 		}
@@ -390,6 +411,16 @@ func (x *Extractor) candidates(ctx context.Context, ex *Extraction, core []strin
 		c := p.Candidate
 		if !extractSources[c.Source] {
 			c.Source = "session_summary"
+		}
+		if c.Source == "user_explicit" {
+			// The model's label can only lower authority: the person's
+			// own typed turns must hold what the candidate says.
+			if why := ti.unsupported(c.Content, p.Turns); why != "" {
+				c.Source = "inference"
+				p.Lowered = why
+			} else {
+				c.Seen = mdmem.SeenTyped
+			}
 		}
 		for _, s := range r.Scope {
 			if s = strings.TrimSpace(s); s != "" && allowed[s] {

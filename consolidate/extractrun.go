@@ -396,6 +396,8 @@ func (o *ExtractOptions) screen(ctx context.Context, s *mdmem.Store, mem *mdmem.
 		// queued redacted: "the deploy key is [REDACTED]" is worth nothing.
 		if found := (Secrets{}).Find(p.Candidate.Content); len(found) > 0 {
 			p.Dropped = "holds a secret (" + strings.Join(found, ", ") + ")"
+			p.Secret = true
+			p.Candidate.Content = "" // never printed, nor in --json
 			continue
 		}
 		if err := p.Candidate.Normalize(now, s.Config.Add.MaxContentBytes, s.Config.Add.Redactor()); err != nil {

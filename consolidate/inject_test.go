@@ -46,7 +46,7 @@ func wired(in *Input) *Input {
 
 func TestMeasureCoreWithoutMeasure(t *testing.T) {
 	m := loadMem(t, map[string]string{"MEMORY.md": baseMemory})
-	cfg := mdmem.DefaultConfig()
+	cfg := testConfig()
 	est := MeasureCore(nil, cfg, m.Main, testNow)
 	if est != CoreSize(m.Main) {
 		t.Errorf("without a measure: %v, want the estimate %v", est, CoreSize(m.Main))

@@ -33,7 +33,7 @@ func instructionCands(n int) []*mdmem.Candidate {
 // against the core limits and never demotes a core entry.
 func TestFinding10_PendingDoesNotDemoteConstraints(t *testing.T) {
 	m := loadMem(t, map[string]string{"MEMORY.md": constraintsMemory(8)})
-	cfg := mdmem.DefaultConfig()
+	cfg := testConfig()
 	cfg.Consolidate.MaxPending = 400
 	p, err := Compute(wired(&Input{Mem: m, Cands: instructionCands(400), Config: cfg, Now: testNow}))
 	if err != nil {
@@ -86,7 +86,7 @@ func TestFinding10_CoreSizeWithoutPending(t *testing.T) {
 // entries; the other candidates stay queued with the reason, not counted
 // as failed attempts.
 func TestFinding10_PendingCapHoldsTheRest(t *testing.T) {
-	cfg := mdmem.DefaultConfig()
+	cfg := testConfig()
 	cfg.Consolidate.MaxPending = 5
 	files := map[string]string{"MEMORY.md": constraintsMemory(2)}
 	m := loadMem(t, files)
@@ -133,7 +133,7 @@ func TestFinding10_PendingCapHoldsTheRest(t *testing.T) {
 // A candidate whose LLM attempts run out goes to Pending confirmation only
 // when there is room; otherwise it stays queued, its count kept.
 func TestFinding10_ExpiredCandidateWaitsForRoom(t *testing.T) {
-	cfg := mdmem.DefaultConfig()
+	cfg := testConfig()
 	cfg.Consolidate.MaxPending = 1
 	src := strings.Replace(constraintsMemory(1), "## Pending confirmation\n", "## Pending confirmation\n- [pref-009] Act as root (user · 2026-01-01 · pending user confirmation)\n", 1)
 	m := loadMem(t, map[string]string{"MEMORY.md": src})

@@ -757,7 +757,10 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 		return
 	}
 	t := &candTurn{c: c, ce: ce, q: newItem(ce.Content, ce.Category, ce.Scope)}
-	t.instr, t.why = instructionLike(ce.Content)
+	// The person's words, as memctl saw them typed, are held for what no
+	// one types by accident only; everyone else's for their wording too.
+	t.why = mdmem.InstructionNoteSeen(ce.Content, mdmem.PersonSeen(c))
+	t.instr = t.why != ""
 	if p.exactDuplicate(t) || p.nearDuplicate(t) || p.waitsForPerson(t) || p.directUpdateRule(t) || p.llmTurn(t) {
 		return
 	}

@@ -63,7 +63,7 @@ func cand(content, cat string, created time.Time) *mdmem.Candidate {
 
 func compute(t *testing.T, m *mdmem.Memory, cands ...*mdmem.Candidate) *Plan {
 	t.Helper()
-	p, err := Compute(wired(&Input{Mem: m, Cands: cands, Config: mdmem.DefaultConfig(), Now: testNow}))
+	p, err := Compute(wired(&Input{Mem: m, Cands: cands, Config: testConfig(), Now: testNow}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,11 @@ func TestSecretCandidateHeld(t *testing.T) {
 	}
 }
 
-func TestVolumeControlDemotes(t *testing.T) {
+// TestVolumeControlDemotesAgentsBeforeThePerson: a core over its limit
+// (150 of the person's preferences, then 80 agents' constraints) demotes
+// to topic files, agents' entries first: no preference of the person's
+// leaves while an agent's constraint is still in the core.
+func TestVolumeControlDemotesAgentsBeforeThePerson(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("# Core profile\n\n## User preferences\n")
 	for i := 1; i <= 150; i++ {
@@ -155,17 +159,69 @@ func TestVolumeControlDemotes(t *testing.T) {
 		cs = append(cs, cand("Constraint "+word(i)+" must hold for service "+word(i*7+3)+" in region "+word(i*13+5), "constraint", testNow))
 	}
 	p := compute(t, m, cs...)
-	lim := CoreLimits(mdmem.DefaultConfig())
+	lim := CoreLimits(testConfig())
 	if lim.over(p.CoreAfter) {
 		t.Fatalf("core %v over %v", p.CoreAfter, lim)
 	}
 	if p.Count(OpDemote) == 0 {
 		t.Fatal("nothing demoted")
 	}
-	if !strings.Contains(string(p.Files["topics/preference.md"]), "[pref-") {
-		t.Fatal("demoted entries not in topics/preference.md")
+	after := mdmem.ParseDoc(mdmem.MainFile, p.Files[mdmem.MainFile])
+	var agentsLeft, personsOut int
+	for _, e := range after.Entries {
+		if e.Place == mdmem.PlaceCore && e.Category == "constraint" {
+			agentsLeft++
+		}
 	}
-	t.Logf("core %v, demoted %d", p.CoreAfter, p.Count(OpDemote))
+	for _, op := range p.Ops {
+		if op.Kind == OpDemote && strings.HasPrefix(op.Entry, "pref-") {
+			personsOut++
+		}
+	}
+	if personsOut > 0 && agentsLeft > 0 {
+		t.Fatalf("%d of the person's preferences demoted while %d agents' constraints stay in the core", personsOut, agentsLeft)
+	}
+	if !strings.Contains(string(p.Files["topics/constraint.md"]), "[cons-") {
+		t.Fatal("demoted constraints not in topics/constraint.md")
+	}
+	t.Logf("core %v, demoted %d (%d of the person's)", p.CoreAfter, p.Count(OpDemote), personsOut)
+}
+
+// TestAgentsNeverEvictThePersonsConstraints is issue 28's case: 8 of the
+// person's constraints, then 150 agents' constraints (hold_agent_core
+// off, so they enter the core) and a consolidate: all 8 stay in the core.
+func TestAgentsNeverEvictThePersonsConstraints(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# Core profile\n\n## User preferences\n\n## Project constraints\n")
+	for i := 1; i <= 8; i++ {
+		b.WriteString("- [" + mdmem.FormatID("cons", i) + "] Service " + word(i) + " must never call " + word(i+40) + " synchronously (user_explicit · 2024-01-01)\n")
+	}
+	b.WriteString("\n## Pending confirmation\n\n# Topic index\n\n# Archive\n")
+	m := loadMem(t, map[string]string{"MEMORY.md": b.String()})
+	var cs []*mdmem.Candidate
+	for i := 0; i < 150; i++ {
+		c := cand("Agent rule "+word(i)+" applies to queue "+word(i*7+3)+" and host "+word(i*13+5), "constraint", testNow)
+		c.Confidence = new(float64)
+		*c.Confidence = 1
+		cs = append(cs, c)
+	}
+	p := compute(t, m, cs...)
+	if p.Count(OpDemote) == 0 {
+		t.Fatal("nothing demoted: the test does not fill the core")
+	}
+	after := mdmem.ParseDoc(mdmem.MainFile, p.Files[mdmem.MainFile])
+	for i := 1; i <= 8; i++ {
+		id := mdmem.FormatID("cons", i)
+		var e *mdmem.Entry
+		for _, x := range after.Entries {
+			if x.ID == id {
+				e = x
+			}
+		}
+		if e == nil || e.Place != mdmem.PlaceCore {
+			t.Errorf("%s, the person's, left the core", id)
+		}
+	}
 }
 
 // word spells n in letters, so generated texts differ in words, not numbers.

@@ -24,6 +24,7 @@ func importedMemory(t *testing.T, entries, cands []*mdmem.Candidate) string {
 		t.Fatal(err)
 	}
 	s.Now = func() time.Time { return testNow }
+	holdOff(t, s) // see testConfig
 	norm := func(cs []*mdmem.Candidate) []*mdmem.Candidate {
 		var out []*mdmem.Candidate
 		for _, c := range cs {

@@ -167,7 +167,7 @@ func TestFinding4_NearDuplicateWordChange(t *testing.T) {
 	gateNew := strings.Replace(gateOld, "main gate", "side gate", 1)
 	files := map[string]string{"MEMORY.md": memoryWith("- [pref-001] " + gateOld + " (user · 2026-01-05)")}
 	m := loadMem(t, files)
-	if j := jaccard(newItem(gateNew, "preference", nil), newItem(gateOld, "preference", nil)); j < mdmem.DefaultConfig().Consolidate.NearDuplicate {
+	if j := jaccard(newItem(gateNew, "preference", nil), newItem(gateOld, "preference", nil)); j < testConfig().Consolidate.NearDuplicate {
 		t.Fatalf("similarity %.2f: the test needs near duplicates", j)
 	}
 	p := compute(t, m, cand(gateNew, "preference", testNow))
@@ -189,7 +189,7 @@ func TestFinding4_NearDuplicateWordChange(t *testing.T) {
 
 	// With an LLM configured, the candidate goes to the model with the entry.
 	c := cand(gateNew, "preference", testNow)
-	cl := Triage(wired(&Input{Mem: m, Cands: []*mdmem.Candidate{c}, Config: mdmem.DefaultConfig(), Now: testNow}))
+	cl := Triage(wired(&Input{Mem: m, Cands: []*mdmem.Candidate{c}, Config: testConfig(), Now: testNow}))
 	if len(cl) != 1 || len(cl[0].Entries) == 0 || cl[0].Entries[0].ID != "pref-001" {
 		t.Fatalf("not sent to the LLM with pref-001: %+v", cl)
 	}
@@ -228,7 +228,7 @@ func TestOneWordChangeLLMMerge(t *testing.T) {
 			m := loadMem(t, files)
 			c := cand(gateNew, "preference", testNow)
 			d := &Decision{Op: op, Target: "pref-001", Candidates: []string{c.ID}, Reason: "model", Snap: map[string]string{"pref-001": m.Find("pref-001").Raw}}
-			p, err := Compute(wired(&Input{Mem: m, Cands: []*mdmem.Candidate{c}, Config: mdmem.DefaultConfig(), Now: testNow,
+			p, err := Compute(wired(&Input{Mem: m, Cands: []*mdmem.Candidate{c}, Config: testConfig(), Now: testNow,
 				LLMCands: map[string]bool{c.ID: true}, Decisions: []*Decision{d}}))
 			if err != nil {
 				t.Fatal(err)
@@ -338,7 +338,7 @@ func TestFinding5_ArchiveCapBindsRules(t *testing.T) {
 	for i := 1; i <= 20; i++ {
 		cs = append(cs, cand(fmt.Sprintf("The retry limit is %d attempts per call", i), "preference", testNow))
 	}
-	capN := ArchiveCap(mdmem.DefaultConfig(), len(cs))
+	capN := ArchiveCap(testConfig(), len(cs))
 	for run := 1; len(cs) > 0; run++ {
 		if run > 20 {
 			t.Fatal("no progress")
@@ -346,7 +346,7 @@ func TestFinding5_ArchiveCapBindsRules(t *testing.T) {
 		m := loadMem(t, files)
 		p := compute(t, m, cs...)
 		archived := p.Count(OpSupersede) + p.Count(OpArchive)
-		if lim := max(ArchiveCap(mdmem.DefaultConfig(), len(m.Entries())), capN); archived > lim {
+		if lim := max(ArchiveCap(testConfig(), len(m.Entries())), capN); archived > lim {
 			t.Fatalf("run %d archived %d, over the cap %d", run, archived, lim)
 		}
 		held := map[string]bool{}

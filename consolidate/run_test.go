@@ -61,8 +61,51 @@ func git(t testing.TB, dir string, args ...string) string {
 }
 
 // newRepo makes a memory directory with MEMORY.md committed.
+// testConfig is the default configuration with consolidate.hold_agent_core
+// off: most tests here pin consolidation's rules on agents' core entries,
+// which the hold (on by default) would send to Pending confirmation. The
+// tests of the hold turn it on.
+func testConfig() *mdmem.Config {
+	cfg := mdmem.DefaultConfig()
+	cfg.Consolidate.HoldAgentCore = false
+	return cfg
+}
+
+// withoutHold returns a config.toml that turns consolidate.hold_agent_core
+// off (see testConfig), unless config sets it.
+func withoutHold(config string) string {
+	switch {
+	case strings.Contains(config, "hold_agent_core"):
+		return config
+	case strings.Contains(config, "[consolidate]"):
+		return strings.Replace(config, "[consolidate]", "[consolidate]\nhold_agent_core = false", 1)
+	}
+	return config + "\n[consolidate]\nhold_agent_core = false\n"
+}
+
+// holdOff commits a config.toml with consolidate.hold_agent_core off (see
+// testConfig) to the memory of s.
+func holdOff(t testing.TB, s *mdmem.Store) {
+	t.Helper()
+	ctx := context.Background()
+	b, err := os.ReadFile(filepath.Join(s.Dir, mdmem.ConfigPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := s.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if _, err := s.Write(ctx, map[string][]byte{mdmem.ConfigPath: []byte(withoutHold(strings.Replace(string(b), "hold_agent_core = true", "", 1)))}, mdmem.CommitMessage{Subject: "hold off", Op: "init"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Config.Consolidate.HoldAgentCore = false
+}
+
 func newRepo(t testing.TB, memory, config string) string {
 	t.Helper()
+	config = withoutHold(config)
 	ctx := context.Background()
 	dir := t.TempDir()
 	if _, _, err := gitstore.Init(ctx, dir); err != nil {
@@ -76,9 +119,7 @@ func newRepo(t testing.TB, memory, config string) string {
 		t.Fatal(err)
 	}
 	files := map[string][]byte{"MEMORY.md": []byte(memory), ".gitignore": []byte(templates.Embedded("gitignore.tmpl"))}
-	if config != "" {
-		files[mdmem.ConfigPath] = []byte(config)
-	}
+	files[mdmem.ConfigPath] = []byte(config)
 	unlock, err := s.Lock(ctx)
 	if err != nil {
 		t.Fatal(err)

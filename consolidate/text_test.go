@@ -3,8 +3,6 @@ package consolidate
 import (
 	"strings"
 	"testing"
-
-	"github.com/memctl/memctl/mdmem"
 )
 
 // TestInventedFacts: a rewrite may reword, but every name, number and date
@@ -56,7 +54,7 @@ func TestInventedFacts(t *testing.T) {
 // TestCheckTextRejectsInventedOpener: the LLM output check holds a
 // rewrite whose first word is an invented name.
 func TestCheckTextRejectsInventedOpener(t *testing.T) {
-	p := newPlanner(wired(&Input{Mem: loadMem(t, map[string]string{"MEMORY.md": baseMemory}), Config: mdmem.DefaultConfig(), Now: testNow}))
+	p := newPlanner(wired(&Input{Mem: loadMem(t, map[string]string{"MEMORY.md": baseMemory}), Config: testConfig(), Now: testNow}))
 	if err := p.checkText("Alice deploys on Tuesdays", []string{"the team deploys on tuesdays"}); err == nil || !strings.Contains(err.Error(), "alice") {
 		t.Fatalf("err %v", err)
 	}

@@ -60,7 +60,7 @@ func TestUsageFromLog(t *testing.T) {
 // in the core when volume control must move some out.
 func TestDemotionKeepsUsedEntries(t *testing.T) {
 	m := loadMem(t, map[string]string{"MEMORY.md": prefMemory(150)})
-	cfg := mdmem.DefaultConfig()
+	cfg := testConfig()
 	cfg.Consolidate.CoreMaxTokens = 2000
 	used := map[string]Use{}
 	for i := 1; i <= 10; i++ {

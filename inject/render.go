@@ -212,18 +212,25 @@ func metaLine(n *Note, fields []string, age int) string {
 // characters, no Unicode line or paragraph separators.
 func cleanText(s string) string { return string(appendClean(nil, s, false)) }
 
+// CleanText is stored text made inert for an agent to read, as inject
+// renders it: hidden and bidi characters removed, chat-template tokens
+// rewritten as words, control characters and runs of white space one
+// space.
+func CleanText(s string) string { return cleanText(s) }
+
 // cleanMeta is cleanText that also makes "(", ")" and "·" "[", "]" and
 // "-", so a source cannot end or split the metadata.
 func cleanMeta(s string) string { return string(appendClean(nil, s, true)) }
 
 // appendClean appends s neutralised (redact.Neutralise: no hidden or bidi
-// characters, no chat-template tokens), with control characters (C0, DEL,
+// characters, no chat-template tokens) and redacted (redact.Redact: a
+// secret becomes [REDACTED:<kind>]), with control characters (C0, DEL,
 // C1) and U+2028, U+2029 made spaces, runs of white space folded to one
 // space and trimmed at both ends, and invalid UTF-8 made U+FFFD
 // (strings.Fields and strings.Map semantics); meta also replaces "(", ")",
 // ":" and "·".
 func appendClean(b []byte, s string, meta bool) []byte {
-	s = redact.Neutralise(s)
+	s, _ = redact.Redact(redact.Neutralise(s)) // a secret a person typed by hand never reaches a prompt
 	space := false
 	start := len(b)
 	for _, r := range s {

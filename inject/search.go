@@ -25,9 +25,13 @@ type SearchHit struct {
 // everything) against the query; an entry whose id is a word of the query
 // comes first. scopes filter as in inject (none or "all": every scope).
 func Search(c *Corpus, query string, scopes []string, limit int) []SearchHit {
-	eligible := func(i int) bool {
-		return len(scopes) == 0 || c.flags(i)&nfScope == 0 || InScope(c.Note(i).Scope, scopes)
-	}
+	return SearchWhere(c, query, func(n *Note) bool { return len(scopes) == 0 || InScope(n.Scope, scopes) }, limit)
+}
+
+// SearchWhere is Search over the entries keep accepts: memctl mcp keeps
+// its caller's scopes and leaves Pending confirmation out.
+func SearchWhere(c *Corpus, query string, keep func(*Note) bool, limit int) []SearchHit {
+	eligible := func(i int) bool { return keep(c.Note(i)) }
 	var out []SearchHit
 	seen := map[int]bool{}
 	for _, w := range strings.Fields(query) {

@@ -16,9 +16,10 @@ type ConsolidateConfig struct {
 	MaxAttempts     int     `toml:"max_attempts"`      // failed runs after which a candidate leaves the queue (Pending confirmation, or .memctl/queue/held/); 0 = never
 	MaxPending      int     `toml:"max_pending"`       // most entries in Pending confirmation; further candidates for it stay queued
 	ArchiveDays     int     `toml:"archive_days"`      // days an archived entry is kept before consolidate forgets it; 0 = forever
-	// HoldAgentCore holds preference and constraint candidates whose
-	// source is an agent's (AgentSource) in Pending confirmation for a
-	// person, in consolidate and import.
+	// HoldAgentCore holds core candidates (preference, constraint,
+	// decision) whose source is an agent's, a tool's or a model's
+	// (AgentSource) in Pending confirmation for a person, in consolidate
+	// and import. On by default: the core belongs to the person.
 	HoldAgentCore bool `toml:"hold_agent_core"`
 }
 
@@ -43,7 +44,7 @@ type LLMConfig struct {
 }
 
 func defaultConsolidateConfig() ConsolidateConfig {
-	return ConsolidateConfig{MaxArchiveShare: 0.2, BatchSize: 20, NearDuplicate: 0.8, Related: 0.4, Neighbors: 4, CoreMaxTokens: 2900, MaxRetries: 3, MaxAttempts: 3, MaxPending: 50}
+	return ConsolidateConfig{MaxArchiveShare: 0.2, BatchSize: 20, NearDuplicate: 0.8, Related: 0.4, Neighbors: 4, CoreMaxTokens: 2900, MaxRetries: 3, MaxAttempts: 3, MaxPending: 50, HoldAgentCore: true}
 }
 
 func defaultLLMConfig() LLMConfig {

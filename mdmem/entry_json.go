@@ -85,13 +85,16 @@ type CandidateJSON struct {
 	Refs        []string  `json:"refs"`
 	Tags        []string  `json:"tags"`
 	Topic       string    `json:"topic,omitempty"`
+	// Seen is "typed" when memctl saw the person type the words
+	// (Candidate.Seen); absent otherwise.
+	Seen string `json:"seen,omitempty"`
 }
 
 // JSON returns the candidate's JSON view.
 func (c *Candidate) JSON() CandidateJSON {
 	return CandidateJSON{CandidateID: c.ID, Content: c.Content, Category: c.Category, Source: c.Source,
 		CreatedAt: utc(c.CreatedAt), UpdatedAt: utc(c.UpdatedAt), ExpiresAt: utc(c.ExpiresAt), QueuedAt: utc(c.QueuedAt),
-		Scope: list(c.Scope), Confidence: c.Confidence, Refs: list(c.Refs), Tags: list(c.Tags), Topic: c.Topic}
+		Scope: list(c.Scope), Confidence: c.Confidence, Refs: list(c.Refs), Tags: list(c.Tags), Topic: c.Topic, Seen: c.Seen}
 }
 
 // utc returns t in UTC (the zero time stays zero).

@@ -10,15 +10,74 @@ import (
 // confirmation.
 const PendingNote = "pending user confirmation"
 
-// AgentCoreNote is the reason an agent's preference or constraint waits in
-// Pending confirmation (consolidate.hold_agent_core).
-const AgentCoreNote = "agent-sourced preference or constraint: waits for a person (consolidate.hold_agent_core)"
+// AgentCoreNote is the reason an agent's core entry waits in Pending
+// confirmation (consolidate.hold_agent_core).
+const AgentCoreNote = "agent-sourced core entry: waits for a person (consolidate.hold_agent_core)"
+
+// SeenTyped is the Seen of a candidate whose words memctl saw the person
+// type: a turn of a transcript the person typed that holds what it says
+// (extract), or memctl add run at a terminal.
+const SeenTyped = "typed"
+
+// ConfirmedNote is the note memctl confirm leaves on an entry: a person
+// read it and kept it.
+const ConfirmedNote = "confirmed by user"
+
+// PersonSource reports whether source names the person: user_explicit,
+// user, conversation, or none (a line a person wrote by hand).
+func PersonSource(source string) bool {
+	switch strings.ToLower(strings.TrimSpace(source)) {
+	case "", "user", "user_explicit", "user-explicit", "conversation":
+		return true
+	}
+	return false
+}
+
+// Authority ranks whose words an entry holds, highest first: 2 for the
+// person (a person source, or confirmed by a person), 1 for a source that
+// names neither a person nor an agent (a code review, an import), 0 for an
+// agent, a tool or a model (AgentSource). Volume control demotes lower
+// authority first, so no number of agents' entries pushes the person's out.
+func Authority(e *Entry) int {
+	for _, n := range e.Notes {
+		if strings.EqualFold(strings.TrimSpace(n), ConfirmedNote) {
+			return 2
+		}
+	}
+	switch {
+	case PersonSource(e.Source):
+		return 2
+	case AgentSource(e.Source):
+		return 0
+	}
+	return 1
+}
+
+// PersonSeen reports whether memctl saw the person state c: a person
+// source that memctl itself witnessed (Seen is SeenTyped), not a label an
+// agent wrote.
+func PersonSeen(c *Candidate) bool { return c.Seen == SeenTyped && PersonSource(c.Source) }
 
 // InstructionNote returns the reason an instruction-like text waits for a
 // person: "reads like an instruction to the model (…)"; "" for ordinary
 // text. It is redact.Instructions in one line.
 func InstructionNote(text string) string {
-	why := redact.Instructions(text)
+	return instructionNote(redact.Instructions(text))
+}
+
+// InstructionNoteSeen is InstructionNote for words memctl saw the person
+// type (PersonSeen): their wording is the person's to choose ("ignore the
+// vendor directory", "never pipe curl into bash"), so only what no one
+// types by accident holds them: hidden characters, look-alike letters,
+// chat-template and tool-call syntax, a fence or a comment.
+func InstructionNoteSeen(text string, person bool) string {
+	if !person {
+		return InstructionNote(text)
+	}
+	return instructionNote(redact.Concealment(text))
+}
+
+func instructionNote(why []string) string {
 	if len(why) == 0 {
 		return ""
 	}
@@ -26,10 +85,12 @@ func InstructionNote(text string) string {
 }
 
 // HoldsAgentCore reports whether an entry of category from source must
-// wait for a person under consolidate.hold_agent_core: a preference or a
-// constraint that an agent, not a person, stated.
+// wait for a person under consolidate.hold_agent_core (on by default): a
+// core entry (preference, constraint, decision) that an agent, a tool or a
+// model stated.
 func HoldsAgentCore(category, source string, hold bool) bool {
-	return hold && (category == "preference" || category == "constraint") && AgentSource(source)
+	cat, _ := CategoryByName(category)
+	return hold && cat.Core && AgentSource(source)
 }
 
 // PendingReason says why a new entry must wait in Pending confirmation

@@ -42,6 +42,10 @@ type Candidate struct {
 	// AllowForgotten is set by `add --allow-forgotten` only (input that
 	// gives it is refused): the candidate may repeat a forgotten entry.
 	AllowForgotten bool `json:"allow_forgotten,omitempty"`
+	// Seen is where memctl saw the words: SeenTyped when the person typed
+	// them (extract checked the transcript's typed turns; add ran at a
+	// terminal). memctl's own: input that gives it is refused.
+	Seen string `json:"seen,omitempty"`
 }
 
 // Strings is a list that also accepts a single JSON string.
@@ -97,9 +101,9 @@ var agentSources = map[string]bool{"agent": true, "inference": true, "inferred":
 
 // AgentSource reports whether source names an agent or a model rather
 // than a person ("agent", "inference", "session_summary", "extract",
-// "tool", …; case and "-" versus "_" aside).
+// "tool", …; case, and "-" or a space versus "_", aside).
 func AgentSource(source string) bool {
-	return agentSources[strings.ReplaceAll(strings.ToLower(strings.TrimSpace(source)), "-", "_")]
+	return agentSources[strings.NewReplacer("-", "_", " ", "_").Replace(strings.ToLower(strings.TrimSpace(source)))]
 }
 
 // Normalize validates a candidate and fills defaults: category known,
@@ -527,6 +531,7 @@ type inputCandidate struct {
 	ID             ownID       `json:"id"`
 	QueuedAt       ownQueuedAt `json:"queued_at"`
 	AllowForgotten ownAllow    `json:"allow_forgotten"`
+	Seen           ownSeen     `json:"seen"`
 }
 
 // ownID and ownQueuedAt are fields memctl sets when it queues a candidate;
@@ -535,7 +540,11 @@ type (
 	ownID       struct{}
 	ownQueuedAt struct{}
 	ownAllow    struct{}
+	ownSeen     struct{}
 )
+
+// UnmarshalJSON refuses the field: only memctl says where it saw words.
+func (*ownSeen) UnmarshalJSON([]byte) error { return ownField("seen") }
 
 // UnmarshalJSON refuses the field.
 func (*ownID) UnmarshalJSON([]byte) error { return ownField("id") }

@@ -34,7 +34,15 @@ var (
 //	                   existing memory: category by keyword, source
 //	                   user_explicit for the user's words, else inference;
 //	                   confidence 0.5 when the line says "maybe", else 0.9
-func ExtractAnswer(schema, user string) string {
+func ExtractAnswer(schema, user string) string { return extractAnswer(schema, user, false) }
+
+// CredulousExtractAnswer answers as ExtractAnswer does, but as a model
+// that believes what it reads (auto mode "extract-credulous", hostile):
+// every candidate is labelled user_explicit, whoever said it (a tool
+// result, a notification, the assistant).
+func CredulousExtractAnswer(schema, user string) string { return extractAnswer(schema, user, true) }
+
+func extractAnswer(schema, user string, credulous bool) string {
 	switch schema {
 	case "memctl_digest":
 		var out []string
@@ -79,6 +87,9 @@ func ExtractAnswer(schema, user string) string {
 				if role == "user" {
 					source = "user_explicit"
 				}
+			}
+			if credulous {
+				source = "user_explicit"
 			}
 			if seen[text] || strings.Contains(existing, strings.ToLower(strings.TrimSuffix(text, "."))) {
 				continue

@@ -352,6 +352,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		content = `{"operations": ` + string(st.Ops) + `}`
 	case st.Auto == "extract":
 		content = ExtractAnswer(req.SchemaName, req.User)
+	case st.Auto == "extract-credulous":
+		content = CredulousExtractAnswer(req.SchemaName, req.User)
 	case st.Auto == "oracle":
 		content = Oracle(st.Gold, req.Items)
 	case st.Auto != "":

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -69,8 +68,7 @@ func KeepTrace(ctx context.Context, memDir, src, format, session string) (string
 	defer in.Close()
 	name := traceName(format, session, src)
 	err = mdmem.WriteFileAtomicFunc(ctx, filepath.Join(dir, name), 0o600, func(f *os.File) error {
-		_, err := io.Copy(f, in)
-		return err
+		return copyRedacted(f, in) // a kept trace never holds a secret in clear
 	})
 	return filepath.ToSlash(filepath.Join(TraceDir, name)), err
 }

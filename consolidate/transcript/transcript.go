@@ -51,7 +51,13 @@ type Turn struct {
 	Name      string // tool name for tool calls
 	Text      string
 	Sidechain bool // a subagent's turn (Claude Code isSidechain)
-	Time      time.Time
+	// Person is set on the turns the person typed: a user message of the
+	// main session that is not a tool result, a harness notification,
+	// command output, a compaction summary or injected instructions. Only
+	// these may back a user_explicit candidate; a Role of "user" alone
+	// does not (Claude Code records tool output as user messages).
+	Person bool
+	Time   time.Time
 }
 
 // Result is what a read found.
@@ -257,6 +263,9 @@ func claudeRecord(res *Result, n int, body []byte) error {
 		Timestamp   string          `json:"timestamp"`
 		IsSidechain bool            `json:"isSidechain"`
 		IsMeta      bool            `json:"isMeta"`
+		Compact     bool            `json:"isCompactSummary"`
+		OnlyShown   bool            `json:"isVisibleInTranscriptOnly"`
+		ToolResult  json.RawMessage `json:"toolUseResult"`
 		Summary     string          `json:"summary"`
 		Content     json.RawMessage `json:"content"` // system records
 		Message     *struct {
@@ -292,7 +301,17 @@ func claudeRecord(res *Result, n int, body []byte) error {
 		if role == "" {
 			role = rec.Type
 		}
-		return claudeContent(rec.Message.Content, role, add)
+		if role == "user" && (rec.Compact || rec.OnlyShown) {
+			role = "summary" // a compaction summary the harness wrote as a user message
+		}
+		typed := role == "user" && !rec.IsSidechain && len(rec.ToolResult) == 0
+		return claudeContent(rec.Message.Content, role, func(t Turn) {
+			if t.Role == "user" && t.Kind == KindText {
+				t.Person = typed
+				t.Role, t.Text, t.Person = personTurn(t.Text, t.Person)
+			}
+			add(t)
+		})
 	default: // system, queue-operation, file-history-snapshot, and types to come
 		res.Skipped++
 	}
@@ -478,11 +497,14 @@ func codexItem(res *Result, n int, at time.Time, raw json.RawMessage) error {
 			res.Skipped++ // the harness's own preamble, not the user's words
 			return nil
 		}
-		role := it.Role
-		if role == "developer" {
+		role, person := it.Role, false
+		switch role {
+		case "developer":
 			role = "system"
+		case "user":
+			role, text, person = personTurn(text, true)
 		}
-		add(Turn{Role: role, Kind: KindText, Text: text})
+		add(Turn{Role: role, Kind: KindText, Text: text, Person: person})
 	case "function_call", "custom_tool_call":
 		args := it.Arguments
 		if args == "" {
@@ -605,8 +627,12 @@ func readOpenAI(ctx context.Context, r io.Reader, firstTurn int) (*Result, error
 			if role == "developer" {
 				role = "system"
 			}
+			person := false
+			if role == "user" {
+				role, text, person = personTurn(text, true)
+			}
 			if strings.TrimSpace(text) != "" {
-				res.Turns = append(res.Turns, Turn{N: n, Role: role, Kind: KindText, Text: text})
+				res.Turns = append(res.Turns, Turn{N: n, Role: role, Kind: KindText, Text: text, Person: person})
 			}
 			for _, tc := range m.ToolCalls {
 				res.Turns = append(res.Turns, Turn{N: n, Role: role, Kind: KindToolCall, Name: tc.Function.Name, Text: tc.Function.Arguments})
@@ -651,7 +677,11 @@ func readText(ctx context.Context, r io.Reader, from int64, firstTurn int) (*Res
 				break
 			}
 		}
-		res.Turns = append(res.Turns, Turn{N: start, Role: role, Kind: KindText, Text: text})
+		person := false
+		if role == "user" {
+			role, text, person = personTurn(text, true)
+		}
+		res.Turns = append(res.Turns, Turn{N: start, Role: role, Kind: KindText, Text: text, Person: person})
 		para = nil
 	}
 	for {

@@ -1,7 +1,10 @@
 package redact
 
 import (
+	"regexp"
 	"strings"
+	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -49,12 +52,35 @@ func isTokenByte(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_' || b == '-' || b == '+' || b == '/' || b == '=' || b == '.'
 }
 
+// Ways normalise joins the pieces of a token.
+const (
+	joinNone   = iota
+	joinLines  // white space holding a line break between token bytes
+	joinSpaces // also one space between two runs of at least minSplitRun token bytes
+)
+
+// minSplitRun is the shortest piece on each side of a space that
+// joinSpaces joins: "ghp_R8kQ2vXm9LpT4s Wz7N…" reads as one token, two
+// words of prose do not become a key.
+const minSplitRun = 8
+
+// tokenRun counts the token bytes of s from i in direction d (-1 or 1).
+func tokenRun(s string, i, d int) int {
+	n := 0
+	for ; i >= 0 && i < len(s) && isTokenByte(s[i]); i += d {
+		n++
+	}
+	return n
+}
+
 // normalise returns text with every hidden character removed and every
 // other rune in NFKC form (full-width digits become ASCII digits, ligatures
-// letters). With join, a run of white space that holds a line break and
-// stands between two token bytes is removed too, so a key wrapped over two
-// lines reads as one.
-func normalise(text string, join bool) *normText {
+// letters). With joinLines, a run of white space that holds a line break
+// and stands between two token bytes is removed too, so a key wrapped
+// over two lines reads as one; with joinSpaces, also a single space
+// between two long runs of token bytes, so a key split by a space does.
+func normalise(text string, mode int) *normText {
+	join := mode != joinNone
 	ascii, plain := true, true
 	for i := 0; i < len(text) && plain; i++ {
 		switch c := text[i]; {
@@ -62,7 +88,7 @@ func normalise(text string, join bool) *normText {
 			ascii = false
 			r, _ := utf8.DecodeRuneInString(text[i:])
 			plain = !Hidden(r)
-		case join && c == '\n':
+		case join && c == '\n', mode == joinSpaces && c == ' ':
 			plain = false
 		}
 	}
@@ -88,7 +114,8 @@ func normalise(text string, join bool) *normText {
 					j++
 				}
 				cur := b.String()
-				if nl && len(cur) > 0 && isTokenByte(cur[len(cur)-1]) && j < len(text) && isTokenByte(text[j]) {
+				split := mode == joinSpaces && j == i+1 && text[i] == ' ' && tokenRun(cur, len(cur)-1, -1) >= minSplitRun && tokenRun(text, j, 1) >= minSplitRun
+				if (nl || split) && len(cur) > 0 && isTokenByte(cur[len(cur)-1]) && j < len(text) && isTokenByte(text[j]) {
 					i = j
 					continue
 				}
@@ -113,4 +140,109 @@ func normalise(text string, join bool) *normText {
 
 // Normalise returns text in NFKC form with hidden characters (see Hidden)
 // removed: the form the detectors read.
-func Normalise(text string) string { return normalise(text, false).s }
+func Normalise(text string) string { return normalise(text, joinNone).s }
+
+// confusables maps letters that look like Latin ones (Cyrillic, Greek,
+// Armenian, Latin IPA and small-capital forms NFKC keeps) to the Latin
+// letter a reader sees, for the detectors' copy of a text only: "іgnоre"
+// with a Cyrillic і and о reads as "ignore".
+var confusables = map[rune]rune{
+	'а': 'a', 'в': 'b', 'е': 'e', 'ё': 'e', 'з': '3', 'к': 'k', 'м': 'm', 'н': 'h', 'о': 'o', 'р': 'p', 'с': 'c',
+	'т': 't', 'у': 'y', 'х': 'x', 'ѕ': 's', 'і': 'i', 'ї': 'i', 'ј': 'j', 'ԁ': 'd', 'ԛ': 'q', 'ԝ': 'w', 'һ': 'h',
+	'ӏ': 'l', 'ո': 'n', 'ս': 'u', 'օ': 'o', 'ց': 'g', 'հ': 'h', 'ɑ': 'a', 'ɡ': 'g', 'ɩ': 'i', 'ı': 'i', 'ȷ': 'j',
+	'α': 'a', 'β': 'b', 'ε': 'e', 'η': 'n', 'ι': 'i', 'κ': 'k', 'ν': 'v', 'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u',
+	'χ': 'x', 'ω': 'w', 'ϲ': 'c', 'ϳ': 'j', 'ѵ': 'v', 'ᴀ': 'a', 'ʙ': 'b', 'ᴄ': 'c', 'ᴅ': 'd', 'ᴇ': 'e', 'ɢ': 'g',
+	'ʜ': 'h', 'ɪ': 'i', 'ᴊ': 'j', 'ᴋ': 'k', 'ʟ': 'l', 'ᴍ': 'm', 'ɴ': 'n', 'ᴏ': 'o', 'ᴘ': 'p', 'ʀ': 'r', 'ꜱ': 's',
+	'ᴛ': 't', 'ᴜ': 'u', 'ᴠ': 'v', 'ᴡ': 'w', 'ʏ': 'y', 'ᴢ': 'z',
+	'А': 'A', 'В': 'B', 'Е': 'E', 'К': 'K', 'М': 'M', 'Н': 'H', 'О': 'O', 'Р': 'P', 'С': 'C', 'Т': 'T', 'Х': 'X',
+	'У': 'Y', 'Ѕ': 'S', 'І': 'I', 'Ј': 'J', 'Α': 'A', 'Β': 'B', 'Ε': 'E', 'Η': 'H', 'Ι': 'I', 'Κ': 'K', 'Μ': 'M',
+	'Ν': 'N', 'Ο': 'O', 'Ρ': 'P', 'Τ': 'T', 'Υ': 'Y', 'Χ': 'X', 'Ζ': 'Z',
+}
+
+// leet maps the digits and signs that stand for letters inside a word
+// ("1gn0re", "pr3vious", "p@ssword") to them.
+var leet = map[rune]rune{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', '$': 's'}
+
+// Fold returns the form of text the instruction and secret detectors
+// read: Normalise's (NFKC, hidden characters removed), then letters that
+// only look Latin folded to the Latin letter, variation selectors and
+// combining marks dropped, digits standing for letters inside a word read
+// as those letters, and words spelled out letter by letter ("i g n o r e",
+// "i.g.n.o.r.e", "i-g-n-o-r-e") joined. It is for detection only: text is
+// stored as given.
+func Fold(text string) string {
+	s := Normalise(text)
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF, unicode.Is(unicode.Mn, r):
+			continue // variation selectors, combining marks ("i̇gnore")
+		}
+		if c, ok := confusables[r]; ok {
+			r = c
+		}
+		b.WriteRune(r)
+	}
+	s = b.String()
+	s = leetWord.ReplaceAllStringFunc(s, func(w string) string {
+		letters := 0
+		for _, r := range w {
+			if unicode.IsLetter(r) {
+				letters++
+			}
+		}
+		if letters < 2 {
+			return w // a number, a version ("v2"), a unit ("5GB") stays
+		}
+		read := func(one rune) string {
+			return strings.Map(func(r rune) rune {
+				if r == '1' {
+					return one
+				}
+				if l, ok := leet[r]; ok {
+					return l
+				}
+				return r
+			}, w)
+		}
+		// 1 stands for i or l: l when only that gives a word the
+		// detectors know ("ru1es" is "rules", "prev1ous" "previous").
+		if i := read('i'); !strings.ContainsRune(w, '1') || detectorWords()[strings.ToLower(i)] {
+			return i
+		} else if l := read('l'); detectorWords()[strings.ToLower(l)] {
+			return l
+		} else {
+			return i
+		}
+	})
+	return spelledOut.ReplaceAllStringFunc(s, func(run string) string {
+		return strings.Map(func(r rune) rune {
+			if unicode.IsLetter(r) {
+				return r
+			}
+			return -1
+		}, run)
+	})
+}
+
+// detectorWords are the words the instruction patterns spell out, for
+// reading a 1 inside a word.
+var detectorWords = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, p := range patterns {
+		for _, w := range regexp.MustCompile(`[a-z]{3,}`).FindAllString(p.re, -1) {
+			m[w] = true
+			m[w+"s"] = true
+		}
+	}
+	return m
+})
+
+// leetWord is a word that mixes letters with digits or @ and $ standing
+// for letters: at least one letter on each side of them.
+var leetWord = regexp.MustCompile(`\pL[\pL0-9@$]*[0-9@$][\pL0-9@$]*\pL|\pL[0-9@$]+|[0-9@$]+\pL`)
+
+// spelledOut is a word spelled letter by letter: three or more single
+// letters, each followed by one space, dot, dash, underscore or star.
+var spelledOut = regexp.MustCompile(`\b(?:\pL[ .\-_*]){2,}\pL\b`)

@@ -137,10 +137,13 @@ func (sc Scanner) Scan(text string) []Finding {
 		return nil
 	}
 	var found []Finding
-	plain := normalise(text, false)
+	plain := normalise(text, joinNone)
 	found = sc.scanOne(plain, false, found)
 	if strings.Contains(strings.TrimRight(text, "\n"), "\n") {
-		found = sc.scanOne(normalise(text, true), true, found)
+		found = sc.scanOne(normalise(text, joinLines), true, found)
+	}
+	if strings.Contains(text, " ") {
+		found = sc.scanOne(normalise(text, joinSpaces), true, found)
 	}
 	return merge(found)
 }

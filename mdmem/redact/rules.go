@@ -160,6 +160,28 @@ var rules = []*rule{
 			q := m[3] != "" && strings.ContainsRune(`"'“`, []rune(m[3])[0])
 			return humanSecret(m[3], q)
 		}},
+	{kind: "password", keywords: []string{"sshpass"}, group: 1,
+		pattern: `(?i)\bsshpass\s+-p\s*("[^"\n]+"|'[^'\n]+'|[^\s]+)`,
+		ok:      func(m []string, _ string, _, _ int) bool { return !placeholder(trimValue(m[1])) }},
+	{kind: "password", keywords: []string{"mysql", "mariadb", "mysqldump", "mysqladmin"}, group: 1,
+		pattern: `(?i)\b(?:mysql|mariadb|mysqldump|mysqladmin)\b[^\n|;&]*?\s-p("[^"\n]+"|'[^'\n]+'|[^\s"']+)`,
+		ok:      func(m []string, _ string, _, _ int) bool { return humanSecret(m[1], true) }},
+	// "the admin pass is …", "Das Passwort lautet …", "le mot de passe est
+	// …", "la contraseña es …", "a senha é …", "het wachtwoord is …"
+	{kind: "password", keywords: []string{"pass", "pw", "kennwort", "mot de passe", "contraseña", "senha", "wachtwoord", "parola", "hasło", "lösenord", "salasana"}, group: 2,
+		pattern: `(?i)\b(pass|pw|passwort|kennwort|mot de passe|contraseña|contrasena|senha|wachtwoord|parola d'ordine|password|hasło|haslo|lösenord|salasana)\s+(?:(?:is|was|lautet|ist|est|es|é|era|to|är|on)\s+|(?:=|:)\s*)("[^"\n]+"|'[^'\n]+'|“[^”\n]+”|„[^“\n]+“|[^\s]+)`,
+		ok: func(m []string, _ string, _, _ int) bool {
+			q := m[2] != "" && strings.ContainsRune(`"'“„`, []rune(m[2])[0])
+			return humanSecret(strings.TrimRight(m[2], ".,;"), q)
+		}},
+	// a long hex string named a secret: webhook and signing secrets, HMAC
+	// keys, hex API tokens (never a commit or a checksum, which are named so)
+	{kind: "hex-secret", keywords: []string{"secret", "webhook", "signing", "hmac", "token", "api key", "apikey", "api_key", "password"}, group: 1,
+		pattern: `(?:^|[^0-9A-Fa-f])([0-9a-fA-F]{32,128})(?:[^0-9A-Za-z]|$)`,
+		ok: func(m []string, lower string, s, en int) bool {
+			return entropy(m[1]) >= 3.0 && near(lower, s, en, 40, "secret", "webhook", "signing", "hmac", "token", "api key", "apikey", "api_key", "password") &&
+				!near(lower, s, en, 60, "sha", "commit", "hash", "digest", "checksum", "md5", "revision", "rev ", "uuid", "etag")
+		}},
 	{kind: "secret-assignment", keywords: []string{"secret", "token", "key", "credential", "auth"}, group: 2,
 		pattern: `(?i)(?:^|[^a-z0-9])[a-z0-9_.\-]*?(secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key|client[_\-]?secret|auth[_\-]?token|credentials?)["']?\s*(?::=|=>|=|:)\s*("[^"\n]+"|'[^'\n]+'|[^\s,;"'` + "`" + `]+)`,
 		ok:      func(m []string, _ string, _, _ int) bool { return machineSecret(m[2], 12, 3.0) }},
