@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -53,5 +54,12 @@ func scriptSetup(env *testscript.Env) error {
 	env.Setenv("OPENAI_API_KEY", "")
 	env.Setenv("OPENAI_BASE_URL", "")
 	env.Setenv("MEMCTL_MODEL", "")
+	// MEMCTL_BIN is the memctl the scenarios run, as an absolute path
+	// (what hook claude install writes into settings.json).
+	bin, err := exec.LookPath("memctl")
+	if err != nil {
+		return err
+	}
+	env.Setenv("MEMCTL_BIN", bin)
 	return os.MkdirAll(home, 0o755)
 }

@@ -7,14 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/memctl/memctl/consolidate"
 	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
@@ -47,6 +45,7 @@ type hookOptions struct {
 	Foreground bool
 	Project    bool
 	DryRun     bool
+	AllowTools bool
 }
 
 // claudeEvents maps memctl's subcommands to Claude Code's event names.
@@ -90,9 +89,9 @@ after --timeout, it prints nothing on stdout, exits 0, and logs the error
 to $XDG_STATE_HOME/memctl/hook.log (~/.local/state/memctl/hook.log).
 
 install adds the four hooks to ~/.claude/settings.json (--project:
-.claude/settings.json in the current directory): it prints the diff, then
-writes; other settings and hooks are kept as they are, and a hook already
-there is not added twice.`,
+.claude/settings.local.json in the current directory): it prints the diff,
+then writes; other settings and hooks are kept as they are, and a hook
+already there is not added twice. See memctl hook claude install --help.`,
 		Example: `  memctl hook claude install --dry-run
   memctl hook claude install --project
   echo '{"session_id":"s1","cwd":"'$PWD'","hook_event_name":"UserPromptSubmit","prompt":"fix the cache"}' | memctl hook claude user-prompt-submit`,
@@ -123,18 +122,38 @@ there is not added twice.`,
 		Use:   "install",
 		Short: "Add memctl's hooks to Claude Code's settings.json (shows the diff first)",
 		Long: `install adds SessionStart, UserPromptSubmit, PreCompact and SessionEnd hooks
-running memctl to ~/.claude/settings.json (--project: .claude/settings.json
-here). It prints the diff, then writes the file atomically; other settings
-and hooks keep their place, and a hook already there is not added twice.`,
-		Example: `  memctl hook claude install --dry-run
-  memctl --dir ~/agent-memory hook claude install --project`,
+to ~/.claude/settings.json, for every project. Each hook runs this memctl
+binary by its absolute path with the absolute memory directory (--dir,
+MEMCTL_DIR, …), so it works from an IDE without ~/go/bin on PATH or
+MEMCTL_DIR set. It prints the diff, then writes the file atomically (through
+a symbolic link, which stays a link); other settings and hooks keep their
+place, a memctl hook already there is not added twice, and one with another
+binary or directory is updated.
+
+--project writes .claude/settings.local.json in the current directory
+instead: the project's personal settings, which Claude Code keeps out of
+the committed .claude/settings.json (the hooks hold your paths).
+
+--allow-tools also allows the MCP tools memory_search, memory_show,
+memory_inject, memory_add and memory_used (permissions.allow), which a
+headless claude -p otherwise refuses unless run with
+--allowedTools mcp__memctl__memory_search,…; memory_forget is never added.
+
+install warns when there is no memory at the directory yet, and when no
+model is configured (the hooks then inject, but a session's end waits for
+memctl extract --catch-up). It ends with the line that registers the MCP
+server.`,
+		Example: `  memctl --dir ~/agent-memory hook claude install --dry-run
+  memctl --dir ~/agent-memory hook claude install --allow-tools
+  cd ~/src/app && memctl --dir ~/agent-memory hook claude install --project`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runHookInstall(cmd.Context(), f, inst)
 		},
 	}
-	install.Flags().BoolVar(&inst.Project, "project", false, "the project's .claude/settings.json in the current directory, not ~/.claude/settings.json")
+	install.Flags().BoolVar(&inst.Project, "project", false, "write .claude/settings.local.json in the current directory, not ~/.claude/settings.json")
 	install.Flags().BoolVarP(&inst.DryRun, "dry-run", "n", false, "print the diff; write nothing")
+	install.Flags().BoolVar(&inst.AllowTools, "allow-tools", false, "also allow memctl's MCP tools (all but memory_forget) in permissions.allow")
 	claude.AddCommand(install)
 	hook.AddCommand(claude)
 	return hook
@@ -398,91 +417,6 @@ func selfPath() (string, error) {
 		}
 	}
 	return os.Executable()
-}
-
-// runHookInstall merges memctl's hooks into a Claude Code settings.json.
-func runHookInstall(ctx context.Context, f *Factory, opts *hookOptions) error {
-	var path string
-	if opts.Project {
-		wd, err := os.Getwd()
-		if err != nil {
-			return err
-		}
-		path = filepath.Join(wd, ".claude", "settings.json")
-	} else {
-		home := f.Getenv("HOME")
-		if home == "" {
-			return errors.New("HOME is not set: cannot find ~/.claude/settings.json (use --project)")
-		}
-		path = filepath.Join(home, ".claude", "settings.json")
-	}
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	base := "memctl"
-	if _, err := exec.LookPath("memctl"); err != nil {
-		// not on PATH: Claude Code needs the whole path
-		self, err := selfPath()
-		if err != nil {
-			return err
-		}
-		base = shellQuote(self)
-	}
-	if f.DirArg != "" {
-		dir, err := f.MemoryDir()
-		if err != nil {
-			return err
-		}
-		base += " --dir " + shellQuote(dir)
-	} else if d := f.Getenv("MEMCTL_DIR"); d != "" {
-		abs, err := filepath.Abs(d)
-		if err != nil {
-			return err
-		}
-		base += " --dir " + shellQuote(abs)
-	}
-	var specs []hookSpec
-	for _, ev := range claudeEvents {
-		timeout := 10
-		if ev.event == "SessionEnd" || ev.event == "PreCompact" {
-			timeout = 30
-		}
-		specs = append(specs, hookSpec{Event: ev.event, Command: base + " hook claude " + ev.sub, Timeout: timeout})
-	}
-	marker := func(event string) string {
-		for _, ev := range claudeEvents {
-			if ev.event == event {
-				return "hook claude " + ev.sub
-			}
-		}
-		return event
-	}
-	out, added, err := mergeHooks(old, specs, marker)
-	if err != nil {
-		return &HintError{Err: fmt.Errorf("%s: %w", path, err), Hint: "fix the file's JSON (or move it away), then run install again"}
-	}
-	if len(added) == 0 {
-		fmt.Fprintf(f.IO.Out, "memctl: hooks already installed in %s; nothing to change\n", path)
-		return nil
-	}
-	fmt.Fprint(f.IO.Out, consolidate.UnifiedDiff(func(string) []byte { return old }, map[string][]byte{path: out}))
-	if opts.DryRun {
-		fmt.Fprintf(f.IO.Out, "memctl: dry run: would add %s to %s\n", strings.Join(added, ", "), path)
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	perm := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		perm = fi.Mode().Perm()
-	}
-	if err := mdmem.WriteFileAtomic(ctx, path, out, perm); err != nil {
-		return err
-	}
-	fmt.Fprintf(f.IO.Out, "memctl: added %s to %s\n", strings.Join(added, ", "), path)
-	return nil
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
