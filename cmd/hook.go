@@ -74,9 +74,11 @@ transcript_path, cwd, hook_event_name, prompt, source). The payload is never
 taken as the task: user-prompt-submit ranks entries against its "prompt".
 
   session-start       prints the core profile and the entries of the project
-                      in cwd as context (hookSpecificOutput.additionalContext)
+                      in cwd as context (hookSpecificOutput.additionalContext);
+                      nothing on a resumed session (its transcript has them)
   user-prompt-submit  prints the entries relevant to the prompt, scoped to
-                      the project in cwd (the core came at session start)
+                      the project in cwd, less those the session's start
+                      gave; nothing when no other entry is relevant
   pre-compact,        start memctl extract on transcript_path in the
   session-end         background (bounded by llm.deadline); --foreground
                       waits for it
@@ -284,7 +286,18 @@ func claudeHook(ctx context.Context, f *Factory, event string, in *hookInput, op
 
 // hookContext prints the memory block for the session's start or for a
 // prompt, as Claude Code's additionalContext, within maxHookContext.
+//
+// The core goes out once per session: at its start (and again after a
+// /clear or a compaction, which drop it), not on a resumed session, whose
+// transcript holds it. A prompt gets only the entries relevant to it that
+// the start's block did not hold; when none is, the hook prints nothing.
 func hookContext(ctx context.Context, f *Factory, event string, in *hookInput, opts *hookOptions) (string, error) {
+	if event == "SessionStart" && in.Source == "resume" {
+		return "", nil
+	}
+	if event == "UserPromptSubmit" && strings.TrimSpace(in.Prompt) == "" {
+		return "", nil
+	}
 	s, err := f.Store(ctx, "inject")
 	if err != nil {
 		return "", err
@@ -296,38 +309,62 @@ func hookContext(ctx context.Context, f *Factory, event string, in *hookInput, o
 	if sc := opts.scopeFor(in); sc != "" {
 		o.Scopes = []string{sc}
 	}
-	if event == "UserPromptSubmit" {
-		if strings.TrimSpace(in.Prompt) == "" {
-			return "", nil
-		}
-		// The core profile came at session start: rank everything
-		// against the prompt instead of repeating it (the whole budget
-		// is L2's; core entries compete there).
-		o.Task, o.L2Reserve = in.Prompt, 1
-		o.Dense = injectDense(ctx, f, s, o.Task)
+	if o.MaxChars <= 0 || o.MaxChars > maxHookContext {
+		o.MaxChars = maxHookContext
 	}
 	corpus, err := inject.LoadCorpusFor(ctx, s.Dir, true, o.Counter)
 	if err != nil {
 		return "", err
 	}
-	if o.MaxChars <= 0 || o.MaxChars > maxHookContext {
-		o.MaxChars = maxHookContext
+	start, err := hookBlock(corpus, o)
+	if err != nil || event == "SessionStart" {
+		return hookOutput(event, start, err)
 	}
-	var block string
+	// A prompt: the whole budget ranks the entries against it, less the
+	// ones the session's start gave or named as out of scope.
+	o.Given = map[string]bool{}
+	if start != nil {
+		for _, it := range start.Items {
+			o.Given[it.Note.Ref()] = true
+		}
+		for _, l := range start.LeftOut {
+			if l.Reason == inject.ReasonScope {
+				o.Given[l.Ref] = true
+			}
+		}
+	}
+	o.Task, o.L2Reserve = in.Prompt, 1
+	o.Dense = injectDense(ctx, f, s, o.Task)
+	res, err := hookBlock(corpus, o)
+	if res != nil && len(res.Items) == 0 {
+		res = nil
+	}
+	return hookOutput(event, res, err)
+}
+
+// hookBlock is the inject result whose block fits maxHookContext, halving
+// the budget until it does; nil when none does.
+func hookBlock(corpus *inject.Corpus, o inject.Options) (*inject.Result, error) {
 	for budget := o.Budget; budget >= 64; budget /= 2 {
 		o.Budget = budget
 		res, err := inject.Inject(corpus, o)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		if block = res.Block; len(block) <= maxHookContext {
-			break
+		if len(res.Block) <= maxHookContext {
+			return res, nil
 		}
 	}
-	if strings.TrimSpace(block) == "" || len(block) > maxHookContext {
-		return "", nil
+	return nil, nil
+}
+
+// hookOutput is Claude Code's hook JSON carrying res's block; nothing
+// without a block.
+func hookOutput(event string, res *inject.Result, err error) (string, error) {
+	if err != nil || res == nil || strings.TrimSpace(res.Block) == "" {
+		return "", err
 	}
-	out, err := json.Marshal(map[string]any{"hookSpecificOutput": map[string]string{"hookEventName": event, "additionalContext": block}})
+	out, err := json.Marshal(map[string]any{"hookSpecificOutput": map[string]string{"hookEventName": event, "additionalContext": res.Block}})
 	if err != nil {
 		return "", err
 	}

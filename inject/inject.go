@@ -63,6 +63,10 @@ type Options struct {
 	Header        string    // text before the fence (lines ending in "\n"); "": DefaultHeader
 	RulesHeading  string    // if set, core constraints go in a section of their own under it
 	Dense         *Dense    // with a task: fuse the L2 ranking with embeddings (nil: words only)
+	// Given are the refs (ids) of entries the agent holds already, e.g.
+	// from the session's first block: neither shown again nor named as
+	// left out.
+	Given map[string]bool
 
 	// contentOnly counts only the entries' text against the budget (no
 	// frame, ids or metadata): the accounting of eval's reference figures.
@@ -401,7 +405,7 @@ func (run *injectRun) collectCore() {
 			continue
 		}
 		n := c.Note(i)
-		if !o.eligibleButScope(n) {
+		if !o.eligibleButScope(n) || o.Given[n.Ref()] {
 			continue
 		}
 		if !InScope(n.Scope, o.Scopes) {
@@ -498,7 +502,7 @@ func (run *injectRun) eligibleL2(i int) bool {
 	case mdmem.PlaceCore:
 		return run.inOver[i] && run.tagOK(c.Note(i))
 	case mdmem.PlaceTopic:
-		if run.dup[i] {
+		if run.dup[i] || len(o.Given) > 0 && o.Given[c.Note(i).Ref()] {
 			return false
 		}
 		// Most notes have none of the fields that filter: they need not
