@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/memctl/memctl/consolidate"
 	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 	"github.com/spf13/cobra"
@@ -401,11 +403,32 @@ func hookExtract(ctx context.Context, f *Factory, event string, in *hookInput, o
 	if _, err := os.Stat(filepath.Join(dir, mdmem.MarkerDir)); err != nil {
 		return fmt.Errorf("%s is not a memctl memory (run memctl init): %w", dir, err)
 	}
+	if _, err := os.Stat(in.TranscriptPath); errors.Is(err, fs.ErrNotExist) {
+		// Claude Code fires SessionEnd for sessions that wrote no
+		// transcript (claude mcp list): nothing to extract.
+		hookLog(f, event, in.SessionID, "no transcript at "+in.TranscriptPath+"; nothing to extract")
+		return nil
+	}
+	var scopes []string
+	if sc := opts.scopeFor(in); sc != "" {
+		scopes = []string{sc}
+	}
+	// Owed until an extract of it finishes: memctl extract --catch-up
+	// reads it when this one cannot (no model, the model down, a kill).
+	if err := consolidate.OweExtract(ctx, dir, consolidate.OwedExtract{Path: in.TranscriptPath, Session: in.SessionID, Scopes: scopes, Event: event, Since: f.Now().UTC()}); err != nil {
+		return err
+	}
+	if s, err := mdmem.Open(ctx, dir); err == nil {
+		if _, _, _, ok := consolidate.LLMEndpoint(s.Config, f.Getenv); !ok {
+			hookLog(f, event, in.SessionID, "no model configured: "+in.TranscriptPath+" waits for memctl extract --catch-up")
+			return nil
+		}
+	}
 	args := []string{"--dir", dir, "extract", "--transcript", in.TranscriptPath, "--quiet"}
 	if in.SessionID != "" {
 		args = append(args, "--session", in.SessionID)
 	}
-	if sc := opts.scopeFor(in); sc != "" {
+	for _, sc := range scopes {
 		args = append(args, "--scope", sc)
 	}
 	if opts.Foreground {
