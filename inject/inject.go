@@ -59,6 +59,9 @@ type Options struct {
 	Ranker        string    // a name in Rankers; "" is DefaultRanker
 	StaleDays     int       // mark entries older than this as old (0: never)
 	Now           time.Time // the today line, staleness and expiry; zero: none of them
+	// NoTodayLine leaves the today line out (staleness and expiry still
+	// use Now): a block kept in a file then changes only with the memory.
+	NoTodayLine bool
 	Meta          []string  // per-line metadata fields (MetaFields); nil: compact date lines
 	Header        string    // text before the fence (lines ending in "\n"); "": DefaultHeader
 	RulesHeading  string    // if set, core constraints go in a section of their own under it
@@ -335,7 +338,7 @@ func newInjectRun(c *Corpus, o *Options) (*injectRun, error) {
 		return nil, fmt.Errorf("unknown ranker %q (known: %s)", name, strings.Join(RankerNames(), ", "))
 	}
 	r := &Result{Budget: o.Budget, Ranker: name, Tokenizer: o.Counter.Name()}
-	if !o.Now.IsZero() {
+	if !o.Now.IsZero() && !o.NoTodayLine {
 		r.Today = o.Now.UTC().Format("2006-01-02")
 	}
 	task := o.Task
