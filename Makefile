@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X github.com/memctl/memctl/cmd.Version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: help build install test test-short lint fmt bench fuzz soak demo clean
+.PHONY: help build install test test-short e2e lint fmt bench fuzz soak demo clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-11s %s\n", $$1, $$2}'
@@ -20,6 +20,9 @@ test: ## the full suite: unit, fuzz seeds, end-to-end scenarios, race detector
 
 test-short: ## quick tests only (no end-to-end, crash or stress tests)
 	$(GO) test -short -count=1 ./...
+
+e2e: ## the real Claude Code (npm registry) with memctl's hooks and MCP server, against a fake model on 127.0.0.1
+	./testdata/e2e/run.sh
 
 lint: ## gofmt, go vet, staticcheck, builds for darwin, windows and freebsd
 	for os in darwin windows freebsd; do GOOS=$$os $(GO) build ./... || exit 1; done
