@@ -60,7 +60,7 @@ prints how to register the server with Claude Code and other clients.`,
 	install := &cobra.Command{
 		Use:     "install",
 		Short:   "Print how to register memctl's MCP server with Claude Code, Codex CLI and others",
-		Long:    "install prints the claude mcp add command, the Codex CLI config.toml table and the mcpServers JSON for this memory directory; it changes nothing.",
+		Long:    "install prints the line that registers the server with Claude Code (user scope, this binary and memory by absolute path), the Codex CLI config.toml table and the mcpServers JSON for this memory directory; it changes nothing.",
 		Example: "  memctl --dir ~/agent-memory mcp install",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
