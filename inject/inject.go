@@ -61,11 +61,11 @@ type Options struct {
 	Now           time.Time // the today line, staleness and expiry; zero: none of them
 	// NoTodayLine leaves the today line out (staleness and expiry still
 	// use Now): a block kept in a file then changes only with the memory.
-	NoTodayLine bool
-	Meta          []string  // per-line metadata fields (MetaFields); nil: compact date lines
-	Header        string    // text before the fence (lines ending in "\n"); "": DefaultHeader
-	RulesHeading  string    // if set, core constraints go in a section of their own under it
-	Dense         *Dense    // with a task: fuse the L2 ranking with embeddings (nil: words only)
+	NoTodayLine  bool
+	Meta         []string // per-line metadata fields (MetaFields); nil: compact date lines
+	Header       string   // text before the fence (lines ending in "\n"); "": DefaultHeader
+	RulesHeading string   // if set, core constraints go in a section of their own under it
+	Dense        *Dense   // with a task: fuse the L2 ranking with embeddings (nil: words only)
 	// Given are the refs (ids) of entries the agent holds already, e.g.
 	// from the session's first block: neither shown again nor named as
 	// left out.
