@@ -116,13 +116,13 @@ out; traces not updated for --trace-days (90) are removed on the next
 	fl.StringVar(&opts.Format, "format", transcript.Auto, "transcript format: "+strings.Join(transcript.Names, ", "))
 	fl.StringVar(&opts.Session, "session", "", "session id for the refs (default: the transcript's own, else its file name)")
 	fl.StringArrayVar(&opts.Scope, "scope", nil, "scope the model may give candidates, e.g. project:app (repeatable or comma-separated)")
-	fl.Float64Var(&opts.MinConfidence, "min-confidence", consolidate.DefaultMinConfidence, "keep candidates with at least this confidence (default: extract.min_confidence)")
+	fl.Float64Var(&opts.MinConfidence, "min-confidence", 0, "keep candidates with at least this confidence (default: extract.min_confidence in config.toml, 0.7 unless set)")
 	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "print the candidates; queue nothing, keep no offset")
 	fl.BoolVar(&opts.Full, "full", false, "read the whole transcript, not only the part after the last extract")
 	fl.BoolVar(&opts.JSON, "json", false, "print the report as JSON (digests, proposals, queued ids, usage)")
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the queued candidate ids")
 	fl.BoolVar(&opts.KeepTrace, "keep-trace", false, "keep the transcript in .memctl/traces/ (never committed) for memctl search --traces (default: extract.keep_trace)")
-	fl.IntVar(&opts.TraceDays, "trace-days", 90, "with --keep-trace: remove kept traces not updated for this many days; 0 keeps them (default: extract.trace_days)")
+	fl.IntVar(&opts.TraceDays, "trace-days", 0, "with --keep-trace: remove kept traces not updated for this many days; 0 keeps them (default: extract.trace_days in config.toml, 90 unless set)")
 	return cmd
 }
 
