@@ -459,6 +459,7 @@ func hookExtract(ctx context.Context, f *Factory, event string, in *hookInput, o
 	defer logf.Close()
 	fmt.Fprintf(logf, "%s %s session=%s starting: memctl %s\n", f.Now().UTC().Format(time.RFC3339), event, in.SessionID, strings.Join(args, " "))
 	cmd := exec.Command(self, args...)
+	cmd.Env = append(os.Environ(), logTimeEnv+"=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, logf, logf
 	detach(cmd)
 	if err := cmd.Start(); err != nil {
