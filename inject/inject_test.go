@@ -203,6 +203,7 @@ func randomMemory(t testing.TB, rng *rand.Rand, n, m int) *Corpus {
 }
 
 func TestBudgetProperty(t *testing.T) {
+	t.Parallel() // long: runs beside the package's other tests
 	rng := rand.New(rand.NewSource(1))
 	counters := []Counter{o200k(t)}
 	if c, err := NewCounter("cl100k"); err == nil {
