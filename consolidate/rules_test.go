@@ -180,7 +180,7 @@ func TestNearDuplicateWordChange(t *testing.T) {
 		t.Fatalf("old entry changed: %+v", old)
 	}
 	es := byText(after, gateNew)
-	if len(es) != 1 || es[0].Place != mdmem.PlacePending || !strings.Contains(strings.Join(es[0].Notes, "|"), "may update pref-001: near duplicate") {
+	if len(es) != 1 || es[0].Place != mdmem.PlacePending || !strings.Contains(strings.Join(es[0].Notes, "|"), "may update pref-001: nearly the same text") {
 		t.Fatalf("new text not pending: %+v", es)
 	}
 	if _, ok := isConflictNote(es[0].Notes[1]); !ok {
@@ -427,7 +427,7 @@ func TestRulesRelatedGoesPending(t *testing.T) {
 	for _, c := range []struct {
 		c    *mdmem.Candidate
 		note string
-	}{{upd, "may update pref-001: related"}, {mixed, "may update pref-003: related"}} {
+	}{{upd, "may update pref-001: on the same subject"}, {mixed, "may update pref-003: on the same subject"}} {
 		es := byText(after, c.c.Content)
 		if len(es) != 1 || es[0].Place != mdmem.PlacePending || !strings.Contains(strings.Join(es[0].Notes, "|"), c.note) {
 			t.Fatalf("%q: not pending with %q: %s", c.c.Content, c.note, opKinds(p))
