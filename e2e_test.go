@@ -81,9 +81,8 @@ func startFakeAnthropic(ts *testscript.TestScript, neg bool, args []string) {
 			return
 		}
 		var req fakeMessagesRequest
-		body := json.NewDecoder(r.Body)
 		var raw json.RawMessage
-		if err := body.Decode(&raw); err != nil || json.Unmarshal(raw, &req) != nil {
+		if err := json.NewDecoder(r.Body).Decode(&raw); err != nil || json.Unmarshal(raw, &req) != nil {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
@@ -251,6 +250,7 @@ func answerMessages(w http.ResponseWriter, req *fakeMessagesRequest) {
 	bw.Flush()
 }
 
+// writeJSONBody answers with v as JSON.
 func writeJSONBody(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
