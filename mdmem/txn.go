@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -894,21 +895,28 @@ func (s *Store) reapplyOnTop(ctx context.Context, j *txnJournal, head string) ([
 	if len(files) == 0 {
 		return nil, nil
 	}
-	text, err := s.message(CommitMessage{
+	return paths, s.commitOnTop(ctx, head, files, CommitMessage{
 		Subject: "recover: " + j.Op + " again, on top of later commits",
 		Body: fmt.Sprintf("%q was committed (%.12s) but interrupted before it updated the files; commits made since (up to %.12s) took its change out of %s. This commit puts it back.",
 			j.Op, j.Commit, head, strings.Join(paths, ", ")),
 		Op: "recover",
 	})
+}
+
+// commitOnTop commits files, which recovery has already brought the
+// worktree to (a person's edits merged in stay theirs), on top of head,
+// through its own journal record (the caller removes it).
+func (s *Store) commitOnTop(ctx context.Context, head string, files map[string][]byte, msg CommitMessage) error {
+	text, err := s.message(msg)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	prep, err := s.Repo.Prepare(ctx, gitstore.PrepareRequest{Base: head, Files: files, Message: text, Author: s.Signature(), When: s.now()})
 	if err != nil || prep == nil {
-		return nil, err
+		return err
 	}
-	j2 := &txnJournal{Op: "recover " + j.Op, Ref: prep.Ref, Parent: prep.Parent, Commit: prep.Commit, Files: prep.Changes}
-	err = s.Repo.Land(ctx, prep, gitstore.LandSteps{
+	j2 := &txnJournal{Op: prep.Subject, Ref: prep.Ref, Parent: prep.Parent, Commit: prep.Commit, Files: prep.Changes}
+	return s.Repo.Land(ctx, prep, gitstore.LandSteps{
 		Journal: func() error { return s.writeJournal(ctx, journalName, j2) },
 		Checkout: func() error {
 			steps, err := s.planCheckout(ctx, j2, "")
@@ -918,7 +926,6 @@ func (s *Store) reapplyOnTop(ctx context.Context, j *txnJournal, head string) ([
 			return s.applyCheckout(ctx, steps, false)
 		},
 	})
-	return paths, err
 }
 
 // finishOwedPurge reports a history purge a forget asked for that did
@@ -997,21 +1004,27 @@ func Recover(ctx context.Context, s *Store, choice RecoverChoice) ([]string, err
 
 // settleEdited resolves an *EditedError as s.settle asks: the person's
 // files are kept (the journal is then finished without them) or replaced
-// by memctl's committed version (saved first under RescueDir).
+// by memctl's version (saved first under RescueDir, and committed on top
+// when a person's commit holds another). It settles once: a further
+// conflict is returned.
 func (s *Store) settleEdited(ctx context.Context, j *txnJournal, e *EditedError) (string, error) {
+	choice := s.settle
+	s.settle = RecoverStatus
 	edited := map[string]bool{}
 	for _, p := range e.Paths {
 		edited[p] = true
 	}
-	switch s.settle {
-	case KeepEdits:
-		rest := *j
-		rest.Files = nil
-		for _, f := range j.Files {
-			if !edited[f.Path] {
-				rest.Files = append(rest.Files, f)
-			}
+	rest := *j
+	rest.Files = nil
+	var settled []gitstore.Change
+	for _, f := range j.Files {
+		if edited[f.Path] {
+			settled = append(settled, f)
+		} else {
+			rest.Files = append(rest.Files, f)
 		}
+	}
+	if choice == KeepEdits {
 		if err := s.writeJournal(ctx, journalName, &rest); err != nil {
 			return "", err
 		}
@@ -1020,44 +1033,68 @@ func (s *Store) settleEdited(ctx context.Context, j *txnJournal, e *EditedError)
 			return "", err
 		}
 		return note + "; your version of " + strings.Join(e.Paths, ", ") + " is kept as you wrote it, to be committed as your hand edit", nil
-	case DiscardEdits:
-		if err := EnsureDir(s.Dir, RescueDir); err != nil {
-			return "", err
-		}
-		var saved []string
-		for _, p := range e.Paths {
-			b, err := ReadMemoryFile(s.Dir, p)
-			if err != nil {
-				continue
-			}
-			name := RescueDir + "/" + strings.ReplaceAll(p, "/", "__") + "." + s.now().UTC().Format("20060102T150405")
+	}
+	if err := EnsureDir(s.Dir, RescueDir); err != nil {
+		return "", err
+	}
+	head, err := s.Repo.HeadHash(ctx)
+	if err != nil {
+		return "", err
+	}
+	var saved []string
+	onTop := map[string][]byte{}
+	for _, f := range settled {
+		if b, err := ReadMemoryFile(s.Dir, f.Path); err == nil {
+			name := RescueDir + "/" + strings.ReplaceAll(f.Path, "/", "__") + "." + s.now().UTC().Format("20060102T150405")
 			if err := WriteFileAtomic(ctx, s.abs(name), b, PrivateFileMode); err != nil {
 				return "", err
 			}
 			saved = append(saved, name)
-			head, err := s.Repo.HeadHash(ctx)
-			if err != nil {
-				return "", err
-			}
-			h, err := s.Repo.BlobAt(ctx, head, p)
-			if err != nil {
-				return "", err
-			}
-			data, err := s.blobOrNil(ctx, h)
-			if err != nil {
-				return "", err
-			}
-			if err := s.writeFile(ctx, p, data); err != nil {
-				return "", err
-			}
 		}
-		note, err := s.recoverJournal(ctx, j)
+		data, err := s.blobOrNil(ctx, f.New)
 		if err != nil {
 			return "", err
 		}
-		return note + "; your edited version was saved as " + strings.Join(saved, ", "), nil
+		if err := s.writeFile(ctx, f.Path, data); err != nil {
+			return "", err
+		}
+		if hb, err := s.Repo.BlobAt(ctx, head, f.Path); err != nil {
+			return "", err
+		} else if hb != f.New {
+			onTop[f.Path] = data
+		}
 	}
-	return "", e
+	if err := s.writeJournal(ctx, journalName, &rest); err != nil {
+		return "", err
+	}
+	note, err := s.recoverJournal(ctx, &rest)
+	if err != nil {
+		return "", err
+	}
+	if len(onTop) > 0 {
+		paths := slices.Sorted(maps.Keys(onTop))
+		if head, err = s.Repo.HeadHash(ctx); err != nil {
+			return "", err
+		}
+		unlockApply, err := s.lockApply(true)
+		if err != nil {
+			return "", err
+		}
+		defer unlockApply()
+		if err := s.commitOnTop(ctx, head, onTop, CommitMessage{
+			Subject: "recover: " + j.Op + ", memctl's version of " + strings.Join(paths, ", "),
+			Body:    fmt.Sprintf("%q was committed (%.12s) but interrupted before it updated the files; commits made since conflict with it in %s. The person chose memctl's version (memctl recover --discard-edits); theirs is in the history.", j.Op, j.Commit, strings.Join(paths, ", ")),
+			Op:      "recover",
+		}); err != nil {
+			return "", err
+		}
+		s.removeJournal(journalName)
+		note += "; memctl's version of " + strings.Join(paths, ", ") + " committed again on top"
+	}
+	if len(saved) > 0 {
+		note += "; your edited version was saved as " + strings.Join(saved, ", ")
+	}
+	return note, nil
 }
 
 // ensureCacheDir creates a directory under .memctl, refusing to create or

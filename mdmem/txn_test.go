@@ -219,6 +219,36 @@ func TestRecoverSettlesAnEditThatDoesNotMerge(t *testing.T) {
 	}
 }
 
+// TestDiscardEditsSettlesAConflictingCommit (soak seed 600004, a hang):
+// after a write killed right after its commit, a person edits the entry it
+// changed and commits everything (git commit -a); the commits conflict,
+// so every writer refuses. --discard-edits puts memctl's version back in
+// a commit on top, saves the person's, and ends.
+func TestDiscardEditsSettlesAConflictingCommit(t *testing.T) {
+	s := twoFactsThenCrash(t)
+	const mine = "# A\n- [fact-001] The timeout is 12 seconds\n- [fact-003] Three\n- [fact-002] Two\n"
+	must(t, os.WriteFile(s.abs("topics/a.md"), []byte(mine), 0o644))
+	gitOut(t, s.Dir, "commit", "-qam", "person: my timeout")
+	s.Recovered = nil
+	if _, err := s.Lock(context.Background()); !errors.Is(err, ErrEditedSince) {
+		t.Fatalf("Lock = %v, want a refusal", err)
+	}
+	notes, err := Recover(context.Background(), s, DiscardEdits)
+	must(t, err)
+	if got := gitOut(t, s.Dir, "show", "HEAD:topics/a.md"); !strings.Contains(got, "30 seconds") {
+		t.Errorf("HEAD:topics/a.md = %q (%q)", got, notes)
+	}
+	if got := readOrAbsent(t, s, "topics/a.md"); !strings.Contains(got, "30 seconds") {
+		t.Errorf("topics/a.md = %q", got)
+	}
+	if st := gitOut(t, s.Dir, "status", "--porcelain"); st != "" {
+		t.Errorf("status %q", st)
+	}
+	if j, _ := readJournalIn(s.Dir, journalName); j != nil {
+		t.Errorf("journal left: %q", notes)
+	}
+}
+
 // TestPersonCommitAllAfterACrashIsReappliedOnTop: a write killed right
 // after its ref moved leaves the old files; `git commit -a` then commits
 // those old bytes, taking memctl's change back without meaning to. The
