@@ -337,9 +337,19 @@ func TrailerNames(value, id string) bool {
 // entries (committed before memctl renumbered hand-written duplicates):
 // writing would silently pick one of them. The error is lint's message.
 func (m *Memory) CheckUniqueIDs() error {
-	for _, p := range m.Lint() {
-		if strings.HasPrefix(p.Message, "duplicate id ") {
-			return fmt.Errorf("%s: %s: give one of them a new id by hand (memctl lint lists every problem), then run memctl again", p, "memctl does not write a memory with a duplicated id")
+	// Only the ids: the whole lint (governance detectors over every entry)
+	// is not every write's cost.
+	seen := map[string]*Entry{}
+	for _, d := range m.Docs() {
+		for _, e := range d.Entries {
+			if e.ID == "" {
+				continue
+			}
+			if first := seen[e.ID]; first != nil {
+				p := Problem{File: e.File, Line: e.Line, Message: fmt.Sprintf("duplicate id %s (first at %s:%d)", e.ID, first.File, first.Line)}
+				return fmt.Errorf("%s: %s: give one of them a new id by hand (memctl lint lists every problem), then run memctl again", p, "memctl does not write a memory with a duplicated id")
+			}
+			seen[e.ID] = e
 		}
 	}
 	return nil
