@@ -1032,6 +1032,9 @@ func (s *Store) settleEdited(ctx context.Context, j *txnJournal, e *EditedError)
 		if err != nil {
 			return "", err
 		}
+		if err := s.syncSettledIndex(ctx, settled); err != nil {
+			return "", err
+		}
 		return note + "; your version of " + strings.Join(e.Paths, ", ") + " is kept as you wrote it, to be committed as your hand edit", nil
 	}
 	if err := EnsureDir(s.Dir, RescueDir); err != nil {
@@ -1091,10 +1094,33 @@ func (s *Store) settleEdited(ctx context.Context, j *txnJournal, e *EditedError)
 		s.removeJournal(journalName)
 		note += "; memctl's version of " + strings.Join(paths, ", ") + " committed again on top"
 	}
+	if err := s.syncSettledIndex(ctx, settled); err != nil {
+		return "", err
+	}
 	if len(saved) > 0 {
 		note += "; your edited version was saved as " + strings.Join(saved, ", ")
 	}
 	return note, nil
+}
+
+// syncSettledIndex records HEAD's blobs in the index for the files a
+// settle took out of the journal (a person's staged content stays).
+func (s *Store) syncSettledIndex(ctx context.Context, settled []gitstore.Change) error {
+	head, err := s.Repo.HeadHash(ctx)
+	if err != nil {
+		return err
+	}
+	changes := make([]gitstore.Change, 0, len(settled))
+	keep := map[string][]string{}
+	for _, f := range settled {
+		hb, err := s.Repo.BlobAt(ctx, head, f.Path)
+		if err != nil {
+			return err
+		}
+		changes = append(changes, gitstore.Change{Path: f.Path, Old: f.Old, New: hb, Mode: f.Mode})
+		keep[f.Path] = []string{f.Old, f.New, hb}
+	}
+	return s.Repo.SyncIndex(ctx, changes, keep)
 }
 
 // ensureCacheDir creates a directory under .memctl, refusing to create or

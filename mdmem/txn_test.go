@@ -216,6 +216,12 @@ func TestRecoverSettlesAnEditThatDoesNotMerge(t *testing.T) {
 		if j, _ := readJournalIn(s.Dir, journalName); j != nil {
 			t.Errorf("journal left after %v: %q", choice, notes)
 		}
+		// The index holds HEAD's blob (soak seeds 610015, 610017: it kept
+		// the blob from before the crash, a staged revert).
+		st := gitOut(t, s.Dir, "status", "--porcelain")
+		if want := map[RecoverChoice]string{KeepEdits: "M topics/a.md", DiscardEdits: ""}[choice]; st != want {
+			t.Errorf("%v: status %q, want %q", choice, st, want)
+		}
 	}
 }
 
