@@ -574,6 +574,11 @@ func (s *Store) mergeWith(ctx context.Context, path, base, want string, wantData
 	if err != nil {
 		return nil, false, err
 	}
+	if old == nil && strings.HasSuffix(path, ".md") {
+		// A file the write created: a person's edit of it merges like
+		// any other, from an empty base.
+		old = []byte{}
+	}
 	if wantData == nil {
 		if wantData, err = s.Repo.ReadBlob(ctx, want); err != nil {
 			return nil, false, err

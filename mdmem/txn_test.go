@@ -184,6 +184,26 @@ func TestRecoveryDecidesEachFileByHash(t *testing.T) {
 	}
 }
 
+// TestAnEditOfAFileTheWriteCreatedMerges (soak seed 610009): an import
+// killed after writing a topic file it created; a person adds an entry to
+// that file. The roll forward merges from an empty base and keeps it.
+func TestAnEditOfAFileTheWriteCreatedMerges(t *testing.T) {
+	s := newStore(t)
+	created := "# B\n- [fact-001] Imported one\n"
+	if !crashingWrite(t, s, FailTxnFiles, map[string][]byte{"topics/b.md": []byte(created)}) {
+		t.Fatal("no crash")
+	}
+	mine := created + "- [fact-009] Mine\n"
+	must(t, os.WriteFile(s.abs("topics/b.md"), []byte(mine), 0o644))
+	rec := strings.Join(lockAndRecover(t, s), "\n")
+	if got := readOrAbsent(t, s, "topics/b.md"); got != mine {
+		t.Errorf("topics/b.md = %q (%q)", got, rec)
+	}
+	if got := gitOut(t, s.Dir, "show", "HEAD:topics/b.md"); got+"\n" != created {
+		t.Errorf("HEAD:topics/b.md = %q", got)
+	}
+}
+
 // TestRecoverSettlesAnEditThatDoesNotMerge: `memctl recover --keep-edits`
 // keeps the person's version (their hand edit, committed by the next
 // write); --discard-edits puts memctl's committed version back and saves
