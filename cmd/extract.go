@@ -201,7 +201,7 @@ func extractOne(ctx context.Context, f *Factory, s *mdmem.Store, opts *extractOp
 // runCatchUp is extract --catch-up: each owed transcript in turn, oldest
 // first; the first model failure stops it (the rest stay owed).
 func runCatchUp(ctx context.Context, f *Factory, s *mdmem.Store, opts *extractOptions) error {
-	owed, err := consolidate.OwedExtracts(s.Dir)
+	owed, err := consolidate.OwedExtracts(ctx, s.Dir)
 	if err != nil {
 		return err
 	}
@@ -209,7 +209,7 @@ func runCatchUp(ctx context.Context, f *Factory, s *mdmem.Store, opts *extractOp
 	for _, o := range owed {
 		if _, err := os.Stat(o.Path); errors.Is(err, fs.ErrNotExist) {
 			if !opts.DryRun {
-				if err := consolidate.DropOwed(s.Dir, o.Path); err != nil {
+				if err := consolidate.DropOwed(ctx, s.Dir, o.Path); err != nil {
 					return err
 				}
 			}

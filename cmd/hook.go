@@ -320,6 +320,9 @@ func hookContext(ctx context.Context, f *Factory, event string, in *hookInput, o
 	}
 	start, err := hookBlock(corpus, o)
 	if err != nil || event == "SessionStart" {
+		if start != nil && len(start.Items) == 0 {
+			start = nil // an empty fence says nothing
+		}
 		return hookOutput(event, start, err)
 	}
 	// A prompt: the whole budget ranks the entries against it, less the

@@ -92,6 +92,7 @@ func fillLists(v reflect.Value, depth int) {
 // through --jq (a jq expression, evaluated by gojq: strings print raw,
 // other values as compact JSON, one result a line).
 func (f *Factory) printJSON(v any) error {
+	f.wroteJSON = true
 	if f.JQ == "" {
 		return writeJSON(f.IO.Out, v)
 	}

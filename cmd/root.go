@@ -50,6 +50,9 @@ type Factory struct {
 	Getenv func(string) string
 	Now    func() time.Time
 	opened []*mdmem.Store // stores opened by the command, for reporting recoveries
+	// wroteJSON says the command printed its JSON document: a failure
+	// after it prints no error document.
+	wroteJSON bool
 
 	// NoVerify is --no-verify: memctl's commits skip the git hooks.
 	NoVerify bool
@@ -282,7 +285,7 @@ func Main(args []string) int {
 func Run(ctx context.Context, f *Factory, args []string) int {
 	root := NewRootCmd(f)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	for _, s := range f.opened {
 		for _, msg := range s.Recovered {
 			fmt.Fprintf(f.IO.ErrOut, "memctl: recovered: %s\n", msg)
@@ -294,42 +297,66 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if strings.HasPrefix(err.Error(), "unknown command ") {
 		err = &FlagError{Err: err} // cobra's own error for a mistyped command
 	}
-	return reportError(f.IO.ErrOut, root, err, ctx)
+	code, msg, hints := describeError(err, ctx)
+	if msg != "" {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: error: %s\n", msg)
+	}
+	for _, h := range hints {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: hint: %s\n", h)
+	}
+	if msg != "" && !f.wroteJSON && wantsJSON(cmd) {
+		// One rule for every command: with --json, a failure is a JSON
+		// document on stdout too (docs/JSON.md, "Errors").
+		if hints == nil {
+			hints = []string{}
+		}
+		_ = writeJSON(f.IO.Out, struct {
+			Error    string   `json:"error"`
+			Hints    []string `json:"hints"`
+			ExitCode int      `json:"exit_code"`
+		}{msg, hints, code})
+	}
+	return code
 }
 
-func reportError(w io.Writer, root *cobra.Command, err error, ctx context.Context) int {
+// wantsJSON reports whether the command was asked for JSON output
+// (--json, or inject's --format json).
+func wantsJSON(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	if fl := cmd.Flags().Lookup("json"); fl != nil && fl.Value.String() == "true" {
+		return true
+	}
+	fl := cmd.Flags().Lookup("format")
+	return fl != nil && fl.Value.String() == "json"
+}
+
+// describeError is the exit status of err, its message ("" when the
+// command has said all there is) and the hints for the person.
+func describeError(err error, ctx context.Context) (code int, msg string, hints []string) {
 	var exitErr *ExitError
 	if errors.As(err, &exitErr) {
-		if exitErr.Msg != "" {
-			fmt.Fprintf(w, "memctl: error: %s\n", exitErr.Msg)
-		}
-		return exitErr.Code
+		return exitErr.Code, exitErr.Msg, nil
 	}
 	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
-		fmt.Fprintln(w, "memctl: error: interrupted; nothing was left half written")
-		return ExitCancelled
+		return ExitCancelled, "interrupted; nothing was left half written", nil
 	}
-	fmt.Fprintf(w, "memctl: error: %s\n", err)
 	var hint *HintError
 	var hinter interface{ Hint() string }
 	if errors.As(err, &hint) && hint.Hint != "" {
-		fmt.Fprintf(w, "memctl: hint: %s\n", hint.Hint)
+		hints = append(hints, hint.Hint)
 	} else if errors.As(err, &hinter) && hinter.Hint() != "" {
-		fmt.Fprintf(w, "memctl: hint: %s\n", hinter.Hint())
+		hints = append(hints, hinter.Hint())
 	}
 	var flagErr *FlagError
-	if errors.As(err, &flagErr) {
-		fmt.Fprintln(w, "memctl: hint: see `memctl --help` or `memctl <command> --help`")
-		return ExitUsage
+	switch {
+	case errors.As(err, &flagErr):
+		return ExitUsage, err.Error(), append(hints, "see `memctl --help` or `memctl <command> --help`")
+	case errors.Is(err, mdmem.ErrLocked):
+		return ExitLocked, err.Error(), append(hints, "another memctl is writing this memory; retry later (writers wait up to git.lock_wait)")
 	}
-	if errors.Is(err, mdmem.ErrLocked) {
-		fmt.Fprintln(w, "memctl: hint: another memctl is writing this memory; retry later (writers wait up to git.lock_wait)")
-		return ExitLocked
-	}
-	if errors.Is(err, mdmem.ErrNotMemory) {
-		return ExitFailure
-	}
-	return ExitFailure
+	return ExitFailure, err.Error(), hints
 }
 
 func isTerminal(f *os.File) bool {

@@ -57,7 +57,7 @@ func OweExtract(ctx context.Context, memDir string, o OwedExtract) error {
 }
 
 // OwedExtracts lists the transcripts owed an extract, oldest first.
-func OwedExtracts(memDir string) ([]OwedExtract, error) {
+func OwedExtracts(ctx context.Context, memDir string) ([]OwedExtract, error) {
 	cacheDir, err := mdmem.SafeDir(memDir, ExtractCacheDir)
 	if err != nil {
 		return nil, err
@@ -73,6 +73,9 @@ func OwedExtracts(memDir string) ([]OwedExtract, error) {
 	for _, e := range ents {
 		if !strings.HasSuffix(e.Name(), owedSuffix) {
 			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		o, err := readOwed(filepath.Join(cacheDir, e.Name()))
 		if err != nil {
@@ -91,7 +94,10 @@ func OwedExtracts(memDir string) ([]OwedExtract, error) {
 
 // DropOwed forgets the owed extract of the transcript at path (one that
 // is gone, or that no one will read).
-func DropOwed(memDir, path string) error {
+func DropOwed(ctx context.Context, memDir, path string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	cacheDir, err := mdmem.SafeDir(memDir, ExtractCacheDir)
 	if err != nil {
 		return err
