@@ -54,6 +54,15 @@ import (
 //	add              add queues every valid candidate and prints its id
 //	prose            a paragraph a person wrote under a heading, once
 //	                 committed, stays, and never inside an entry
+//	recovery-truth   what memctl says about a killed write is true: "was
+//	                 interrupted before it took effect" only when its commit
+//	                 was not on the branch, "finished" only when it is (and
+//	                 a finished forget's ids are gone), "moved off" only
+//	                 when HEAD does not hold it
+//	settle           a refused recovery (a person's edit that does not
+//	                 merge) is settled by memctl recover --discard-edits
+//	forgotten-back   no committed entry repeats a forgotten text (a forget
+//	                 killed at any failpoint counts once HEAD shows it)
 
 // simGated lists checks that reproduce findings of issue 7 still being
 // fixed: they are recorded in the step log but fail the run only when named

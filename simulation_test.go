@@ -4,10 +4,13 @@ package main
 // it"). It runs the real memctl binary as subprocesses on a real git
 // repository and applies random steps: agents adding candidates, imports,
 // consolidation (rules and a fake LLM in every hostile mode), confirm and
-// reject, a person editing and committing by hand, editor temp files, a held
-// .git/index.lock, failpoints, kill -9 and concurrent writers. After every
-// step it checks the invariants in simulation_check_test.go against a simple
-// model of what was queued, imported and edited.
+// reject, forget, a person editing and committing by hand, editor temp
+// files, a held .git/index.lock, every failpoint of every writer (forget
+// included, with the person's edits before the next run), kill -9 and
+// concurrent writers. After every step it checks the invariants in
+// simulation_check_test.go against a simple model of what was queued,
+// imported and edited, and what memctl said about an interrupted write
+// against git.
 //
 // Brief: `go test -run TestSimulation .` (fixed seeds, the step kinds of
 // simBriefKinds). Long: `make soak` (SIM_SEEDS, SIM_STEPS, SIM_KINDS).
