@@ -792,21 +792,21 @@ func (s *sim) checkRecoveryTruth(snap *simSnap) {
 	}
 }
 
-// settleCrashedForget updates the model for a forget that did not exit 0,
-// once no journal waits: HEAD says whether it took effect.
+// settleCrashedForget updates the model for the forgets that did not exit
+// 0 (a later writer may have finished one before it was killed too), once
+// no journal waits: HEAD says whether each took effect.
 func (s *sim) settleCrashedForget(snap *simSnap) {
-	c := s.crashed
-	if c == nil {
-		return
-	}
+	crashed := s.crashed
 	s.crashed = nil
-	if len(snap.byID[c.id]) > 0 {
-		return
-	}
+	work := map[string]bool{}
 	for _, e := range s.workEntries() {
-		if e.ID == c.id {
-			return // not forgotten: the hand-edit commit before it crashed
+		work[e.ID] = true
+	}
+	for _, c := range crashed {
+		// Still committed, or still in a file (the hand-edit commit before
+		// it crashed): not forgotten.
+		if len(snap.byID[c.id]) == 0 && !work[c.id] {
+			s.noteForgotten(c.id, c.entries)
 		}
 	}
-	s.noteForgotten(c.id, c.entries)
 }

@@ -311,7 +311,7 @@ type sim struct {
 	outMu    sync.Mutex
 	stepOut  []string
 	journal  *simJournal
-	crashed  *simForget // a forget that did not exit 0: took effect or not, HEAD says
+	crashed  []simForget // forgets that did not exit 0: took effect or not, HEAD says
 	preHead  string     // HEAD when the step began
 	settling bool       // the person is settling a refused recovery
 }
@@ -867,7 +867,7 @@ func (s *sim) forget(extra []string) string {
 	s.noteWrite(r, false)
 	if r.code != 0 {
 		if r.code == mdmem.FailpointExit || r.code < 0 {
-			s.crashed = &simForget{id: e.ID, entries: es}
+			s.crashed = append(s.crashed, simForget{id: e.ID, entries: es})
 		}
 		return r.String()
 	}
