@@ -209,6 +209,11 @@ func openTranscript(path string) (abs string, f *os.File, fi os.FileInfo, err er
 	if abs, err = filepath.Abs(path); err != nil {
 		return "", nil, nil, err
 	}
+	// A FIFO or a device would block the open, or never end: refused
+	// before it is opened.
+	if st, err := os.Stat(abs); err == nil && !st.Mode().IsRegular() {
+		return "", nil, nil, fmt.Errorf("transcript %s is not a regular file", path)
+	}
 	if f, err = os.Open(abs); err != nil {
 		return "", nil, nil, fmt.Errorf("transcript: %w", err)
 	}

@@ -6,6 +6,10 @@ type ExtractConfig struct {
 	MinConfidence float64 `toml:"min_confidence"` // candidates below this confidence are dropped
 	KeepTrace     bool    `toml:"keep_trace"`     // keep each transcript in .memctl/traces/ (never committed)
 	TraceDays     int     `toml:"trace_days"`     // kept traces not updated for this many days are removed; 0 = kept
+	// TranscriptDirs are folders, besides the agents' own (~/.claude/projects,
+	// ~/.codex/sessions, ~/.gemini/tmp), that the hooks may read a
+	// transcript from; "~/" is the home directory.
+	TranscriptDirs []string `toml:"transcript_dirs"`
 }
 
 func defaultExtractConfig() ExtractConfig {
