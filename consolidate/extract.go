@@ -427,8 +427,10 @@ func (x *Extractor) candidates(ctx context.Context, ex *Extraction, core []strin
 				c.Scope = append(c.Scope, s)
 			}
 		}
-		if len(r.Scope) > 0 && len(c.Scope) == 0 && len(x.Scopes) > 0 {
-			c.Scope = append(c.Scope, x.Scopes...) // a scope not offered: the session's own
+		if len(c.Scope) == 0 && len(x.Scopes) > 0 {
+			// none, or a scope not offered: the session's own (the hook's
+			// project), never global by default
+			c.Scope = append(c.Scope, x.Scopes...)
 		}
 		if sessionID != "" {
 			c.Refs = append(c.Refs, "session:"+mdmem.TrailerValue(sessionID))

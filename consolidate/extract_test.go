@@ -198,7 +198,7 @@ func TestExtractAnswersFiltered(t *testing.T) {
 		{"low confidence", `{"candidates":[{"category":"fact","content":"a","source":"tool","scope":[],"confidence":0.5,"turns":[1]}]}`, "confidence 0.50 below 0.70"},
 		{"no confidence", `{"candidates":[{"category":"fact","content":"a","source":"tool","scope":[],"turns":[1]}]}`, "no confidence given"},
 		{"unknown source becomes session_summary", `{"candidates":[{"category":"fact","content":"a","source":"agent","scope":["project:other"],"confidence":0.8,"turns":["1"]}]}`, "session_summary [project:app] [session:s turn:1]"},
-		{"a bare list", `[{"category":"fact","content":"a","source":"inference","scope":[],"confidence":0.8,"turns":[1, 1]}]`, "inference [] [session:s turn:1]"},
+		{"a bare list, no scope: the session's", `[{"category":"fact","content":"a","source":"inference","scope":[],"confidence":0.8,"turns":[1, 1]}]`, "inference [project:app] [session:s turn:1]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := completerFunc(func(_ context.Context, r Request) (Response, error) {
