@@ -218,13 +218,50 @@ func Fold(text string) string {
 		}
 	})
 	return spelledOut.ReplaceAllStringFunc(s, func(run string) string {
-		return strings.Map(func(r rune) rune {
+		return segment(strings.Map(func(r rune) rune {
 			if unicode.IsLetter(r) {
 				return r
 			}
 			return -1
-		}, run)
+		}, run))
 	})
+}
+
+// segment splits letters joined from a spelled-out run that held more
+// than one word ("ignoreallprevious" from "i g n o r e a l l p r e v i o
+// u s") into the detectors' words, longest first, where it can; other
+// letters stay as they are.
+func segment(joined string) string {
+	low := strings.ToLower(joined)
+	if len(low) < 8 || len(low) != len(joined) {
+		return joined
+	}
+	words := detectorWords()
+	var parts []string
+	last := 0
+	for i := 0; i < len(low); {
+		n := 0
+		for j := min(len(low), i+16); j >= i+3; j-- {
+			if words[low[i:j]] {
+				n = j - i
+				break
+			}
+		}
+		if n == 0 {
+			i++
+			continue
+		}
+		if last < i {
+			parts = append(parts, joined[last:i])
+		}
+		parts = append(parts, joined[i:i+n])
+		i += n
+		last = i
+	}
+	if last < len(joined) {
+		parts = append(parts, joined[last:])
+	}
+	return strings.Join(parts, " ")
 }
 
 // dropEmphasis removes Markdown emphasis around words ("**ignore**",
