@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -115,8 +114,9 @@ func (o *mcpOptions) resolveScopes(flag []string) error {
 	return nil
 }
 
-// serves reports whether the server may return entry n: in its scopes and
-// not waiting in Pending confirmation.
+// serves reports whether the server may return an entry of the scopes
+// and place given: in the server's scopes and not waiting in Pending
+// confirmation.
 func (o *mcpOptions) serves(scopes []string, place mdmem.Place) bool {
 	return place != mdmem.PlacePending && inScopes(scopes, o.Scopes)
 }
@@ -138,7 +138,7 @@ func (o *mcpOptions) narrow(arg string) ([]string, error) {
 		return o.Scopes, err
 	}
 	for _, a := range asked {
-		if !inScopes([]string{a}, o.Scopes) || a == mdmem.ScopeAll && !slices.Contains(o.Scopes, mdmem.ScopeAll) {
+		if !inScopes([]string{a}, o.Scopes) {
 			return nil, fmt.Errorf("scope %s is outside this server's scopes (%s); start memctl mcp with --scope", a, orGlobal(o.Scopes))
 		}
 	}
