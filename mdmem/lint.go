@@ -108,7 +108,7 @@ func (m *Memory) lintGovernance() []Problem {
 			}
 			confirmed := false
 			for _, n := range e.Notes {
-				confirmed = confirmed || strings.EqualFold(n, "confirmed by user")
+				confirmed = confirmed || strings.EqualFold(n, ConfirmedNote)
 			}
 			if why := InstructionNote(e.Content); why != "" && !confirmed {
 				ps = append(ps, Problem{File: e.File, Line: e.Line, Message: fmt.Sprintf(
