@@ -83,8 +83,9 @@ taken as the task: user-prompt-submit ranks entries against its "prompt".
   session-end         background (bounded by llm.deadline); --foreground
                       waits for it
 
-The project in cwd is the scope project:<name>, name being the git
-repository's (or the directory's) base name, lower-cased; --scope gives
+The project in cwd is the scope project:<path>, path being the full path
+of the git repository holding cwd (or of cwd), the home directory as ~
+(project:~/work/app; ~/personal/app is another project); --scope gives
 another. Context stays under 10,000 characters (beyond that Claude Code
 shows only a preview). A hook never breaks the session: on any error, or
 after --timeout, it prints nothing on stdout, exits 0, and logs the error
@@ -258,24 +259,23 @@ func readHookInput(r io.Reader) (*hookInput, error) {
 	return &in, nil
 }
 
-// projectScope names the project of a working directory: the base name of
-// its git repository, else of the directory, lower-cased, as a scope.
-func projectScope(cwd string) string {
-	if cwd == "" {
-		return ""
-	}
-	dir := filepath.Clean(cwd)
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			dir = d
-			break
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
+// projectScope is the scope of the project of a working directory
+// (mdmem.ProjectScopeOf: the full path of its git repository, the home
+// directory as "~").
+func projectScope(f *Factory, cwd string) string {
+	return mdmem.ProjectScopeOf(cwd, f.Getenv("HOME"))
+}
+
+// projectName names the project of a directory for a file name: the base
+// name of its git repository (else of the directory), lower-cased, other
+// characters "-".
+func projectName(dir string) string {
+	root := filepath.Clean(dir)
+	if r, ok := mdmem.GitRoot(root); ok {
+		root = r
 	}
 	var b strings.Builder
-	for _, r := range strings.ToLower(filepath.Base(dir)) {
+	for _, r := range strings.ToLower(filepath.Base(root)) {
 		switch {
 		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
 			b.WriteRune(r)
@@ -283,18 +283,14 @@ func projectScope(cwd string) string {
 			b.WriteByte('-')
 		}
 	}
-	name := strings.Trim(b.String(), "-.")
-	if name == "" {
-		return ""
-	}
-	return "project:" + name
+	return strings.Trim(b.String(), "-.")
 }
 
-func (o *hookOptions) scopeFor(in *hookInput) string {
+func (o *hookOptions) scopeFor(f *Factory, in *hookInput) string {
 	if o.Scope != "" {
 		return o.Scope
 	}
-	return projectScope(in.Cwd)
+	return projectScope(f, in.Cwd)
 }
 
 func claudeHook(ctx context.Context, f *Factory, event string, in *hookInput, opts *hookOptions) (string, error) {
@@ -317,7 +313,7 @@ func hookContext(ctx context.Context, f *Factory, event string, in *hookInput, o
 	if err != nil {
 		return "", err
 	}
-	if sc := opts.scopeFor(in); sc != "" {
+	if sc := opts.scopeFor(f, in); sc != "" {
 		o.Scopes = []string{sc}
 	}
 	if event == "UserPromptSubmit" {
@@ -400,7 +396,7 @@ func hookExtract(ctx context.Context, f *Factory, event string, in *hookInput, o
 	if in.SessionID != "" {
 		args = append(args, "--session", in.SessionID)
 	}
-	if sc := opts.scopeFor(in); sc != "" {
+	if sc := opts.scopeFor(f, in); sc != "" {
 		args = append(args, "--scope", sc)
 	}
 	if opts.Foreground {
