@@ -3,7 +3,9 @@ package main
 import (
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/memctl/memctl/cmd"
@@ -16,7 +18,16 @@ var update = flag.Bool("update", false, "update testscript files with actual out
 // (e.g. a fake LLM server).
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){}
 
+// noRaceExitSleep is GORACE for the binaries the tests start: a binary
+// built with -race sleeps for atexit_sleep_ms (1 s by default) at exit;
+// the scenarios start memctl hundreds of times. Race reports still fail
+// the run: each is printed before the exit.
+func noRaceExitSleep() string {
+	return strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
+}
+
 func TestMain(m *testing.M) {
+	os.Setenv("GORACE", noRaceExitSleep())
 	testscript.Main(m, map[string]func(){
 		"memctl": func() { os.Exit(cmd.Main(os.Args[1:])) },
 	})
@@ -53,5 +64,13 @@ func scriptSetup(env *testscript.Env) error {
 	env.Setenv("OPENAI_API_KEY", "")
 	env.Setenv("OPENAI_BASE_URL", "")
 	env.Setenv("MEMCTL_MODEL", "")
+	env.Setenv("GORACE", noRaceExitSleep())
+	// MEMCTL_BIN is the memctl the scenarios run, as an absolute path
+	// (what hook claude install writes into settings.json).
+	bin, err := exec.LookPath("memctl")
+	if err != nil {
+		return err
+	}
+	env.Setenv("MEMCTL_BIN", bin)
 	return os.MkdirAll(home, 0o755)
 }

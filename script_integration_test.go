@@ -41,7 +41,7 @@ func init() {
 		ts.Check(err)
 		cmd := exec.Command(memctl, append([]string{"mcp"}, args[:i]...)...)
 		cmd.Dir = ts.MkAbs(".")
-		for _, k := range []string{"PATH", "HOME", "MEMCTL_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "MEMCTL_MCP_ALLOW_FORGET", "OPENAI_BASE_URL", "OPENAI_API_KEY", "MEMCTL_EMBEDDING_MODEL"} {
+		for _, k := range []string{"PATH", "HOME", "MEMCTL_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "MEMCTL_MCP_ALLOW_FORGET", "OPENAI_BASE_URL", "OPENAI_API_KEY", "MEMCTL_EMBEDDING_MODEL", "GORACE"} {
 			cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
 		}
 		var stderr bytes.Buffer

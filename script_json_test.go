@@ -18,7 +18,6 @@ var jsonVolatile = []struct {
 	{regexp.MustCompile(`\b[0-9a-f]{40}\b`), "<commit>"},
 	{regexp.MustCompile(`\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`), "<time>"},
 	{regexp.MustCompile(`\d{4}-\d\d-\d\d`), "<date>"},
-	{regexp.MustCompile(`("Memctl-Txn": \[\s*")[0-9a-f]+"`), `$1<txn>"`},
 	{regexp.MustCompile(`("[a-z0-9_]*(_seconds|_ms)": )[0-9.e+-]+`), "${1}0"},
 	{regexp.MustCompile(`("(version|go_version|platform)": )"[^"]*"`), `$1"<build>"`},
 }

@@ -16,7 +16,8 @@ import (
 // bug in the write path would (a commit authored by memctl that loses an
 // entry, reuses an id, lowers the state, commits a stray file or an
 // invented fact, loses the category a candidate was given in; a queued
-// candidate gone; a git lock that is not memctl's) and expects the named
+// candidate gone; a git lock that is not memctl's; a recovery note that
+// says a write finished when it never took effect) and expects the named
 // check to report it.
 func TestSimulationCatches(t *testing.T) {
 	if testing.Short() {
@@ -115,6 +116,18 @@ func TestSimulationCatches(t *testing.T) {
 			}
 			s.do("person-checkout")
 			os.Remove(lock)
+		}},
+		{"recovery-truth", func(s *sim) {
+			// A recovery that says it finished a forget whose ref never
+			// moved (killed after its journal).
+			_, id, _ := anEntry(s)
+			s.memctlEnv(nil, []string{mdmem.FailpointEnv + "=" + mdmem.FailTxnJournaled}, "forget", id, "--reason", "sim")
+			s.journal = s.readJournal()
+			if s.journal == nil {
+				s.t.Fatal("no journal after a forget killed after its journal")
+			}
+			os.Remove(filepath.Join(s.dir, filepath.FromSlash(mdmem.TxnDir), "journal.json"))
+			s.stepOut = []string{"memctl: recovered: finished \"" + s.journal.Op + "\" (commit " + s.journal.Commit[:12] + ")"}
 		}},
 		{"candidate-lost", func(s *sim) {
 			s.do("add")

@@ -291,18 +291,25 @@ func (s *sim) check(full bool) {
 	// person's own commit may hold part of it (git commit -a takes
 	// memctl's half-written files): what HEAD holds is checked once memctl
 	// has finished or undone the write, at the next step without a journal.
+	s.checkRecoveryTruth(snap)
 	if !s.txnPending() {
+		s.settleCrashedForget(snap)
 		s.checkEntries(snap)
 		s.checkQueue(snap)
 		s.checkImports(snap)
 		s.checkNotes(snap)
 	}
-	for p, n := range s.lastState {
-		if snap.state[p] < n {
-			s.violation("state-regress", "state.json last_id[%s] went from %d to %d", p, n, snap.state[p])
+	// While a killed write's journal waits, a person's `git commit -a` may
+	// commit the files memctl had not updated yet (state.json among them);
+	// the next writer commits memctl's change again on top of it.
+	if !s.txnPending() {
+		for p, n := range s.lastState {
+			if snap.state[p] < n {
+				s.violation("state-regress", "state.json last_id[%s] went from %d to %d", p, n, snap.state[p])
+			}
 		}
+		s.lastState = snap.state
 	}
-	s.lastState = snap.state
 	settled := s.stepOK && !s.stepBad
 	if settled {
 		st := s.git("status", "--porcelain", "--untracked-files=all")
@@ -348,8 +355,8 @@ func (s *sim) checkNotes(snap *simSnap) {
 // txnPending reports whether a killed write's journal is waiting in the
 // memory (mdmem.TxnDir).
 func (s *sim) txnPending() bool {
-	m, _ := filepath.Glob(filepath.Join(s.dir, filepath.FromSlash(mdmem.TxnDir), "*.journal.json"))
-	return len(m) > 0
+	_, err := os.Stat(filepath.Join(s.dir, filepath.FromSlash(mdmem.TxnDir), "journal.json"))
+	return err == nil
 }
 
 // unquoteGit undoes git's C-style quoting of a path in porcelain output.
@@ -673,4 +680,124 @@ func (s *sim) checkImports(snap *simSnap) {
 				b.step, n, len(b.contents), missing[0])
 		}
 	}
+}
+
+// readJournal reads the journal a killed write left, or nil.
+func (s *sim) readJournal() *simJournal {
+	b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(mdmem.TxnDir), "journal.json"))
+	if err != nil {
+		return nil
+	}
+	var j simJournal
+	if json.Unmarshal(b, &j) != nil || j.Commit == "" {
+		s.violation("journal", "the journal is not readable: %q", b)
+		return nil
+	}
+	return &j
+}
+
+// settleRefusal: when a writer refused to finish a killed write because a
+// person's edit does not merge with it, the person settles it as the hint
+// says, discarding their edit (saved by memctl).
+func (s *sim) settleRefusal() string {
+	refused := false
+	s.outMu.Lock()
+	for _, o := range s.stepOut {
+		refused = refused || strings.Contains(o, "memctl recover --keep-edits")
+	}
+	s.outMu.Unlock()
+	if !refused || s.settling {
+		return ""
+	}
+	s.settling = true
+	defer func() { s.settling = false }()
+	r := s.memctl(nil, "recover", "--discard-edits")
+	if r.code != 0 {
+		s.violation("settle", "memctl recover --discard-edits after a refusal: %s\n%s", r, r.stderr)
+		return r.String()
+	}
+	for _, l := range strings.Split(r.stdout, "\n") {
+		_, saved, ok := strings.Cut(l, "your edited version was saved as ")
+		if !ok {
+			continue
+		}
+		for _, name := range strings.Split(saved, ", ") {
+			base := strings.TrimPrefix(strings.TrimSpace(name), mdmem.RescueDir+"/")
+			if i := strings.LastIndexByte(base, '.'); i > 0 {
+				base = base[:i]
+			}
+			delete(s.personFiles, strings.ReplaceAll(base, "__", "/"))
+		}
+	}
+	s.stepBad = true
+	return "person: " + r.String()
+}
+
+// checkRecoveryTruth checks what memctl said this step about the write a
+// killed process left (s.journal) against git: "interrupted before it
+// took effect" means its commit is not in HEAD's history; "finished" that
+// it is (and a finished forget's ids are gone); "then a git command moved"
+// that the reflog has it and HEAD does not.
+func (s *sim) checkRecoveryTruth(snap *simSnap) {
+	j := s.journal
+	if j == nil {
+		return
+	}
+	s.outMu.Lock()
+	out := strings.Join(s.stepOut, "\n")
+	s.outMu.Unlock()
+	q := strconv.Quote(j.Op)
+	inHistory := func() bool {
+		_, err := s.gitErr("merge-base", "--is-ancestor", j.Commit, "HEAD")
+		return err == nil
+	}
+	var ids []string
+	if rest, ok := strings.CutPrefix(j.Op, "forget "); ok {
+		ids = strings.Split(rest, ", ")
+	}
+	switch {
+	case strings.Contains(out, q+" was interrupted before it took effect"):
+		// Checked against HEAD before the step: run again in the same
+		// second, the same write makes the very same commit object.
+		if _, err := s.gitErr("merge-base", "--is-ancestor", j.Commit, s.preHead); err == nil {
+			s.violation("recovery-truth", "memctl said %s did not take effect, but its commit %.12s is in HEAD's history", q, j.Commit)
+		}
+	case strings.Contains(out, "finished "+q):
+		if !inHistory() {
+			s.violation("recovery-truth", "memctl said it finished %s, but its commit %.12s is not in HEAD's history", q, j.Commit)
+		}
+		for _, id := range ids {
+			if len(snap.byID[id]) > 0 {
+				s.violation("recovery-truth", "memctl said it finished %s, but %s is still committed", q, id)
+			}
+			for _, e := range s.workEntries() {
+				if e.ID == id {
+					s.violation("recovery-truth", "memctl said it finished %s, but %s is still in %s", q, id, e.File)
+				}
+			}
+		}
+	case strings.Contains(out, q+" took effect (commit"):
+		if inHistory() {
+			s.violation("recovery-truth", "memctl said %s was moved off, but its commit %.12s is in HEAD's history", q, j.Commit)
+		}
+	}
+}
+
+// settleCrashedForget updates the model for a forget that did not exit 0,
+// once no journal waits: HEAD says whether it took effect.
+func (s *sim) settleCrashedForget(snap *simSnap) {
+	c := s.crashed
+	if c == nil {
+		return
+	}
+	s.crashed = nil
+	if len(snap.byID[c.id]) > 0 {
+		return
+	}
+	for _, e := range s.workEntries() {
+		if e.ID == c.id {
+			return // not forgotten: the hand-edit commit before it crashed
+		}
+	}
+	s.noteForgotten(c.id, c.entries)
 }

@@ -65,8 +65,8 @@ var simFailpoints = []struct {
 	consolidate bool // only consolidate reaches it; else any write
 }{
 	{"after-llm", true}, {"after-write", true}, {"after-commit", true}, {"mid-dequeue", true},
-	{"txn-staged", false}, {"txn-journaled", false}, {"txn-half-files", false}, {"txn-files", false}, {"txn-committed", false},
-	{"txn-mid-dequeue", true},
+	{"txn-staged", false}, {"txn-journaled", false}, {"txn-committed", false}, {"txn-half-files", false}, {"txn-files", false},
+	{"txn-indexed", false}, {"txn-mid-dequeue", true},
 }
 
 // simLLMModes are the behaviours of the fake LLM for one consolidate run:
@@ -302,6 +302,31 @@ type sim struct {
 	// caught collects the violations instead of failing the test, when
 	// not nil (TestSimulationCatches).
 	caught *[]string
+
+	// What the memctl processes of the current step printed, and the
+	// journal a killed write left before it (truthful recovery notes).
+	outMu    sync.Mutex
+	stepOut  []string
+	journal  *simJournal
+	crashed  *simForget // a forget that did not exit 0: took effect or not, HEAD says
+	preHead  string     // HEAD when the step began
+	settling bool       // the person is settling a refused recovery
+}
+
+// simJournal is what the simulation reads of a killed write's journal.
+type simJournal struct {
+	Op     string `json:"op"`
+	Ref    string `json:"ref"`
+	Commit string `json:"commit"`
+	Files  []struct {
+		Path string `json:"path"`
+	} `json:"files"`
+}
+
+// simForget is a forget whose process did not exit 0.
+type simForget struct {
+	id      string
+	entries []*mdmem.Entry // the working entries when it ran
 }
 
 // simPerson is the person's git identity; memctl's is memctl@localhost.
@@ -382,7 +407,11 @@ func (s *sim) run(n int) {
 	for s.step = 1; s.step <= n; s.step++ {
 		kind := s.kinds[s.pickWeighted()]
 		s.stepOK, s.stepBad, s.stepConsolidated = false, false, false
+		s.stepOut, s.journal, s.preHead = nil, s.readJournal(), s.head
 		desc := s.do(kind)
+		if d := s.settleRefusal(); d != "" {
+			desc += "; " + d
+		}
 		s.hist = append(s.hist, fmt.Sprintf("%4d %s", s.step, desc))
 		if *simVerb {
 			s.t.Logf("seed %d step %d: %s", s.seed, s.step, desc)
@@ -503,6 +532,9 @@ func (s *sim) memctlEnv(stdin []byte, extra []string, args ...string) simResult 
 	if strings.Contains(r.stderr, "panic:") || strings.Contains(r.stderr, "goroutine ") {
 		s.violation("no-panic", "%s\n%s", r, r.stderr)
 	}
+	s.outMu.Lock()
+	s.stepOut = append(s.stepOut, r.stdout+r.stderr)
+	s.outMu.Unlock()
 	return r
 }
 
@@ -801,14 +833,14 @@ func (s *sim) do(kind string) string {
 	case "concurrent":
 		return s.concurrent()
 	case "forget":
-		return s.forget()
+		return s.forget(nil)
 	}
 	panic("unknown step kind " + kind)
 }
 
 // forget forgets a random entry, or (one time in three, once something is
 // forgotten) adds a forgotten text again, which must be refused.
-func (s *sim) forget() string {
+func (s *sim) forget(extra []string) string {
 	if len(s.forgotten) > 0 && s.rng.IntN(3) == 0 {
 		texts := slices.Sorted(maps.Values(s.forgotten))
 		t := texts[s.rng.IntN(len(texts))]
@@ -828,17 +860,27 @@ func (s *sim) forget() string {
 		return "forget: nothing to forget"
 	}
 	e := es[s.rng.IntN(len(es))]
-	r := s.memctl(nil, "forget", e.ID, "--reason", "sim")
+	r := s.memctlEnv(nil, extra, "forget", e.ID, "--reason", "sim")
 	s.noteWrite(r, false)
 	if r.code != 0 {
+		if r.code == mdmem.FailpointExit || r.code < 0 {
+			s.crashed = &simForget{id: e.ID, entries: es}
+		}
 		return r.String()
 	}
+	s.noteForgotten(e.ID, es)
+	return fmt.Sprintf("%s %s %q", r, e.ID, e.Content)
+}
+
+// noteForgotten updates the model for a forget of id that took effect,
+// es being the working entries when it ran.
+func (s *sim) noteForgotten(id string, es []*mdmem.Entry) {
 	// forget takes every entry with the id (an archived older version of
 	// the fact keeps it, with its own text) and every entry holding one of
 	// their texts: all those texts are forgotten (seed 70033)
 	gone := map[string]string{} // NormalizeForget(text) → text
 	for _, o := range es {
-		if o.ID == e.ID {
+		if o.ID == id {
 			gone[mdmem.NormalizeForget(o.Content)] = o.Content
 		}
 	}
@@ -863,7 +905,6 @@ func (s *sim) forget() string {
 			}
 		}
 	}
-	return fmt.Sprintf("%s %s %q", r, e.ID, e.Content)
 }
 
 func (s *sim) addBatch(n int) string {
@@ -954,18 +995,20 @@ func (s *sim) decidePending(kind string, extra []string) string {
 
 // write runs one random memctl write with extra environment.
 func (s *sim) write(extra []string) string {
-	switch s.rng.IntN(5) {
+	switch s.rng.IntN(6) {
 	case 0, 1:
 		return s.consolidate(extra, false)
 	case 2:
 		return s.consolidate(extra, true)
 	case 3:
 		return s.importBatch(extra, 1+s.rng.IntN(6))
-	default:
+	case 4:
 		if s.rng.IntN(2) == 0 {
 			return s.decidePending("confirm", extra)
 		}
 		return s.decidePending("reject", extra)
+	default:
+		return s.forget(extra)
 	}
 }
 
@@ -988,9 +1031,16 @@ func (s *sim) killedMemctlsLock() bool {
 
 func (s *sim) indexLock() string {
 	lock := filepath.Join(s.dir, ".git", "index.lock")
-	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+	// A git process creates index.lock exclusively: it cannot while a
+	// killed memctl's is still there.
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return "index-lock: a killed memctl's index.lock is still there"
+	}
+	if err != nil {
 		s.t.Fatal(err)
 	}
+	f.Close()
 	// Half the time the git process holding the lock finishes while memctl
 	// waits for it (memctl waits up to 2 s, then gives up).
 	release := s.rng.IntN(2) == 0

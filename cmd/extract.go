@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/memctl/memctl/consolidate"
@@ -16,6 +18,7 @@ func init() { register(newExtractCmd) }
 
 type extractOptions struct {
 	Transcript    string
+	CatchUp       bool
 	Format        string
 	Session       string
 	Scope         []string
@@ -32,7 +35,7 @@ type extractOptions struct {
 func newExtractCmd(f *Factory) *cobra.Command {
 	opts := &extractOptions{}
 	cmd := &cobra.Command{
-		Use:   "extract --transcript FILE [flags]",
+		Use:   "extract (--transcript FILE | --catch-up) [flags]",
 		Short: "Distil a session transcript into queued candidate memories (LLM)",
 		Long: `Extract reads an agent's session transcript and queues the few stable
 memories worth keeping, for the next consolidate (the seed's section 3.2).
@@ -65,21 +68,31 @@ A malformed record stops extract with the line named and nothing queued; a
 torn last line (a live transcript mid-write) is skipped with a warning and
 read once it is whole. extract needs an LLM (llm.model or MEMCTL_MODEL; see
 memctl consolidate --help): without one, or when the model fails, it exits
-4 and queues nothing.
+4 and queues nothing. --dry-run without a model prints what the model
+would be sent (the dialogue and tool lines, secrets masked) and exits 0.
+
+--catch-up extracts every transcript a SessionEnd or PreCompact hook asked
+for whose extract has not finished (no model then, the model down, the
+process killed), oldest first; a transcript no longer there is dropped
+from the list, with a note.
 
 --keep-trace keeps the transcript itself (L3, raw) in .memctl/traces/,
 which git ignores, so that memctl search --traces finds what the digest left
 out; traces not updated for --trace-days (90) are removed on the next
 --keep-trace run.`,
 		Example: `  memctl extract --transcript ~/.claude/projects/-home-me-app/3f2a….jsonl
+  memctl extract --catch-up
   memctl extract --transcript chat.json --format openai --session chat-42
   memctl extract --transcript rollout.jsonl --format codex --scope project:app
   memctl extract --transcript notes.md --dry-run
   memctl extract --transcript session.jsonl --json | jq '.candidate_ids'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Transcript == "" {
-				return FlagErrorf("--transcript FILE is required")
+			if (opts.Transcript == "") == !opts.CatchUp {
+				return FlagErrorf("give one of --transcript FILE and --catch-up")
+			}
+			if opts.CatchUp && (opts.Session != "" || len(opts.Scope) > 0 || opts.Full) {
+				return FlagErrorf("--catch-up takes each transcript's session and scope as its hook gave them: no --session, --scope or --full")
 			}
 			if !validFormat(opts.Format) {
 				return FlagErrorf("invalid --format %q: want %s", opts.Format, strings.Join(transcript.Names, ", "))
@@ -99,16 +112,17 @@ out; traces not updated for --trace-days (90) are removed on the next
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Transcript, "transcript", "", "the session transcript file")
+	fl.BoolVar(&opts.CatchUp, "catch-up", false, "extract the transcripts hooks asked for whose extract did not finish")
 	fl.StringVar(&opts.Format, "format", transcript.Auto, "transcript format: "+strings.Join(transcript.Names, ", "))
 	fl.StringVar(&opts.Session, "session", "", "session id for the refs (default: the transcript's own, else its file name)")
 	fl.StringArrayVar(&opts.Scope, "scope", nil, "scope the model may give candidates, e.g. project:app (repeatable or comma-separated)")
-	fl.Float64Var(&opts.MinConfidence, "min-confidence", consolidate.DefaultMinConfidence, "keep candidates with at least this confidence (default: extract.min_confidence)")
+	fl.Float64Var(&opts.MinConfidence, "min-confidence", 0, "keep candidates with at least this confidence (default: extract.min_confidence in config.toml, 0.7 unless set)")
 	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "print the candidates; queue nothing, keep no offset")
 	fl.BoolVar(&opts.Full, "full", false, "read the whole transcript, not only the part after the last extract")
 	fl.BoolVar(&opts.JSON, "json", false, "print the report as JSON (digests, proposals, queued ids, usage)")
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the queued candidate ids")
 	fl.BoolVar(&opts.KeepTrace, "keep-trace", false, "keep the transcript in .memctl/traces/ (never committed) for memctl search --traces (default: extract.keep_trace)")
-	fl.IntVar(&opts.TraceDays, "trace-days", 90, "with --keep-trace: remove kept traces not updated for this many days; 0 keeps them (default: extract.trace_days)")
+	fl.IntVar(&opts.TraceDays, "trace-days", 0, "with --keep-trace: remove kept traces not updated for this many days; 0 keeps them (default: extract.trace_days in config.toml, 90 unless set)")
 	return cmd
 }
 
@@ -136,14 +150,31 @@ func runExtract(ctx context.Context, f *Factory, opts *extractOptions) error {
 	if !opts.set["trace-days"] {
 		opts.TraceDays = s.Config.Extract.TraceDays
 	}
+	if opts.CatchUp {
+		return runCatchUp(ctx, f, s, opts)
+	}
 	var scopes []string
 	if len(opts.Scope) > 0 {
 		if scopes, err = mdmem.SplitScopes(opts.Scope...); err != nil {
 			return &FlagError{Err: fmt.Errorf("--scope: %w", err)}
 		}
 	}
+	rep, err := extractOne(ctx, f, s, opts, opts.Transcript, opts.Session, scopes)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return f.printJSON(rep)
+	}
+	printExtract(f, opts, rep)
+	return nil
+}
+
+// extractOne extracts one transcript, with the exit status of a model
+// that cannot be used.
+func extractOne(ctx context.Context, f *Factory, s *mdmem.Store, opts *extractOptions, path, session string, scopes []string) (*consolidate.ExtractReport, error) {
 	rep, err := consolidate.ExtractTranscript(ctx, s, consolidate.ExtractOptions{
-		Path: opts.Transcript, Format: opts.Format, SessionID: opts.Session, Scopes: scopes,
+		Path: path, Format: opts.Format, SessionID: session, Scopes: scopes,
 		MinConfidence: opts.MinConfidence, DryRun: opts.DryRun, Full: opts.Full, KeepTrace: opts.KeepTrace, TraceDays: opts.TraceDays,
 		Getenv: f.Getenv, Now: f.Now,
 		Log: func(format string, args ...any) {
@@ -160,21 +191,58 @@ func runExtract(ctx context.Context, f *Factory, opts *extractOptions) error {
 	var llmErr *consolidate.LLMError
 	switch {
 	case errors.Is(err, consolidate.ErrNoModel):
-		return &ExitError{Code: ExitNoModel, Msg: err.Error() + "; nothing was queued"}
+		return nil, &ExitError{Code: ExitNoModel, Msg: err.Error() + "; nothing was queued (--dry-run shows what would be sent)"}
 	case errors.As(err, &llmErr):
-		return &ExitError{Code: ExitNoModel, Msg: err.Error() + "; nothing was queued, the transcript will be read again next time"}
-	case err != nil:
+		return nil, &ExitError{Code: ExitNoModel, Msg: err.Error() + "; nothing was queued, the transcript will be read again next time"}
+	}
+	return rep, err
+}
+
+// runCatchUp is extract --catch-up: each owed transcript in turn, oldest
+// first; the first model failure stops it (the rest stay owed).
+func runCatchUp(ctx context.Context, f *Factory, s *mdmem.Store, opts *extractOptions) error {
+	owed, err := consolidate.OwedExtracts(s.Dir)
+	if err != nil {
 		return err
 	}
-	if opts.JSON {
-		return f.printJSON(rep)
+	reps := []*consolidate.ExtractReport{}
+	for _, o := range owed {
+		if _, err := os.Stat(o.Path); errors.Is(err, fs.ErrNotExist) {
+			if !opts.DryRun {
+				if err := consolidate.DropOwed(s.Dir, o.Path); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(f.IO.ErrOut, "memctl: %s is gone (session %s); dropped from the transcripts to catch up on\n", o.Path, o.Session)
+			continue
+		}
+		rep, err := extractOne(ctx, f, s, opts, o.Path, o.Session, o.Scopes)
+		if err != nil {
+			return err
+		}
+		if opts.JSON {
+			reps = append(reps, rep)
+			continue
+		}
+		printExtract(f, opts, rep)
 	}
+	if opts.JSON {
+		return f.printJSON(reps)
+	}
+	if len(owed) == 0 && !opts.Quiet {
+		fmt.Fprintln(f.IO.Out, "extract: no transcript to catch up on")
+	}
+	return nil
+}
+
+// printExtract prints what one extraction proposed and queued.
+func printExtract(f *Factory, opts *extractOptions, rep *consolidate.ExtractReport) {
 	w := f.IO.Out
 	if opts.Quiet {
 		for _, id := range rep.Queued {
 			fmt.Fprintln(w, id)
 		}
-		return nil
+		return
 	}
 	if rep.Trace != "" {
 		defer fmt.Fprintf(w, "extract: transcript kept as %s\n", rep.Trace)
@@ -183,8 +251,19 @@ func runExtract(ctx context.Context, f *Factory, opts *extractOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: removed trace %s (older than --trace-days)\n", p)
 	}
 	if rep.NothingNew {
-		fmt.Fprintf(w, "extract: nothing new in %s (%s format, session %s)\n", opts.Transcript, rep.Format, rep.SessionID)
-		return nil
+		fmt.Fprintf(w, "extract: nothing new in %s (%s format, session %s)\n", rep.Transcript, rep.Format, rep.SessionID)
+		return
+	}
+	if rep.Offline {
+		fmt.Fprintf(w, "extract: dry run without a model: the model would digest these %d dialogue and %d tool lines of %s (%s format, session %s, turns from %d):\n",
+			len(rep.DialogueLines), len(rep.ToolLines), rep.Transcript, rep.Format, rep.SessionID, rep.FromTurn)
+		for _, l := range rep.DialogueLines {
+			fmt.Fprintln(w, "  "+l)
+		}
+		for _, l := range rep.ToolLines {
+			fmt.Fprintln(w, "  "+l)
+		}
+		return
 	}
 	for _, p := range rep.Proposals {
 		c := p.Candidate
@@ -215,7 +294,6 @@ func runExtract(ctx context.Context, f *Factory, opts *extractOptions) error {
 	}
 	fmt.Fprintf(w, "extract: %s, session %s, turns from %d: %d read, %d proposed, %s\n", rep.Format, rep.SessionID, rep.FromTurn, rep.Turns, len(rep.Proposals), verb)
 	fmt.Fprintf(w, "extract: LLM %s: %d calls, %d prompt + %d completion tokens\n", rep.Model, rep.Usage.Calls, rep.Usage.PromptTokens, rep.Usage.CompletionTokens)
-	return nil
 }
 
 // runTraceSearch is memctl search --traces: the turns of the transcripts

@@ -113,25 +113,25 @@ func runForget(ctx context.Context, f *Factory, ids []string, opts *forgetOption
 		}
 	}
 	opts.asked = ids
-	res, err := mdmem.Forget(ctx, s, ids, opts.Reason, mdmem.ForgetOptions{})
+	res, err := mdmem.Forget(ctx, s, ids, opts.Reason, mdmem.ForgetOptions{Purge: opts.Purge})
 	if opts.Purge && errors.Is(err, mdmem.ErrNoEntry) {
 		return purgeForgotten(ctx, f, s, ids, opts, err)
 	}
 	if res != nil {
 		printHandEdits(f, res.HandEdit)
 	}
-	if err != nil {
-		if errors.Is(err, mdmem.ErrTombstoneKey) {
-			return &HintError{Err: err, Hint: "the key is " + mdmem.TombstoneKeyName + " in the git directory of the memory the tombstones come from"}
-		}
+	var pe *mdmem.PurgeError
+	switch {
+	case errors.As(err, &pe) && errors.Is(err, mdmem.ErrForeignRefs):
+		return &HintError{Err: err, Hint: "for a remote: force-push the branch after the purge, or delete the ref (git update-ref -d REF) if that copy is handled elsewhere; for the stash: git stash drop; then run memctl forget " + strings.Join(pe.IDs, " ") + " --purge-history to finish the purge"}
+	case errors.As(err, &pe):
+		return &HintError{Err: err, Hint: "the forget took effect; run memctl forget " + strings.Join(pe.IDs, " ") + " --purge-history to finish the purge"}
+	case errors.Is(err, mdmem.ErrTombstoneKey):
+		return &HintError{Err: err, Hint: "the key is " + mdmem.TombstoneKeyName + " in the git directory of the memory the tombstones come from"}
+	case err != nil:
 		return err
 	}
-	var purge *mdmem.PurgeResult
-	if opts.Purge {
-		if purge, err = purgeAfterForget(ctx, s, res); err != nil {
-			return err
-		}
-	}
+	purge := res.Purge
 	return printForget(f, res, purge, opts)
 }
 
@@ -201,20 +201,6 @@ func purgeForgotten(ctx context.Context, f *Factory, s *mdmem.Store, ids []strin
 	}
 	printPurge(f, purge)
 	return nil
-}
-
-// purgeAfterForget purges the history of the entries a forget just
-// removed, with a hint when refs memctl does not rewrite hold the text.
-func purgeAfterForget(ctx context.Context, s *mdmem.Store, res *mdmem.ForgetResult) (*mdmem.PurgeResult, error) {
-	purge, err := mdmem.PurgeHistory(ctx, s, res.IDs, res.Contents)
-	if err == nil {
-		return purge, nil
-	}
-	if errors.Is(err, mdmem.ErrForeignRefs) {
-		return nil, &HintError{Err: fmt.Errorf("forgot %s (commit %s), but %w", strings.Join(res.IDs, ", "), short(res.Commit), err),
-			Hint: "for a remote: force-push the branch after the purge, or delete the ref (git update-ref -d REF) if that copy is handled elsewhere; for the stash: git stash drop; then run memctl forget " + strings.Join(res.IDs, " ") + " --purge-history again"}
-	}
-	return nil, fmt.Errorf("forgot %s (commit %s), but purging history failed: %w", strings.Join(res.IDs, ", "), short(res.Commit), err)
 }
 
 // printForget prints what a forget (and its purge, if any) did: JSON,

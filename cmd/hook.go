@@ -48,6 +48,7 @@ type hookOptions struct {
 	Foreground bool
 	Project    bool
 	DryRun     bool
+	AllowTools bool
 }
 
 // claudeEvents maps memctl's subcommands to Claude Code's event names.
@@ -76,9 +77,11 @@ transcript_path, cwd, hook_event_name, prompt, source). The payload is never
 taken as the task: user-prompt-submit ranks entries against its "prompt".
 
   session-start       prints the core profile and the entries of the project
-                      in cwd as context (hookSpecificOutput.additionalContext)
+                      in cwd as context (hookSpecificOutput.additionalContext);
+                      nothing on a resumed session (its transcript has them)
   user-prompt-submit  prints the entries relevant to the prompt, scoped to
-                      the project in cwd (the core came at session start)
+                      the project in cwd, less those the session's start
+                      gave; nothing when no other entry is relevant
   pre-compact,        start memctl extract on transcript_path in the
   session-end         background (bounded by llm.deadline); --foreground
                       waits for it
@@ -92,9 +95,9 @@ after --timeout, it prints nothing on stdout, exits 0, and logs the error
 to $XDG_STATE_HOME/memctl/hook.log (~/.local/state/memctl/hook.log).
 
 install adds the four hooks to ~/.claude/settings.json (--project:
-.claude/settings.json in the current directory): it prints the diff, then
-writes; other settings and hooks are kept as they are, and a hook already
-there is not added twice.`,
+.claude/settings.local.json in the current directory): it prints the diff,
+then writes; other settings and hooks are kept as they are, and a hook
+already there is not added twice. See memctl hook claude install --help.`,
 		Example: `  memctl hook claude install --dry-run
   memctl hook claude install --project
   echo '{"session_id":"s1","cwd":"'$PWD'","hook_event_name":"UserPromptSubmit","prompt":"fix the cache"}' | memctl hook claude user-prompt-submit`,
@@ -125,18 +128,38 @@ there is not added twice.`,
 		Use:   "install",
 		Short: "Add memctl's hooks to Claude Code's settings.json (shows the diff first)",
 		Long: `install adds SessionStart, UserPromptSubmit, PreCompact and SessionEnd hooks
-running memctl to ~/.claude/settings.json (--project: .claude/settings.json
-here). It prints the diff, then writes the file atomically; other settings
-and hooks keep their place, and a hook already there is not added twice.`,
-		Example: `  memctl hook claude install --dry-run
-  memctl --dir ~/agent-memory hook claude install --project`,
+to ~/.claude/settings.json, for every project. Each hook runs this memctl
+binary by its absolute path with the absolute memory directory (--dir,
+MEMCTL_DIR, …), so it works from an IDE without ~/go/bin on PATH or
+MEMCTL_DIR set. It prints the diff, then writes the file atomically (through
+a symbolic link, which stays a link); other settings and hooks keep their
+place, a memctl hook already there is not added twice, and one with another
+binary or directory is updated.
+
+--project writes .claude/settings.local.json in the current directory
+instead: the project's personal settings, which Claude Code keeps out of
+the committed .claude/settings.json (the hooks hold your paths).
+
+--allow-tools also allows the MCP tools memory_search, memory_show,
+memory_inject, memory_add and memory_used (permissions.allow), which a
+headless claude -p otherwise refuses unless run with
+--allowedTools mcp__memctl__memory_search,…; memory_forget is never added.
+
+install warns when there is no memory at the directory yet, and when no
+model is configured (the hooks then inject, but a session's end waits for
+memctl extract --catch-up). It ends with the line that registers the MCP
+server.`,
+		Example: `  memctl --dir ~/agent-memory hook claude install --dry-run
+  memctl --dir ~/agent-memory hook claude install --allow-tools
+  cd ~/src/app && memctl --dir ~/agent-memory hook claude install --project`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runHookInstall(cmd.Context(), f, inst)
 		},
 	}
-	install.Flags().BoolVar(&inst.Project, "project", false, "the project's .claude/settings.json in the current directory, not ~/.claude/settings.json")
+	install.Flags().BoolVar(&inst.Project, "project", false, "write .claude/settings.local.json in the current directory, not ~/.claude/settings.json")
 	install.Flags().BoolVarP(&inst.DryRun, "dry-run", "n", false, "print the diff; write nothing")
+	install.Flags().BoolVar(&inst.AllowTools, "allow-tools", false, "also allow memctl's MCP tools (all but memory_forget) in permissions.allow")
 	claude.AddCommand(install)
 	hook.AddCommand(claude)
 	return hook
@@ -304,7 +327,18 @@ func claudeHook(ctx context.Context, f *Factory, event string, in *hookInput, op
 
 // hookContext prints the memory block for the session's start or for a
 // prompt, as Claude Code's additionalContext, within maxHookContext.
+//
+// The core goes out once per session: at its start (and again after a
+// /clear or a compaction, which drop it), not on a resumed session, whose
+// transcript holds it. A prompt gets only the entries relevant to it that
+// the start's block did not hold; when none is, the hook prints nothing.
 func hookContext(ctx context.Context, f *Factory, event string, in *hookInput, opts *hookOptions) (string, error) {
+	if event == "SessionStart" && in.Source == "resume" {
+		return "", nil
+	}
+	if event == "UserPromptSubmit" && strings.TrimSpace(in.Prompt) == "" {
+		return "", nil
+	}
 	s, err := f.Store(ctx, "inject")
 	if err != nil {
 		return "", err
@@ -316,38 +350,62 @@ func hookContext(ctx context.Context, f *Factory, event string, in *hookInput, o
 	if sc := opts.scopeFor(f, in); sc != "" {
 		o.Scopes = []string{sc}
 	}
-	if event == "UserPromptSubmit" {
-		if strings.TrimSpace(in.Prompt) == "" {
-			return "", nil
-		}
-		// The core profile came at session start: rank everything
-		// against the prompt instead of repeating it (the whole budget
-		// is L2's; core entries compete there).
-		o.Task, o.L2Reserve = in.Prompt, 1
-		o.Dense = injectDense(ctx, f, s, o.Task)
+	if o.MaxChars <= 0 || o.MaxChars > maxHookContext {
+		o.MaxChars = maxHookContext
 	}
 	corpus, err := inject.LoadCorpusFor(ctx, s.Dir, true, o.Counter)
 	if err != nil {
 		return "", err
 	}
-	if o.MaxChars <= 0 || o.MaxChars > maxHookContext {
-		o.MaxChars = maxHookContext
+	start, err := hookBlock(corpus, o)
+	if err != nil || event == "SessionStart" {
+		return hookOutput(event, start, err)
 	}
-	var block string
+	// A prompt: the whole budget ranks the entries against it, less the
+	// ones the session's start gave or named as out of scope.
+	o.Given = map[string]bool{}
+	if start != nil {
+		for _, it := range start.Items {
+			o.Given[it.Note.Ref()] = true
+		}
+		for _, l := range start.LeftOut {
+			if l.Reason == inject.ReasonScope {
+				o.Given[l.Ref] = true
+			}
+		}
+	}
+	o.Task, o.L2Reserve = in.Prompt, 1
+	o.Dense = injectDense(ctx, f, s, o.Task)
+	res, err := hookBlock(corpus, o)
+	if res != nil && len(res.Items) == 0 {
+		res = nil
+	}
+	return hookOutput(event, res, err)
+}
+
+// hookBlock is the inject result whose block fits maxHookContext, halving
+// the budget until it does; nil when none does.
+func hookBlock(corpus *inject.Corpus, o inject.Options) (*inject.Result, error) {
 	for budget := o.Budget; budget >= 64; budget /= 2 {
 		o.Budget = budget
 		res, err := inject.Inject(corpus, o)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		if block = res.Block; len(block) <= maxHookContext {
-			break
+		if len(res.Block) <= maxHookContext {
+			return res, nil
 		}
 	}
-	if strings.TrimSpace(block) == "" || len(block) > maxHookContext {
-		return "", nil
+	return nil, nil
+}
+
+// hookOutput is Claude Code's hook JSON carrying res's block; nothing
+// without a block.
+func hookOutput(event string, res *inject.Result, err error) (string, error) {
+	if err != nil || res == nil || strings.TrimSpace(res.Block) == "" {
+		return "", err
 	}
-	out, err := json.Marshal(map[string]any{"hookSpecificOutput": map[string]string{"hookEventName": event, "additionalContext": block}})
+	out, err := json.Marshal(map[string]any{"hookSpecificOutput": map[string]string{"hookEventName": event, "additionalContext": res.Block}})
 	if err != nil {
 		return "", err
 	}
@@ -384,6 +442,12 @@ func hookExtract(ctx context.Context, f *Factory, event string, in *hookInput, o
 	if _, err := os.Stat(filepath.Join(dir, mdmem.MarkerDir)); err != nil {
 		return fmt.Errorf("%s is not a memctl memory (run memctl init): %w", dir, err)
 	}
+	if _, err := os.Stat(in.TranscriptPath); errors.Is(err, fs.ErrNotExist) {
+		// Claude Code fires SessionEnd for sessions that wrote no
+		// transcript (claude mcp list): nothing to extract.
+		hookLog(f, event, in.SessionID, "no transcript at "+in.TranscriptPath+"; nothing to extract")
+		return nil
+	}
 	s, err := mdmem.Open(ctx, dir)
 	if err != nil {
 		return err
@@ -392,11 +456,24 @@ func hookExtract(ctx context.Context, f *Factory, event string, in *hookInput, o
 	if err != nil {
 		return err
 	}
+	var scopes []string
+	if sc := opts.scopeFor(f, in); sc != "" {
+		scopes = []string{sc}
+	}
+	// Owed until an extract of it finishes: memctl extract --catch-up
+	// reads it when this one cannot (no model, the model down, a kill).
+	if err := consolidate.OweExtract(ctx, dir, consolidate.OwedExtract{Path: transcriptPath, Session: in.SessionID, Scopes: scopes, Event: event, Since: f.Now().UTC()}); err != nil {
+		return err
+	}
+	if _, _, _, ok := consolidate.LLMEndpoint(s.Config, f.Getenv); !ok {
+		hookLog(f, event, in.SessionID, "no model configured: "+transcriptPath+" waits for memctl extract --catch-up")
+		return nil
+	}
 	args := []string{"--dir", dir, "extract", "--transcript", transcriptPath, "--quiet"}
 	if in.SessionID != "" {
 		args = append(args, "--session", in.SessionID)
 	}
-	if sc := opts.scopeFor(f, in); sc != "" {
+	for _, sc := range scopes {
 		args = append(args, "--scope", sc)
 	}
 	if opts.Foreground {
@@ -427,6 +504,7 @@ func hookExtract(ctx context.Context, f *Factory, event string, in *hookInput, o
 	defer logf.Close()
 	fmt.Fprintf(logf, "%s %s session=%s starting: memctl %s\n", f.Now().UTC().Format(time.RFC3339), event, logField(in.SessionID), logText(strings.Join(args, " ")))
 	cmd := exec.Command(self, args...)
+	cmd.Env = append(os.Environ(), logTimeEnv+"=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, logf, logf
 	detach(cmd)
 	if err := cmd.Start(); err != nil {
@@ -508,91 +586,6 @@ func selfPath() (string, error) {
 		}
 	}
 	return os.Executable()
-}
-
-// runHookInstall merges memctl's hooks into a Claude Code settings.json.
-func runHookInstall(ctx context.Context, f *Factory, opts *hookOptions) error {
-	var path string
-	if opts.Project {
-		wd, err := os.Getwd()
-		if err != nil {
-			return err
-		}
-		path = filepath.Join(wd, ".claude", "settings.json")
-	} else {
-		home := f.Getenv("HOME")
-		if home == "" {
-			return errors.New("HOME is not set: cannot find ~/.claude/settings.json (use --project)")
-		}
-		path = filepath.Join(home, ".claude", "settings.json")
-	}
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	base := "memctl"
-	if _, err := exec.LookPath("memctl"); err != nil {
-		// not on PATH: Claude Code needs the whole path
-		self, err := selfPath()
-		if err != nil {
-			return err
-		}
-		base = shellQuote(self)
-	}
-	if f.DirArg != "" {
-		dir, err := f.MemoryDir()
-		if err != nil {
-			return err
-		}
-		base += " --dir " + shellQuote(dir)
-	} else if d := f.Getenv("MEMCTL_DIR"); d != "" {
-		abs, err := filepath.Abs(d)
-		if err != nil {
-			return err
-		}
-		base += " --dir " + shellQuote(abs)
-	}
-	var specs []hookSpec
-	for _, ev := range claudeEvents {
-		timeout := 10
-		if ev.event == "SessionEnd" || ev.event == "PreCompact" {
-			timeout = 30
-		}
-		specs = append(specs, hookSpec{Event: ev.event, Command: base + " hook claude " + ev.sub, Timeout: timeout})
-	}
-	marker := func(event string) string {
-		for _, ev := range claudeEvents {
-			if ev.event == event {
-				return "hook claude " + ev.sub
-			}
-		}
-		return event
-	}
-	out, added, err := mergeHooks(old, specs, marker)
-	if err != nil {
-		return &HintError{Err: fmt.Errorf("%s: %w", path, err), Hint: "fix the file's JSON (or move it away), then run install again"}
-	}
-	if len(added) == 0 {
-		fmt.Fprintf(f.IO.Out, "memctl: hooks already installed in %s; nothing to change\n", path)
-		return nil
-	}
-	fmt.Fprint(f.IO.Out, consolidate.UnifiedDiff(func(string) []byte { return old }, map[string][]byte{path: out}))
-	if opts.DryRun {
-		fmt.Fprintf(f.IO.Out, "memctl: dry run: would add %s to %s\n", strings.Join(added, ", "), path)
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	perm := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		perm = fi.Mode().Perm()
-	}
-	if err := mdmem.WriteFileAtomic(ctx, path, out, perm); err != nil {
-		return err
-	}
-	fmt.Fprintf(f.IO.Out, "memctl: added %s to %s\n", strings.Join(added, ", "), path)
-	return nil
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

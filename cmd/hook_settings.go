@@ -83,48 +83,41 @@ type hookSpec struct {
 
 // mergeHooks adds each hook to settings (a Claude Code settings.json, or
 // empty for none) unless a hook running the same memctl command is there
-// already. Every other member keeps its place and value. It returns the
-// new bytes and the events added.
+// already; such a hook with other command words (another binary or memory
+// directory) gets the new command. Every other member keeps its place and
+// value. It returns the new bytes and the events added or updated.
 func mergeHooks(settings []byte, hooks []hookSpec, marker func(event string) string) ([]byte, []string, error) {
-	var top []jsonField
-	if len(bytes.TrimSpace(settings)) > 0 {
-		var err error
-		if top, err = decodeObject(settings); err != nil {
-			return nil, nil, fmt.Errorf("settings are not a JSON object: %w", err)
-		}
+	top, err := decodeSettings(settings)
+	if err != nil {
+		return nil, nil, err
 	}
-	hi := -1
-	for i, f := range top {
-		if f.Key == "hooks" {
-			hi = i
-		}
-	}
+	hi := fieldIndex(top, "hooks")
 	var events []jsonField
 	if hi >= 0 {
-		var err error
 		if events, err = decodeObject(top[hi].Value); err != nil {
 			return nil, nil, fmt.Errorf(`"hooks" is not a JSON object: %w`, err)
 		}
 	}
-	var added []string
+	var changed []string
 	for _, h := range hooks {
-		ei := -1
-		for i, e := range events {
-			if e.Key == h.Event {
-				ei = i
-			}
-		}
+		ei := fieldIndex(events, h.Event)
 		var groups []json.RawMessage
 		if ei >= 0 {
 			if err := json.Unmarshal(events[ei].Value, &groups); err != nil {
 				return nil, nil, fmt.Errorf(`"hooks"."%s" is not a list: %w`, h.Event, err)
 			}
 		}
-		if hasCommand(groups, marker(h.Event)) {
+		found, updated, err := setCommand(groups, marker(h.Event), h.Command)
+		if err != nil {
+			return nil, nil, fmt.Errorf(`"hooks"."%s": %w`, h.Event, err)
+		}
+		if found && !updated {
 			continue
 		}
-		group, _ := json.Marshal(map[string]any{"matcher": "", "hooks": []any{map[string]any{"type": "command", "command": h.Command, "timeout": h.Timeout}}})
-		groups = append(groups, group)
+		if !found {
+			group, _ := json.Marshal(map[string]any{"matcher": "", "hooks": []any{map[string]any{"type": "command", "command": h.Command, "timeout": h.Timeout}}})
+			groups = append(groups, group)
+		}
 		list, err := encodeList(groups)
 		if err != nil {
 			return nil, nil, err
@@ -134,25 +127,107 @@ func mergeHooks(settings []byte, hooks []hookSpec, marker func(event string) str
 		} else {
 			events = append(events, jsonField{h.Event, list})
 		}
-		added = append(added, h.Event)
+		changed = append(changed, h.Event)
 	}
-	if len(added) == 0 {
+	if len(changed) == 0 {
 		return settings, nil, nil
 	}
 	hooksObj, err := encodeObject(events, 1)
 	if err != nil {
 		return nil, nil, err
 	}
-	if hi >= 0 {
-		top[hi].Value = hooksObj
-	} else {
-		top = append(top, jsonField{"hooks", hooksObj})
-	}
+	top = setField(top, "hooks", hooksObj)
 	out, err := encodeObject(top, 0)
 	if err != nil {
 		return nil, nil, err
 	}
+	return append(out, '\n'), changed, nil
+}
+
+// mergeAllow adds each rule missing from permissions.allow of settings,
+// keeping every other member in its place. It returns the new bytes and
+// the rules added.
+func mergeAllow(settings []byte, rules []string) ([]byte, []string, error) {
+	top, err := decodeSettings(settings)
+	if err != nil {
+		return nil, nil, err
+	}
+	var perms []jsonField
+	if pi := fieldIndex(top, "permissions"); pi >= 0 {
+		if perms, err = decodeObject(top[pi].Value); err != nil {
+			return nil, nil, fmt.Errorf(`"permissions" is not a JSON object: %w`, err)
+		}
+	}
+	var allow []json.RawMessage
+	if ai := fieldIndex(perms, "allow"); ai >= 0 {
+		if err := json.Unmarshal(perms[ai].Value, &allow); err != nil {
+			return nil, nil, fmt.Errorf(`"permissions"."allow" is not a list: %w`, err)
+		}
+	}
+	have := map[string]bool{}
+	for _, a := range allow {
+		var r string
+		if json.Unmarshal(a, &r) == nil {
+			have[r] = true
+		}
+	}
+	var added []string
+	for _, r := range rules {
+		if !have[r] {
+			v, _ := json.Marshal(r)
+			allow = append(allow, v)
+			added = append(added, r)
+		}
+	}
+	if len(added) == 0 {
+		return settings, nil, nil
+	}
+	list, err := encodeList(allow)
+	if err != nil {
+		return nil, nil, err
+	}
+	perms = setField(perms, "allow", list)
+	permsObj, err := encodeObject(perms, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := encodeObject(setField(top, "permissions", permsObj), 0)
+	if err != nil {
+		return nil, nil, err
+	}
 	return append(out, '\n'), added, nil
+}
+
+// decodeSettings reads a settings file's top-level object; empty bytes
+// are an empty object.
+func decodeSettings(settings []byte) ([]jsonField, error) {
+	if len(bytes.TrimSpace(settings)) == 0 {
+		return nil, nil
+	}
+	top, err := decodeObject(settings)
+	if err != nil {
+		return nil, fmt.Errorf("settings are not a JSON object: %w", err)
+	}
+	return top, nil
+}
+
+// fieldIndex is the index of the member key, -1 when there is none.
+func fieldIndex(fields []jsonField, key string) int {
+	for i, f := range fields {
+		if f.Key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// setField sets the member key to value, in its place or at the end.
+func setField(fields []jsonField, key string, value json.RawMessage) []jsonField {
+	if i := fieldIndex(fields, key); i >= 0 {
+		fields[i].Value = value
+		return fields
+	}
+	return append(fields, jsonField{key, value})
 }
 
 // encodeList joins raw values into a JSON array.
@@ -171,22 +246,50 @@ func encodeList(items []json.RawMessage) (json.RawMessage, error) {
 	return b.Bytes(), nil
 }
 
-// hasCommand reports whether a hook group runs a command containing marker.
-func hasCommand(groups []json.RawMessage, marker string) bool {
-	for _, g := range groups {
-		var grp struct {
-			Hooks []struct {
-				Command string `json:"command"`
-			} `json:"hooks"`
-		}
-		if json.Unmarshal(g, &grp) != nil {
+// setCommand looks for a hook in groups whose command contains marker:
+// found says whether there is one; when its command is not command, it is
+// replaced in place (updated).
+func setCommand(groups []json.RawMessage, marker, command string) (found, updated bool, err error) {
+	for gi, g := range groups {
+		grp, err := decodeObject(g)
+		if err != nil {
 			continue
 		}
-		for _, h := range grp.Hooks {
-			if strings.Contains(h.Command, marker) {
-				return true
+		hi := fieldIndex(grp, "hooks")
+		if hi < 0 {
+			continue
+		}
+		var hooks []json.RawMessage
+		if json.Unmarshal(grp[hi].Value, &hooks) != nil {
+			continue
+		}
+		for i, h := range hooks {
+			hk, err := decodeObject(h)
+			if err != nil {
+				continue
 			}
+			ci := fieldIndex(hk, "command")
+			var cmd string
+			if ci < 0 || json.Unmarshal(hk[ci].Value, &cmd) != nil || !strings.Contains(cmd, marker) {
+				continue
+			}
+			if cmd == command {
+				return true, false, nil
+			}
+			hk[ci].Value, _ = json.Marshal(command)
+			if hooks[i], err = encodeObject(hk, 0); err != nil {
+				return true, false, err
+			}
+			list, err := encodeList(hooks)
+			if err != nil {
+				return true, false, err
+			}
+			grp[hi].Value = list
+			if groups[gi], err = encodeObject(grp, 0); err != nil {
+				return true, false, err
+			}
+			return true, true, nil
 		}
 	}
-	return false
+	return false, false, nil
 }

@@ -1,7 +1,9 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +20,8 @@ func TestMergeHooks(t *testing.T) {
 	}{
 		{"no file", "", "", 1},
 		{"empty object", "{}", "", 1},
-		{"already there, other command words", `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"/opt/bin/memctl --dir /m hook claude session-start"}]}]}}`, "", 0},
+		{"already there", `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"memctl hook claude session-start"}]}]}}`, "", 0},
+		{"already there, another binary: updated", `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"/opt/bin/memctl --dir /m hook claude session-start"}]}]}}`, "", 1},
 		{"not an object", `[1]`, "not a JSON object", 0},
 		{"trailing text", `{} x`, "text after", 0},
 		{"hooks not an object", `{"hooks":[]}`, `"hooks" is not a JSON object`, 0},
@@ -38,6 +41,9 @@ func TestMergeHooks(t *testing.T) {
 			if tc.added == 0 && string(out) != tc.in {
 				t.Errorf("changed with nothing to add:\n%s", out)
 			}
+			if tc.added > 0 && strings.Count(string(out), "hook claude session-start") != 1 {
+				t.Errorf("want exactly one memctl hook:\n%s", out)
+			}
 			if tc.added > 0 {
 				again, more, err := mergeHooks(out, specs, marker)
 				if err != nil || len(more) != 0 || string(again) != string(out) {
@@ -45,6 +51,67 @@ func TestMergeHooks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestMergeAllow(t *testing.T) {
+	rules := []string{"mcp__memctl__memory_search", "mcp__memctl__memory_show"}
+	for _, tc := range []struct {
+		name, in, want, err string
+		added               int
+	}{
+		{"no file", "", `{"permissions":{"allow":["mcp__memctl__memory_search","mcp__memctl__memory_show"]}}`, "", 2},
+		{"other rules kept first", `{"model":"opus","permissions":{"deny":["Bash"],"allow":["Bash(go test:*)"]}}`,
+			`{"model":"opus","permissions":{"deny":["Bash"],"allow":["Bash(go test:*)","mcp__memctl__memory_search","mcp__memctl__memory_show"]}}`, "", 2},
+		{"one there", `{"permissions":{"allow":["mcp__memctl__memory_show"]}}`, `{"permissions":{"allow":["mcp__memctl__memory_show","mcp__memctl__memory_search"]}}`, "", 1},
+		{"all there", `{"permissions":{"allow":["mcp__memctl__memory_show","mcp__memctl__memory_search"]}}`, `{"permissions":{"allow":["mcp__memctl__memory_show","mcp__memctl__memory_search"]}}`, "", 0},
+		{"permissions not an object", `{"permissions":[]}`, "", `"permissions" is not a JSON object`, 0},
+		{"allow not a list", `{"permissions":{"allow":"x"}}`, "", `"allow" is not a list`, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, added, err := mergeAllow([]byte(tc.in), rules)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || len(added) != tc.added {
+				t.Fatalf("added %v, %v", added, err)
+			}
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, out); err != nil {
+				t.Fatal(err)
+			}
+			if compact.String() != tc.want {
+				t.Errorf("got %s\nwant %s", compact.String(), tc.want)
+			}
+		})
+	}
+}
+
+func TestWriteTargetFollowsLinks(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "dotfiles", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range [][2]string{{"abs.json", real}, {"rel.json", "dotfiles/settings.json"}, {"chain.json", "rel.json"}, {"dangling.json", "dotfiles/new.json"}} {
+		if err := os.Symlink(l[1], filepath.Join(dir, l[0])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for in, want := range map[string]string{
+		"abs.json":      real,
+		"rel.json":      real,
+		"chain.json":    real,
+		"dangling.json": filepath.Join(dir, "dotfiles", "new.json"),
+		"plain.json":    filepath.Join(dir, "plain.json"),
+	} {
+		got, err := writeTarget(filepath.Join(dir, in))
+		if err != nil || got != want {
+			t.Errorf("writeTarget(%s) = %s, %v; want %s", in, got, err, want)
+		}
 	}
 }
 

@@ -17,12 +17,13 @@ import (
 func init() { register(newImportCmd) }
 
 type importOptions struct {
-	File        string
-	SkipInvalid bool
-	JSON        bool
-	Quiet       bool
-	AllowDelete bool
-	Allow       bool
+	File            string
+	SkipInvalid     bool
+	JSON            bool
+	Quiet           bool
+	AllowDelete     bool
+	Allow           bool
+	AllowDuplicates bool
 }
 
 func newImportCmd(f *Factory) *cobra.Command {
@@ -50,12 +51,19 @@ the line refused) as by add; entries that read like instructions to a
 model, and agents' preferences and constraints (consolidate.hold_agent_core),
 go to Pending confirmation instead of their section.
 
+A line whose text (case, width and white space aside) an entry of the same
+category already holds is skipped and reported, so running the same import
+twice adds nothing the second time; --allow-duplicates imports such lines
+anyway. A killed import did not happen unless its commit reached the
+branch (the next memctl command says which); run it again either way.
+
 Uncommitted hand edits of memory files are committed first, as their own
 commit; entries deleted by hand are restored into the archive unless
 --allow-delete (see consolidate).`,
 		Example: `  memctl import notes.jsonl
   memctl import --skip-invalid < export.jsonl
-  memctl import notes.jsonl --json`,
+  memctl import notes.jsonl --json
+  memctl import notes.jsonl --allow-duplicates`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -69,6 +77,7 @@ commit; entries deleted by hand are restored into the archive unless
 	cmd.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing on stdout (warnings still go to stderr)")
 	cmd.Flags().BoolVar(&opts.AllowDelete, "allow-delete", false, allowDeleteUsage)
 	cmd.Flags().BoolVar(&opts.Allow, "allow-forgotten", false, "import entries even if they repeat an entry memctl forget deleted")
+	cmd.Flags().BoolVar(&opts.AllowDuplicates, "allow-duplicates", false, "import lines even if an entry of their category already holds their text")
 	return cmd
 }
 
@@ -120,7 +129,7 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 		return err
 	}
 	dec := json.NewDecoder(bufio.NewReaderSize(spool, 256<<10))
-	res, err := s.ImportStream(ctx, func() (*mdmem.Candidate, error) {
+	res, err := s.ImportStream(ctx, mdmem.ImportOptions{AllowDuplicates: opts.AllowDuplicates}, func() (*mdmem.Candidate, error) {
 		c := &mdmem.Candidate{}
 		if err := dec.Decode(c); err == io.EOF {
 			return nil, nil
@@ -133,6 +142,17 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 		return err
 	}
 	printHandEdits(f, res.HandEdit)
+	if n := len(res.Skipped); n > 0 {
+		var ids []string
+		for _, sk := range res.Skipped {
+			ids = append(ids, sk.Entry)
+		}
+		if len(ids) > 8 {
+			ids = append(ids[:8], "…")
+		}
+		fmt.Fprintf(f.IO.ErrOut, "memctl: note: skipped %d %s already in the memory (%s); --allow-duplicates imports them anyway\n",
+			n, pluralize(n, "line", "lines"), strings.Join(ids, ", "))
+	}
 	if n := len(res.Folded); n > 0 {
 		into := map[string]bool{}
 		var ids []string

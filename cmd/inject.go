@@ -146,7 +146,13 @@ func runInject(ctx context.Context, f *Factory, opts *injectOptions) error {
 		}
 		io.MaxChars = opts.MaxChars
 	}
-	if io.Header, io.RulesHeading, err = inject.LoadHeader(s.Dir, io.Now); err != nil {
+	// A block kept in a file has no date of its own (no today line, no
+	// .Today in the header): the file changes only when the memory does.
+	headerDay := io.Now
+	if opts.Write != "" {
+		io.NoTodayLine, headerDay = true, time.Time{}
+	}
+	if io.Header, io.RulesHeading, err = inject.LoadHeader(s.Dir, headerDay); err != nil {
 		return err
 	}
 	// stdin is read only when asked for: a hook's JSON payload on stdin

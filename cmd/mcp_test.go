@@ -265,3 +265,44 @@ func TestMCPAnswersMalformedFramesAndKeepsServing(t *testing.T) {
 		t.Errorf("exit %d", c)
 	}
 }
+
+// TestMCPInputSchemasHaveOneType: every tool's input properties name one
+// JSON type (no ["null","array"]), as the MCP Inspector and clients that
+// map a schema to one type need; and the ones memory_add takes are there.
+func TestMCPInputSchemasHaveOneType(t *testing.T) {
+	cs, _ := mcpSession(t, &mcpOptions{})
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]string{
+		"memory_add":  {"content": "string", "scope": "array", "refs": "array", "confidence": "number"},
+		"memory_show": {"ids": "array"},
+		"memory_used": {"ids": "array"},
+	}
+	for _, tool := range res.Tools {
+		var schema struct {
+			Type       string                     `json:"type"`
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		b, _ := json.Marshal(tool.InputSchema)
+		if err := json.Unmarshal(b, &schema); err != nil || schema.Type != "object" {
+			t.Fatalf("%s: input schema %s: %v", tool.Name, b, err)
+		}
+		for name, raw := range schema.Properties {
+			var p struct {
+				Type any `json:"type"`
+			}
+			if err := json.Unmarshal(raw, &p); err != nil {
+				t.Fatal(err)
+			}
+			typ, ok := p.Type.(string)
+			if !ok {
+				t.Errorf("%s.%s: type %v, want one type", tool.Name, name, p.Type)
+			}
+			if w, ok := want[tool.Name][name]; ok && typ != w {
+				t.Errorf("%s.%s: type %q, want %q", tool.Name, name, typ, w)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package cmd
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memctl/memctl/mdmem"
 )
@@ -47,6 +48,34 @@ func TestWriteJSON(t *testing.T) {
 			}
 			if strings.Contains(b.String(), `\u00`) {
 				t.Errorf("output escapes HTML:\n%s", b.String())
+			}
+		})
+	}
+}
+
+func TestTimedWriterStartsEachLineWithTheTime(t *testing.T) {
+	now := func() time.Time { return time.Date(2026, 1, 5, 10, 12, 0, 0, time.UTC) }
+	for _, tc := range []struct {
+		name   string
+		writes []string
+		want   string
+	}{
+		{"one line", []string{"a\n"}, "2026-01-05T10:12:00Z a\n"},
+		{"two lines in one write", []string{"a\nb\n"}, "2026-01-05T10:12:00Z a\n2026-01-05T10:12:00Z b\n"},
+		{"a line in pieces", []string{"memctl: ", "error\n"}, "2026-01-05T10:12:00Z memctl: error\n"},
+		{"no newline at the end", []string{"a\nb"}, "2026-01-05T10:12:00Z a\n2026-01-05T10:12:00Z b"},
+		{"nothing", []string{""}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			w := newTimedWriter(&b, now)
+			for _, s := range tc.writes {
+				if n, err := w.Write([]byte(s)); err != nil || n != len(s) {
+					t.Fatalf("Write(%q) = %d, %v", s, n, err)
+				}
+			}
+			if b.String() != tc.want {
+				t.Errorf("got %q, want %q", b.String(), tc.want)
 			}
 		})
 	}

@@ -270,6 +270,9 @@ func Main(args []string) int {
 		Getenv: os.Getenv,
 		Now:    time.Now,
 	}
+	if os.Getenv(logTimeEnv) == "1" {
+		f.IO.Out, f.IO.ErrOut = newTimedWriter(os.Stdout, time.Now), newTimedWriter(os.Stderr, time.Now)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return Run(ctx, f, args)

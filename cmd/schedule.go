@@ -161,7 +161,7 @@ func newScheduleJob(f *Factory, every string) (*scheduleJob, error) {
 	}
 	j := &scheduleJob{Dir: dir, Memctl: self, Log: filepath.Join(state, "memctl", "consolidate.log"),
 		EnvFile: filepath.Join(cfg, "memctl", "env"), Name: "memctl-consolidate-" + projectName(dir), When: when}
-	j.Env = append(j.Env, [2]string{"MEMCTL_DIR", dir})
+	j.Env = append(j.Env, [2]string{"MEMCTL_DIR", dir}, [2]string{logTimeEnv, "1"})
 	for _, k := range []string{"MEMCTL_MODEL", "OPENAI_BASE_URL"} {
 		if v := f.Getenv(k); v != "" {
 			j.Env = append(j.Env, [2]string{k, v})

@@ -29,7 +29,8 @@ given id exists. The record is one JSON line appended (O_APPEND, one write) to t
 git-ignored .memctl/cache/inject.log, so concurrent agents never interleave.
 It is written whether or not inject logging is on; turn that on with
 inject.log = true or MEMCTL_INJECT_LOG=1 so the injects are counted too.
-With --json it prints {"recorded_ids": […], "unknown_ids": […]}.`,
+It says on stderr which ids it recorded; with --json it prints
+{"recorded_ids": […], "unknown_ids": […]} instead.`,
 		Example: `  memctl used dec-014 inc-004
   memctl inject --task "$TASK" --format json | jq -r '.entries[].id' | head -2 | xargs memctl used`,
 		Args: cobra.MinimumNArgs(1),
@@ -77,8 +78,8 @@ func runUsed(ctx context.Context, f *Factory, opts *usedOptions) error {
 	if len(clean) == 0 {
 		return &ExitError{Code: ExitFailure, Msg: "no known id given; nothing recorded"}
 	}
-	if len(unknown) > 0 {
-		fmt.Fprintf(f.IO.ErrOut, "memctl: recorded %s\n", strings.Join(clean, ", "))
+	if !opts.JSON {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: recorded %s as used\n", strings.Join(clean, ", "))
 	}
 	return nil
 }

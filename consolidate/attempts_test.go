@@ -75,7 +75,7 @@ func TestCandidatesLeaveQueueAfterMaxAttempts(t *testing.T) {
 	// first counted failure.
 	// The crashed run's commit landed: recovery finishes its dequeue (the
 	// ledger reconcile would otherwise).
-	if !strings.Contains(rep.Recovered, "had committed") || len(rep.Reconciled) != 0 || rep.Summary.Held != 1 || rep.Plan.Held[0].Candidate != cs[2].ID || rep.Plan.Held[0].Attempts != 1 {
+	if !strings.Contains(rep.Recovered, "finished \"consolidate") || len(rep.Reconciled) != 0 || rep.Summary.Held != 1 || rep.Plan.Held[0].Candidate != cs[2].ID || rep.Plan.Held[0].Attempts != 1 {
 		t.Fatalf("after the crash: reconciled %v, held %+v", rep.Reconciled, rep.Plan.Held)
 	}
 	if n := consolidateCommits(t, dir); n != 1 {

@@ -153,7 +153,7 @@ func clearPending(e *mdmem.Entry) *mdmem.Entry {
 	c.Notes = nil
 	for _, n := range e.Notes {
 		l := strings.ToLower(n)
-		if l == pendingNote || strings.HasPrefix(l, "conflicts with") || strings.HasPrefix(l, "reads like") ||
+		if l == pendingNote || strings.HasPrefix(l, "conflicts with") || strings.HasPrefix(l, "may update") || strings.HasPrefix(l, "reads like") ||
 			strings.HasPrefix(l, "restates archived") || strings.HasPrefix(l, "contains invisible") || strings.HasPrefix(l, "agent-sourced") ||
 			strings.HasPrefix(l, strings.ToLower(noDecisionNote)) {
 			continue

@@ -39,6 +39,7 @@ func consolidateCommits(t testing.TB, dir string) int {
 }
 
 func TestCrashPointSweep(t *testing.T) {
+	t.Parallel() // long: runs beside the package's other tests
 	srv := fakellm.New([]fakellm.Step{{Auto: "add", Repeat: true}})
 	defer srv.Close()
 	llmEnv := []string{"OPENAI_BASE_URL=" + srv.URL + "/v1", "OPENAI_API_KEY=k", "MEMCTL_MODEL=fake"}
@@ -90,6 +91,7 @@ func TestCrashPointSweep(t *testing.T) {
 }
 
 func TestKillLoop(t *testing.T) {
+	t.Parallel() // long: runs beside the package's other tests
 	if testing.Short() {
 		t.Skip("kill loop skipped with -short")
 	}

@@ -9,9 +9,9 @@ import (
 	"github.com/memctl/memctl/mdmem"
 )
 
-// TestFinding9_LockReleasedDuringLLMCalls: while the model works, other
+// TestLockReleasedDuringLLMCalls: while the model works, other
 // writers (an import, the next cron run) can take the lock.
-func TestFinding9_LockReleasedDuringLLMCalls(t *testing.T) {
+func TestLockReleasedDuringLLMCalls(t *testing.T) {
 	dir, _ := ambiguousSetup(t, "[git]\nlock_wait = \"0s\"\n")
 	var during error
 	comp := completerFunc(func(ctx context.Context, r Request) (Response, error) {
@@ -32,10 +32,10 @@ func TestFinding9_LockReleasedDuringLLMCalls(t *testing.T) {
 	gitFsck(t, dir)
 }
 
-// TestFinding9_OverallLLMDeadline: a hanging endpoint costs at most
+// TestOverallLLMDeadline: a hanging endpoint costs at most
 // llm.deadline per run, not timeout × retries per batch; the run says the
 // model could not be used and the candidates stay queued.
-func TestFinding9_OverallLLMDeadline(t *testing.T) {
+func TestOverallLLMDeadline(t *testing.T) {
 	dir, cs := ambiguousSetup(t, "[llm]\ntimeout = \"1h\"\ndeadline = \"300ms\"\n[consolidate]\nbatch_size = 1\n")
 	calls := 0
 	hang := completerFunc(func(ctx context.Context, r Request) (Response, error) {
@@ -81,11 +81,11 @@ func TestIDsExhaustedIsAnError(t *testing.T) {
 	}
 }
 
-// TestFinding13_CommittedDuplicateIDRenumbered: a duplicated id already
+// TestCommittedDuplicateIDRenumbered: a duplicated id already
 // in the committed files (a person's own git commit, or from before
 // renumbering existed) is renumbered by memctl's next write, in a commit
 // of its own, before anything else is planned; never written around.
-func TestFinding13_CommittedDuplicateIDRenumbered(t *testing.T) {
+func TestCommittedDuplicateIDRenumbered(t *testing.T) {
 	dir := newRepo(t, "# Core profile\n\n## Key decisions\n- [dec-001] One\n- [dec-001] Two\n\n# Archive\n", "")
 	enqueue(t, dir, cand("Deploys happen on Tuesdays", "decision", testNow))
 	run(t, dir, Options{NoLLM: true})

@@ -80,6 +80,12 @@ type ExtractReport struct {
 	// traces removed for their age.
 	Trace  string   `json:"trace,omitempty"`
 	Pruned []string `json:"pruned_traces"`
+	// Offline is a dry run without a model: DialogueLines and ToolLines
+	// are what the model would have been sent to digest, and nothing was
+	// proposed.
+	Offline       bool     `json:"offline,omitempty"`
+	DialogueLines []string `json:"dialogue_lines,omitempty"`
+	ToolLines     []string `json:"tool_lines,omitempty"`
 }
 
 // extractState is the cache record of one transcript.
@@ -156,9 +162,20 @@ func ExtractTranscript(ctx context.Context, s *mdmem.Store, o ExtractOptions) (*
 				return rep, err
 			}
 		}
+		if !o.DryRun {
+			if err := settleOwed(statePath); err != nil {
+				return rep, err
+			}
+		}
 		return rep, o.keepTrace(ctx, s, rep)
 	}
 	comp, err := o.completer(s, rep)
+	if errors.Is(err, ErrNoModel) && o.DryRun {
+		// Offline: what the model would be sent, and nothing else.
+		rep.Offline, rep.Model = true, ""
+		rep.DialogueLines, rep.ToolLines = renderTurns(res.Turns)
+		return rep, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -192,6 +209,9 @@ func ExtractTranscript(ctx context.Context, s *mdmem.Store, o ExtractOptions) (*
 		return rep, err
 	}
 	if err := digests.remove(); err != nil {
+		return rep, err
+	}
+	if err := settleOwed(statePath); err != nil {
 		return rep, err
 	}
 	return rep, o.keepTrace(ctx, s, rep)

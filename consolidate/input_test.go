@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// TestFinding6_FutureDateDoesNotPin: an entry written by hand with a date
+// TestFutureDateDoesNotPin: an entry written by hand with a date
 // in the future counts as dated now, so a later update supersedes it
 // instead of being archived as "older".
-func TestFinding6_FutureDateDoesNotPin(t *testing.T) {
+func TestFutureDateDoesNotPin(t *testing.T) {
 	for _, date := range []string{"9999-01-01", "2026-02-02", "2026-01-05"} {
 		t.Run(date, func(t *testing.T) {
 			mem := strings.Replace(baseMemory, "(user · 2026-01-05)", "(user · "+date+")", 1)
@@ -27,10 +27,10 @@ func TestFinding6_FutureDateDoesNotPin(t *testing.T) {
 	}
 }
 
-// TestFinding6_QueuedFutureDateHeld: a queue file dated beyond now + 1
+// TestQueuedFutureDateHeld: a queue file dated beyond now + 1
 // day (written by hand, or by an older memctl) is held as invalid, never
 // applied.
-func TestFinding6_QueuedFutureDateHeld(t *testing.T) {
+func TestQueuedFutureDateHeld(t *testing.T) {
 	for _, d := range []time.Time{time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), testNow.Add(49 * time.Hour)} {
 		m := loadMem(t, map[string]string{"MEMORY.md": baseMemory})
 		p := compute(t, m, cand("The report API has high P99 latency", "fact", d))
@@ -40,9 +40,9 @@ func TestFinding6_QueuedFutureDateHeld(t *testing.T) {
 	}
 }
 
-// TestFinding11_RejectReasonLimit: a reason over 1000 bytes is refused
+// TestRejectReasonLimit: a reason over 1000 bytes is refused
 // before anything is written; a multi-line one is kept on one line.
-func TestFinding11_RejectReasonLimit(t *testing.T) {
+func TestRejectReasonLimit(t *testing.T) {
 	mem := strings.Replace(baseMemory, "## Pending confirmation\n", "## Pending confirmation\n- [note-900] Pending note (test · 2026-01-05 · pending user confirmation)\n", 1)
 	dir := newRepo(t, mem, "")
 	h := head(t, dir)

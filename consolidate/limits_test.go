@@ -31,7 +31,7 @@ func instructionCands(n int) []*mdmem.Candidate {
 
 // Finding 10: Pending confirmation is never injected, so it does not count
 // against the core limits and never demotes a core entry.
-func TestFinding10_PendingDoesNotDemoteConstraints(t *testing.T) {
+func TestPendingDoesNotDemoteConstraints(t *testing.T) {
 	m := loadMem(t, map[string]string{"MEMORY.md": constraintsMemory(8)})
 	cfg := testConfig()
 	cfg.Consolidate.MaxPending = 400
@@ -67,7 +67,7 @@ func TestFinding10_PendingDoesNotDemoteConstraints(t *testing.T) {
 }
 
 // CoreSize leaves out exactly the Pending confirmation subsection.
-func TestFinding10_CoreSizeWithoutPending(t *testing.T) {
+func TestCoreSizeWithoutPending(t *testing.T) {
 	base := constraintsMemory(3)
 	with := strings.Replace(base, "## Pending confirmation\n", "## Pending confirmation\n- [pref-009] Act as root (user · 2026-01-01 · pending user confirmation)\n", 1)
 	a := CoreSize(mdmem.ParseDoc(mdmem.MainFile, []byte(base)))
@@ -85,7 +85,7 @@ func TestFinding10_CoreSizeWithoutPending(t *testing.T) {
 // Finding 10: Pending confirmation holds at most consolidate.max_pending
 // entries; the other candidates stay queued with the reason, not counted
 // as failed attempts.
-func TestFinding10_PendingCapHoldsTheRest(t *testing.T) {
+func TestPendingCapHoldsTheRest(t *testing.T) {
 	cfg := testConfig()
 	cfg.Consolidate.MaxPending = 5
 	files := map[string]string{"MEMORY.md": constraintsMemory(2)}
@@ -132,7 +132,7 @@ func TestFinding10_PendingCapHoldsTheRest(t *testing.T) {
 
 // A candidate whose LLM attempts run out goes to Pending confirmation only
 // when there is room; otherwise it stays queued, its count kept.
-func TestFinding10_ExpiredCandidateWaitsForRoom(t *testing.T) {
+func TestExpiredCandidateWaitsForRoom(t *testing.T) {
 	cfg := testConfig()
 	cfg.Consolidate.MaxPending = 1
 	src := strings.Replace(constraintsMemory(1), "## Pending confirmation\n", "## Pending confirmation\n- [pref-009] Act as root (user · 2026-01-01 · pending user confirmation)\n", 1)

@@ -771,13 +771,12 @@ func (p *planner) candidate(c *mdmem.Candidate) {
 // its index item, whether it is instruction-like (and why), and the live
 // entry it may update (upd, with its similarity), found on the way.
 type candTurn struct {
-	c      *mdmem.Candidate
-	ce     *mdmem.Entry
-	q      *item
-	instr  bool
-	why    string
-	upd    *item
-	updSim float64
+	c     *mdmem.Candidate
+	ce    *mdmem.Entry
+	q     *item
+	instr bool
+	why   string
+	upd   *item
 }
 
 // exactDuplicate is stage 1: the same tokens (case, spacing and
@@ -842,7 +841,7 @@ func (p *planner) nearDuplicate(t *candTurn) bool {
 		}
 	}
 	if len(its) > 0 && !t.instr {
-		t.upd, t.updSim = its[0], js[0]
+		t.upd = its[0]
 	}
 	return false
 }
@@ -1014,10 +1013,10 @@ func (p *planner) mayUpdateOf(t *candTurn, related bool) (upd *item, why string)
 	c, ce, q := t.c, t.ce, t.q
 	upd = t.upd
 	if upd != nil {
-		why = fmt.Sprintf("near duplicate, similarity %.2f, changes %s", t.updSim, changeOf(upd.current().Content, upd.key, c.Content, q.key))
+		why = fmt.Sprintf("nearly the same text, but %s", changeOf(upd.current().Content, upd.key, c.Content, q.key))
 	} else if related {
 		if it, ov := p.relatedEntry(c, q); it != nil {
-			upd, why = it, fmt.Sprintf("related: states %.0f%% of the candidate's words, weighted by rarity", 100*ov)
+			upd, why = it, fmt.Sprintf("on the same subject (it shares %.0f%% of the candidate's telling words)", 100*ov)
 		}
 	}
 	if upd == nil {

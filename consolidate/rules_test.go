@@ -78,10 +78,10 @@ var symbolPairs = [][2]string{
 // tested as well as the exact one.
 const nearTail = " in every repository the platform team owns across all regions and all environments we run"
 
-// TestFinding4_SymbolsKeptInEquality: texts that differ in a symbol are
+// TestSymbolsKeptInEquality: texts that differ in a symbol are
 // neither exact nor near duplicates: the second text is never merged
 // away, it stays live (added, or superseding when only a value changed).
-func TestFinding4_SymbolsKeptInEquality(t *testing.T) {
+func TestSymbolsKeptInEquality(t *testing.T) {
 	for _, tail := range []string{"", nearTail} {
 		for _, pair := range symbolPairs {
 			a, b := pair[0]+tail, pair[1]+tail
@@ -112,10 +112,10 @@ func jaccard(a, b *item) float64 {
 	return js[0]
 }
 
-// TestFinding4_EqualTextsStillMerge: texts equal up to case, spacing,
+// TestEqualTextsStillMerge: texts equal up to case, spacing,
 // final punctuation and the spelling of an operator are duplicates; the
 // entry's date moves to the candidate's.
-func TestFinding4_EqualTextsStillMerge(t *testing.T) {
+func TestEqualTextsStillMerge(t *testing.T) {
 	for _, pair := range [][2]string{
 		{"Retry limit must be >= 3", "retry LIMIT must be  >= 3."},
 		{"Retry limit must be >= 3", "Retry limit must be ≥ 3"},
@@ -138,9 +138,9 @@ func TestFinding4_EqualTextsStillMerge(t *testing.T) {
 	}
 }
 
-// TestFinding4_NoMergeAcrossCategories: a preference never merges into a
+// TestNoMergeAcrossCategories: a preference never merges into a
 // fact with the same text, exactly or nearly.
-func TestFinding4_NoMergeAcrossCategories(t *testing.T) {
+func TestNoMergeAcrossCategories(t *testing.T) {
 	for _, text := range []string{"Dark mode in all editors", "Dark mode in all editors" + nearTail} {
 		for _, cand2 := range []string{text, text + "."} {
 			files := map[string]string{
@@ -157,13 +157,13 @@ func TestFinding4_NoMergeAcrossCategories(t *testing.T) {
 
 const gateOld = "Parcels for the office are dropped at the main gate by the courier before noon on every weekday"
 
-// TestFinding4_NearDuplicateWordChange: a near duplicate that changes a
+// TestNearDuplicateWordChange: a near duplicate that changes a
 // content word is not merged and does not refresh the old entry's date:
 // without an LLM it goes to Pending confirmation naming the entry
 // (confirm supersedes it); with one, it goes to the model. A near
 // duplicate that differs only in filler words merges without moving the
 // date.
-func TestFinding4_NearDuplicateWordChange(t *testing.T) {
+func TestNearDuplicateWordChange(t *testing.T) {
 	gateNew := strings.Replace(gateOld, "main gate", "side gate", 1)
 	files := map[string]string{"MEMORY.md": memoryWith("- [pref-001] " + gateOld + " (user · 2026-01-05)")}
 	m := loadMem(t, files)
@@ -180,7 +180,7 @@ func TestFinding4_NearDuplicateWordChange(t *testing.T) {
 		t.Fatalf("old entry changed: %+v", old)
 	}
 	es := byText(after, gateNew)
-	if len(es) != 1 || es[0].Place != mdmem.PlacePending || !strings.Contains(strings.Join(es[0].Notes, "|"), "may update pref-001: near duplicate") {
+	if len(es) != 1 || es[0].Place != mdmem.PlacePending || !strings.Contains(strings.Join(es[0].Notes, "|"), "may update pref-001: nearly the same text") {
 		t.Fatalf("new text not pending: %+v", es)
 	}
 	if _, ok := isConflictNote(es[0].Notes[1]); !ok {
@@ -256,10 +256,10 @@ func TestOneWordChangeLLMMerge(t *testing.T) {
 	}
 }
 
-// TestFinding5_IdentifierNumbersDoNotSupersede: a statement that repeats
+// TestIdentifierNumbersDoNotSupersede: a statement that repeats
 // an entry with one other number supersedes it only when the number is
 // the value; a number that names a thing makes a new entry.
-func TestFinding5_IdentifierNumbersDoNotSupersede(t *testing.T) {
+func TestIdentifierNumbersDoNotSupersede(t *testing.T) {
 	tests := []struct {
 		old, new  string
 		supersede bool
@@ -296,10 +296,10 @@ func TestFinding5_IdentifierNumbersDoNotSupersede(t *testing.T) {
 	}
 }
 
-// TestFinding5_RoomsAndNotesStayLive: the two cases. Ten rooms
+// TestRoomsAndNotesStayLive: the two cases. Ten rooms
 // and three new ones: nothing archived. Twenty numbered notes in one
 // batch: twenty live entries.
-func TestFinding5_RoomsAndNotesStayLive(t *testing.T) {
+func TestRoomsAndNotesStayLive(t *testing.T) {
 	var lines []string
 	for i := 101; i <= 110; i++ {
 		lines = append(lines, fmt.Sprintf("- [fact-%03d] Meeting room %d on the third floor has a working projector (user · 2026-01-05)", i-100, i))
@@ -328,11 +328,11 @@ func TestFinding5_RoomsAndNotesStayLive(t *testing.T) {
 	}
 }
 
-// TestFinding5_ArchiveCapBindsRules: value changes chained in one batch
+// TestArchiveCapBindsRules: value changes chained in one batch
 // archive at most max_archive_share of the batch; the rest is held with
 // the reason and applied, in input order, by the next runs: the last
 // value wins.
-func TestFinding5_ArchiveCapBindsRules(t *testing.T) {
+func TestArchiveCapBindsRules(t *testing.T) {
 	files := map[string]string{"MEMORY.md": emptyMemory}
 	var cs []*mdmem.Candidate
 	for i := 1; i <= 20; i++ {
@@ -378,9 +378,9 @@ func TestFinding5_ArchiveCapBindsRules(t *testing.T) {
 	}
 }
 
-// TestFinding5_LedgerPathOfSequencedIDs: the ledger file is still named
+// TestLedgerPathOfSequencedIDs: the ledger file is still named
 // after the candidate's month, for old and new ids.
-func TestFinding5_LedgerPathOfSequencedIDs(t *testing.T) {
+func TestLedgerPathOfSequencedIDs(t *testing.T) {
 	now := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
 	for _, id := range []string{mdmem.NewCandidateID(now, 0), mdmem.NewCandidateID(now, 99999999), "c20260701T000000.000000-abcd1234"} {
 		if got := mdmem.LedgerPath(id); got != mdmem.LedgerDir+"/2026-07.log" {
@@ -389,9 +389,9 @@ func TestFinding5_LedgerPathOfSequencedIDs(t *testing.T) {
 	}
 }
 
-// TestFinding4_TokensKeepSymbols: the tokeniser behind equality and
+// TestTokensKeepSymbols: the tokeniser behind equality and
 // similarity keeps the symbols that carry meaning.
-func TestFinding4_TokensKeepSymbols(t *testing.T) {
+func TestTokensKeepSymbols(t *testing.T) {
 	for in, want := range map[string]string{
 		"Retry limit must be >= 3.":     "retry limit must be >= 3",
 		"Retry limit must be ≥ 3!":      "retry limit must be >= 3",
@@ -427,7 +427,7 @@ func TestRulesRelatedGoesPending(t *testing.T) {
 	for _, c := range []struct {
 		c    *mdmem.Candidate
 		note string
-	}{{upd, "may update pref-001: related"}, {mixed, "may update pref-003: related"}} {
+	}{{upd, "may update pref-001: on the same subject"}, {mixed, "may update pref-003: on the same subject"}} {
 		es := byText(after, c.c.Content)
 		if len(es) != 1 || es[0].Place != mdmem.PlacePending || !strings.Contains(strings.Join(es[0].Notes, "|"), c.note) {
 			t.Fatalf("%q: not pending with %q: %s", c.c.Content, c.note, opKinds(p))

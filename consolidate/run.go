@@ -21,8 +21,8 @@ import (
 // (mdmem.FailTxn*); these are the old names of three of them.
 const (
 	FailAfterLLM     = "after-llm"    // decisions made, nothing written
-	FailAfterWrite   = "after-write"  // files replaced, no commit (mdmem.FailTxnFiles)
-	FailAfterCommit  = "after-commit" // committed, queue files still there (mdmem.FailTxnCommitted)
+	FailAfterWrite   = "after-write"  // committed, files replaced, index not updated (mdmem.FailTxnFiles)
+	FailAfterCommit  = "after-commit" // committed, files and index updated, queue files still there (mdmem.FailTxnIndexed)
 	FailMidDequeue   = "mid-dequeue"  // half the queue files removed (mdmem.FailTxnMidDequeue)
 	FailpointEnv     = mdmem.FailpointEnv
 	FailpointExit    = mdmem.FailpointExit

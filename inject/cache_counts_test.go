@@ -68,6 +68,7 @@ func randomFiles(rng *rand.Rand, n, m int) map[string]string {
 // stored at the cache build, gives the same bytes and counts as counting
 // every line, and never loads the tokenizer.
 func TestCachedCountsMatch(t *testing.T) {
+	t.Parallel() // long: runs beside the package's other tests
 	rng := rand.New(rand.NewSource(3))
 	ctx := context.Background()
 	seen := map[string]int{}

@@ -95,6 +95,7 @@ func sameOutput(t *testing.T, name string, got, want *Corpus, opts []Options) {
 // from the cache print exactly what they print on the corpus parsed from
 // the Markdown, and the cached corpus decodes only the notes it shows.
 func TestLazyCacheSameOutput(t *testing.T) {
+	t.Parallel() // long: runs beside the package's other tests
 	rng := rand.New(rand.NewSource(11))
 	ctx := context.Background()
 	for round := 0; round < 4; round++ {
@@ -156,6 +157,7 @@ func TestLazyCacheDecodesLittle(t *testing.T) {
 // postings, note records, ids), of another version or empty never stops
 // inject or search and never changes their output; it is rebuilt.
 func TestCorruptCache(t *testing.T) {
+	t.Parallel() // long: runs beside the package's other tests
 	rng := rand.New(rand.NewSource(12))
 	ctx := context.Background()
 	dir := writeMem(t, lazyFiles(rng, 20, 120))
@@ -277,6 +279,7 @@ func unsafeOffset(b, sub []byte) uintptr {
 // changed files (not rebuilt), and inject and search print what they
 // print on the Markdown.
 func TestIncrementalUpdate(t *testing.T) {
+	t.Parallel() // long: runs beside the package's other tests
 	rng := rand.New(rand.NewSource(14))
 	ctx := context.Background()
 	dir := writeMem(t, lazyFiles(rng, 15, 100))

@@ -56,7 +56,7 @@ func CoreTokens(entries []*mdmem.Entry, cnt Counter, now time.Time, staleDays in
 // line, fence), and at most CoreMaxTokens.
 func CoreRoom(o Options) int {
 	frame := o.Counter.Count(o.header()) + o.Counter.Count("```"+fenceInfo+"\n") + o.Counter.Count("```\n")
-	if !o.Now.IsZero() {
+	if !o.Now.IsZero() && !o.NoTodayLine {
 		frame += o.Counter.Count(todayHead + " " + o.Now.UTC().Format("2006-01-02") + "\n")
 	}
 	room := int(math.Floor(float64(o.Budget)*(1-o.L2Reserve))) - frame

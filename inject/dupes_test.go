@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestFinding13_InjectDeduplicatesIDs: two entries with one id (written by
+// TestInjectDeduplicatesIDs: two entries with one id (written by
 // hand, not yet renumbered) never both reach the block: the first in file
 // order wins, and a warning says so.
-func TestFinding13_InjectDeduplicatesIDs(t *testing.T) {
+func TestInjectDeduplicatesIDs(t *testing.T) {
 	main := "# Core profile\n\n## User preferences\n- [pref-002] Prefers tabs for indentation (user · 2026-01-01)\n- [pref-002] Prefers spaces for indentation (user · 2026-01-02)\n"
 	topic := "# Style\n\n- [pref-002] Prefers two-space indentation in YAML (user · 2026-01-03)\n- [fact-001] YAML files use indentation (user · 2026-01-03)\n"
 	tests := []struct {

@@ -59,10 +59,17 @@ type Options struct {
 	Ranker        string    // a name in Rankers; "" is DefaultRanker
 	StaleDays     int       // mark entries older than this as old (0: never)
 	Now           time.Time // the today line, staleness and expiry; zero: none of them
-	Meta          []string  // per-line metadata fields (MetaFields); nil: compact date lines
-	Header        string    // text before the fence (lines ending in "\n"); "": DefaultHeader
-	RulesHeading  string    // if set, core constraints go in a section of their own under it
-	Dense         *Dense    // with a task: fuse the L2 ranking with embeddings (nil: words only)
+	// NoTodayLine leaves the today line out (staleness and expiry still
+	// use Now): a block kept in a file then changes only with the memory.
+	NoTodayLine  bool
+	Meta         []string // per-line metadata fields (MetaFields); nil: compact date lines
+	Header       string   // text before the fence (lines ending in "\n"); "": DefaultHeader
+	RulesHeading string   // if set, core constraints go in a section of their own under it
+	Dense        *Dense   // with a task: fuse the L2 ranking with embeddings (nil: words only)
+	// Given are the refs (ids) of entries the agent holds already, e.g.
+	// from the session's first block: neither shown again nor named as
+	// left out.
+	Given map[string]bool
 
 	// contentOnly counts only the entries' text against the budget (no
 	// frame, ids or metadata): the accounting of eval's reference figures.
@@ -331,7 +338,7 @@ func newInjectRun(c *Corpus, o *Options) (*injectRun, error) {
 		return nil, fmt.Errorf("unknown ranker %q (known: %s)", name, strings.Join(RankerNames(), ", "))
 	}
 	r := &Result{Budget: o.Budget, Ranker: name, Tokenizer: o.Counter.Name()}
-	if !o.Now.IsZero() {
+	if !o.Now.IsZero() && !o.NoTodayLine {
 		r.Today = o.Now.UTC().Format("2006-01-02")
 	}
 	task := o.Task
@@ -401,7 +408,7 @@ func (run *injectRun) collectCore() {
 			continue
 		}
 		n := c.Note(i)
-		if !o.eligibleButScope(n) {
+		if !o.eligibleButScope(n) || o.Given[n.Ref()] {
 			continue
 		}
 		if !InScope(n.Scope, o.Scopes) {
@@ -498,7 +505,7 @@ func (run *injectRun) eligibleL2(i int) bool {
 	case mdmem.PlaceCore:
 		return run.inOver[i] && run.tagOK(c.Note(i))
 	case mdmem.PlaceTopic:
-		if run.dup[i] {
+		if run.dup[i] || len(o.Given) > 0 && o.Given[c.Note(i).Ref()] {
 			return false
 		}
 		// Most notes have none of the fields that filter: they need not

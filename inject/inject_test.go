@@ -203,6 +203,7 @@ func randomMemory(t testing.TB, rng *rand.Rand, n, m int) *Corpus {
 }
 
 func TestBudgetProperty(t *testing.T) {
+	t.Parallel() // long: runs beside the package's other tests
 	rng := rand.New(rand.NewSource(1))
 	counters := []Counter{o200k(t)}
 	if c, err := NewCounter("cl100k"); err == nil {
@@ -604,5 +605,74 @@ func TestNearDuplicatesNotShownTwice(t *testing.T) {
 	if !strings.Contains(got, "dec-001") || !strings.Contains(got, "fact-004") ||
 		strings.Contains(got, "fact-001") || strings.Contains(got, "fact-002") == strings.Contains(got, "fact-003") {
 		t.Errorf("shown %s, want dec-001, fact-004 and one of fact-002/fact-003:\n%s", got, r.Block)
+	}
+}
+
+// TestGivenEntriesNeverRepeat: entries the agent holds already (Given)
+// are neither shown again nor named as left out, wherever they live; the
+// others are ranked as before.
+func TestGivenEntriesNeverRepeat(t *testing.T) {
+	c := sample(t)
+	for _, tc := range []struct {
+		name        string
+		given       []string
+		want, never []string
+	}{
+		{"nothing given", nil, []string{"pref-001", "fact-032"}, nil},
+		{"a core entry given", []string{"pref-001"}, []string{"fact-032"}, []string{"pref-001"}},
+		{"a retrieved entry given", []string{"fact-032"}, []string{"pref-001"}, []string{"fact-032"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := baseOpts(t)
+			o.Task = "fix the slow report API"
+			o.Given = map[string]bool{}
+			for _, id := range tc.given {
+				o.Given[id] = true
+			}
+			r, err := Inject(c, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range tc.want {
+				if !strings.Contains(r.Block, "["+id+"]") {
+					t.Errorf("%s missing:\n%s", id, r.Block)
+				}
+			}
+			for _, id := range tc.never {
+				if strings.Contains(r.Block, id) {
+					t.Errorf("%s given, yet in the block:\n%s", id, r.Block)
+				}
+				for _, l := range r.LeftOut {
+					if l.Ref == id {
+						t.Errorf("%s given, yet named as left out (%s)", id, l.Reason)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestNoTodayLineKeepsTheBlockDateFree: a block kept in a file has no
+// today line, and two days give the same block.
+func TestNoTodayLineKeepsTheBlockDateFree(t *testing.T) {
+	c := sample(t)
+	var blocks []string
+	for _, day := range []int{1, 2} {
+		o := baseOpts(t)
+		o.Now, o.NoTodayLine = time.Date(2026, 2, day, 0, 0, 0, 0, time.UTC), true
+		r, err := Inject(c, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(r.Block, "today:") || r.Today != "" {
+			t.Errorf("a today line in a date-free block:\n%s", r.Block)
+		}
+		if n := o.Counter.Count(r.Block); n != r.UsedTokens {
+			t.Errorf("UsedTokens %d, whole block counts %d", r.UsedTokens, n)
+		}
+		blocks = append(blocks, r.Block)
+	}
+	if blocks[0] != blocks[1] {
+		t.Errorf("the block changed with the day:\n%s\n---\n%s", blocks[0], blocks[1])
 	}
 }

@@ -14,6 +14,7 @@ import (
 // runs of every length next to letters, other numerals and white space,
 // contractions, marks, CJK, line ends, invalid UTF-8.
 func TestPieceCountExact(t *testing.T) {
+	t.Parallel() // long: runs beside the package's other tests
 	parts := []string{" ", " ", " ", "  ", "   ", "\t", "\n", "\r\n", "\r", "a", "Z", "word", "Order", "don't", "'s", "'S", "'ll",
 		"é", "ü", "Ĳ", "\u0301", "缓存", "数据库", "٣", "²", "０", "Ⅻ", "0", "7", "12", "123", "1234", "12345", "1234567",
 		"-", "[", "]", "(", ")", "·", " · ", "/", "//", "```", "`", "\u00a0", "\u2028", "\u3000", "\u200b", "\xff", "\xe2\x82",

@@ -380,7 +380,7 @@ func render(items []Item, o *Options, left []LeftOut, cnt *tokenCtx) (block stri
 	var b strings.Builder
 	b.WriteString(o.header())
 	frame += cnt.frame(o.header())
-	if !o.Now.IsZero() {
+	if !o.Now.IsZero() && !o.NoTodayLine {
 		day := o.Now.UTC().Format("2006-01-02")
 		b.WriteString(todayHead + " " + day + "\n")
 		frame += cnt.today(day)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -34,6 +33,9 @@ type ForgetOptions struct {
 	// Op is the Memctl-Op trailer (default "forget"; retention passes
 	// "expire").
 	Op string
+	// Purge also rewrites git history so no commit holds the texts (see
+	// PurgeHistory), under the same lock, right after the forget.
+	Purge bool
 }
 
 // ForgetResult is what Forget did.
@@ -49,6 +51,8 @@ type ForgetResult struct {
 	Commit   string   `json:"commit,omitempty"`
 	// HandEdit is what committing the person's uncommitted edits first did.
 	HandEdit *HandEdit `json:"hand_edit,omitempty"`
+	// Purge is what the history purge did (ForgetOptions.Purge).
+	Purge *PurgeResult `json:"purge,omitempty"`
 	// Contents are the forgotten texts, for --purge-history; never
 	// printed, never serialised.
 	Contents []string `json:"-"`
@@ -110,67 +114,49 @@ func Forget(ctx context.Context, s *Store, ids []string, reason string, opts For
 		return nil, err
 	}
 	subject := opts.Op + " " + strings.Join(res.IDs, ", ")
-	if err := s.oweForgetCleanup(ctx, res, subject); err != nil {
+	if err := s.commitForget(ctx, files, res, subject, reason, opts); err != nil {
 		return nil, err
 	}
-	if err := s.commitForget(ctx, files, res, subject, reason, opts.Op); err != nil {
-		if j, jerr := s.readTxnJournal(); jerr == nil && j == nil {
-			// Nothing was written and nothing is left to finish (a hook
-			// refused the commit, Ctrl-C): no cleanup is owed.
-			_ = os.Remove(s.abs(ForgetOwedPath))
-		}
-		return nil, err
+	if c := s.cleaned; c != nil {
+		res.Queue, res.Traces, res.Caches = c.Queue, c.Traces, c.Caches
 	}
-	if err := s.cleanAfterForget(ctx, ts, res, subject); err != nil {
-		return res, err
+	if !opts.Purge || res.Commit == "" {
+		return res, nil
 	}
-	return res, os.Remove(s.abs(ForgetOwedPath))
+	s.failpoint(FailForgetPurge)
+	if res.Purge, err = s.purgeLocked(ctx, res.IDs, res.Contents); err != nil {
+		return res, &PurgeError{IDs: res.IDs, Commit: res.Commit, Err: err}
+	}
+	return res, nil
 }
 
-// forgetOwed is the cleanup a forget owes (ForgetOwedPath).
+// PurgeError is a forget that took effect whose history purge failed; the
+// purge stays owed (the next commands say so) until
+// `memctl forget <ids> --purge-history` succeeds.
+type PurgeError struct {
+	IDs    []string
+	Commit string
+	Err    error
+}
+
+func (e *PurgeError) Error() string {
+	return fmt.Sprintf("forgot %s (commit %.12s), but purging history failed: %v", strings.Join(e.IDs, ", "), e.Commit, e.Err)
+}
+
+// Unwrap returns the purge's error.
+func (e *PurgeError) Unwrap() error { return e.Err }
+
+// forgetOwed is the cleanup a forget owes once its commit landed (in its
+// journal record): the ids and the texts to remove from the queue, the
+// kept transcripts and the caches.
 type forgetOwed struct {
-	Subject  string   `json:"subject"`
 	IDs      []string `json:"ids"`
 	Contents []string `json:"contents"`
 }
 
-// oweForgetCleanup records the cleanup a forget owes before its commit.
-func (s *Store) oweForgetCleanup(ctx context.Context, res *ForgetResult, subject string) error {
-	if err := EnsureDir(s.Dir, path.Dir(ForgetOwedPath)); err != nil {
-		return err
-	}
-	data, err := json.Marshal(forgetOwed{Subject: subject, IDs: res.IDs, Contents: res.Contents})
-	if err != nil {
-		return err
-	}
-	return WriteFileAtomic(ctx, s.abs(ForgetOwedPath), data, PrivateFileMode)
-}
-
-// finishOwedForget makes the cleanup a killed forget owes (whether its
-// commit landed, or recovery finished or undid it: the person asked for
-// the texts to go). The caller holds the lock. It returns what it did.
-func (s *Store) finishOwedForget(ctx context.Context) (string, error) {
-	data, err := os.ReadFile(s.abs(ForgetOwedPath))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	var owed forgetOwed
-	if err != nil || json.Unmarshal(data, &owed) != nil {
-		_ = os.Remove(s.abs(ForgetOwedPath))
-		return "dropped an unreadable record of a forget's cleanup", nil
-	}
-	ts, err := s.LoadTombstones()
-	if err != nil {
-		return "", err
-	}
-	res := &ForgetResult{IDs: owed.IDs, Contents: owed.Contents}
-	if err := s.cleanAfterForget(ctx, ts, res, owed.Subject); err != nil {
-		return "", err
-	}
-	if err := os.Remove(s.abs(ForgetOwedPath)); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("finished the cleanup of an interrupted %s (queue, kept transcripts, caches)", owed.Subject), nil
+// forgetCleanup is what cleanAfterForget removed.
+type forgetCleanup struct {
+	Queue, Traces, Caches []string
 }
 
 // checkForgetArgs checks the ids and the reason of a forget.
@@ -293,8 +279,9 @@ func (s *Store) forgetFiles(m *Memory, ts *Tombstones, gone []*Entry, res *Forge
 }
 
 // commitForget writes the files and commits them in one transaction,
-// with a message naming the ids and the reason, never the content.
-func (s *Store) commitForget(ctx context.Context, files map[string][]byte, res *ForgetResult, subject, reason, op string) error {
+// with a message naming the ids and the reason, never the content; the
+// cleanup outside git (and the purge, when asked) is in its journal.
+func (s *Store) commitForget(ctx context.Context, files map[string][]byte, res *ForgetResult, subject, reason string, opts ForgetOptions) error {
 	tx, err := s.Begin(ctx)
 	if err != nil {
 		return err
@@ -308,29 +295,34 @@ func (s *Store) commitForget(ctx context.Context, files map[string][]byte, res *
 			res.Files = append(res.Files, p)
 		}
 	}
+	tx.forget = &forgetOwed{IDs: res.IDs, Contents: res.Contents}
+	tx.purge = opts.Purge
 	body := ""
 	if r := OneLine(reason); r != "" {
 		body = "Reason: " + r
 	}
-	res.Commit, err = tx.Commit(ctx, CommitMessage{Subject: subject, Body: body, Op: op, Entries: res.IDs})
+	res.Commit, err = tx.Commit(ctx, CommitMessage{Subject: subject, Body: body, Op: opts.Op, Entries: res.IDs})
 	return err
 }
 
 // cleanAfterForget removes the forgotten texts from the working data
-// outside git, after the commit: a crash before this point leaves
-// candidates that consolidation drops by their tombstone.
-func (s *Store) cleanAfterForget(ctx context.Context, ts *Tombstones, res *ForgetResult, subject string) error {
-	var err error
-	if res.Queue, err = s.dropQueued(ctx, ts, res.Contents); err != nil {
-		return fmt.Errorf("forgot %s (commit %.12s), but cleaning the queue failed: %w", subject, res.Commit, err)
+// outside git, after the commit (the journal holds it until done).
+func (s *Store) cleanAfterForget(ctx context.Context, owed *forgetOwed) (*forgetCleanup, error) {
+	ts, err := s.LoadTombstones()
+	if err != nil {
+		return nil, err
 	}
-	if res.Traces, err = s.scrubTraces(ctx, res.Contents); err != nil {
-		return fmt.Errorf("forgot %s (commit %.12s), but cleaning the kept transcripts failed: %w", subject, res.Commit, err)
+	c := &forgetCleanup{}
+	if c.Queue, err = s.dropQueued(ctx, ts, owed.Contents); err != nil {
+		return nil, fmt.Errorf("cleaning the queue failed: %w", err)
 	}
-	if res.Caches, err = s.scrubCaches(ctx, res.IDs, res.Contents); err != nil {
-		return fmt.Errorf("forgot %s (commit %.12s), but cleaning the caches failed: %w", subject, res.Commit, err)
+	if c.Traces, err = s.scrubTraces(ctx, owed.Contents); err != nil {
+		return nil, fmt.Errorf("cleaning the kept transcripts failed: %w", err)
 	}
-	return nil
+	if c.Caches, err = s.scrubCaches(ctx, owed.IDs, owed.Contents); err != nil {
+		return nil, fmt.Errorf("cleaning the caches failed: %w", err)
+	}
+	return c, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -349,7 +349,25 @@ func (s *Store) commitPersonEdits(ctx context.Context, changed []string, rep *Ha
 		return err
 	}
 	rep.Files = changed
-	rep.Commit, err = s.Repo.Commit(ctx, gitstore.CommitRequest{Paths: changed, Message: text, Author: author, When: s.Now()})
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Abort()
+	tx.author = author
+	for _, p := range changed {
+		cur, err := ReadMemoryFile(s.Dir, p)
+		if errors.Is(err, fs.ErrNotExist) {
+			cur, err = nil, nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.Put(ctx, p, cur, cur); err != nil {
+			return err
+		}
+	}
+	rep.Commit, err = tx.commitText(ctx, text)
 	return err
 }
 
@@ -382,6 +400,10 @@ func (m *Memory) FindAll(id string) []*Entry {
 	return out
 }
 
+// handEditSearch bounds how many commits back finishHandEdit looks for
+// hand-edit commits that ask for a follow-up.
+const handEditSearch = 200
+
 // finishHandEdit makes memctl's follow-up to hand-edit commits whose
 // trailers ask for one: entries deleted by hand go back into the archive,
 // and the later entries of a duplicated id get fresh ids. It looks at
@@ -390,7 +412,7 @@ func (m *Memory) FindAll(id string) []*Entry {
 // made by the next run even when further commits came first. It is
 // idempotent: an entry back already is left alone.
 func (s *Store) finishHandEdit(ctx context.Context, rep *HandEdit) error {
-	cs, err := s.Repo.Log(ctx, nil, landedSearchCommits)
+	cs, err := s.Repo.Log(ctx, nil, handEditSearch)
 	if err != nil || len(cs) == 0 {
 		return err
 	}

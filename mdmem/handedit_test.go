@@ -88,10 +88,10 @@ func committedFiles(t *testing.T, s *Store, rev string) []string {
 	return strings.Split(out, "\n")
 }
 
-// TestFinding3_HandEditCommitsOnlyMemoryFiles: editor and stray files in
+// TestHandEditCommitsOnlyMemoryFiles: editor and stray files in
 // topics/ are never committed (nor their secrets, nor the ids of an
 // autosave); they stay untracked and are reported as ignored.
-func TestFinding3_HandEditCommitsOnlyMemoryFiles(t *testing.T) {
+func TestHandEditCommitsOnlyMemoryFiles(t *testing.T) {
 	edited := strings.Replace(baseDB, "Backups run nightly", "Backups run hourly", 1)
 	tests := []struct {
 		name        string
@@ -202,11 +202,11 @@ func TestFinding3_HandEditCommitsOnlyMemoryFiles(t *testing.T) {
 	}
 }
 
-// TestFinding3_HandDeletionRestored: managed ids deleted by hand are
+// TestHandDeletionRestored: managed ids deleted by hand are
 // reported, and restored into the archive by a memctl commit after the
 // person's (which holds exactly what they wrote), unless deletions are
 // allowed; an entry moved by hand is not a deletion.
-func TestFinding3_HandDeletionRestored(t *testing.T) {
+func TestHandDeletionRestored(t *testing.T) {
 	tests := []struct {
 		name         string
 		files        map[string]string
@@ -328,9 +328,9 @@ func loadLint(t *testing.T, s *Store) string {
 	return strings.Join(out, "\n")
 }
 
-// TestFinding3_RestoreFinishedAfterACrash: a run killed between the
+// TestRestoreFinishedAfterACrash: a run killed between the
 // person's commit and memctl's restore is finished by the next one.
-func TestFinding3_RestoreFinishedAfterACrash(t *testing.T) {
+func TestRestoreFinishedAfterACrash(t *testing.T) {
 	ctx := context.Background()
 	s := handEditStore(t)
 	writeRel(t, s, MainFile, strings.Replace(baseMain, "- [pref-002] Prefers short answers (user · 2026-01-02)\n", "", 1))
@@ -354,10 +354,10 @@ func TestFinding3_RestoreFinishedAfterACrash(t *testing.T) {
 	}
 }
 
-// TestFinding13_DuplicateIDRenumbered: an id written twice by hand is
+// TestDuplicateIDRenumbered: an id written twice by hand is
 // committed as written, then the later occurrence gets a fresh id (never
 // reused: above the state's high-water mark) in a memctl commit that says so.
-func TestFinding13_DuplicateIDRenumbered(t *testing.T) {
+func TestDuplicateIDRenumbered(t *testing.T) {
 	tests := []struct {
 		name   string
 		files  map[string]string
@@ -435,8 +435,8 @@ func TestFinding13_DuplicateIDRenumbered(t *testing.T) {
 	}
 }
 
-// TestFinding13_FindAll: readers can see every entry of a duplicated id.
-func TestFinding13_FindAll(t *testing.T) {
+// TestFindAll: readers can see every entry of a duplicated id.
+func TestFindAll(t *testing.T) {
 	m := memoryFrom(t, map[string]string{MainFile: baseMain, "topics/db.md": baseDB + "- [pref-002] copy\n"})
 	var got []string
 	for _, e := range m.FindAll("pref-002") {
@@ -451,10 +451,10 @@ func TestFinding13_FindAll(t *testing.T) {
 	}
 }
 
-// TestFinding3_InitCommitsOnlyItsOwnFiles: files already in the directory
+// TestInitCommitsOnlyItsOwnFiles: files already in the directory
 // are never committed under memctl's name by init; memory files among them
 // are listed as uncommitted.
-func TestFinding3_InitCommitsOnlyItsOwnFiles(t *testing.T) {
+func TestInitCommitsOnlyItsOwnFiles(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	dir := filepath.Join(t.TempDir(), "mem")

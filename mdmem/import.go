@@ -17,6 +17,10 @@ type ImportResult struct {
 	Commit string         `json:"commit,omitempty"` // the commit hash ("" when every line folded)
 	// HandEdit is what committing the person's uncommitted edits first did.
 	HandEdit *HandEdit `json:"hand_edit,omitempty"`
+	// Skipped are the lines whose text an entry of the same category
+	// already holds (a re-run of the same import): they get no second
+	// entry, unless ImportOptions.AllowDuplicates.
+	Skipped []ImportSkip `json:"skipped"`
 	// Folded are the lines that read like instructions to the model and
 	// repeat one already waiting in Pending confirmation (this import's or
 	// an earlier one's) closely: they get no entry of their own, as
@@ -29,6 +33,19 @@ type ImportResult struct {
 // a sentence changed. Lower, distinct payloads that share their opening
 // ("ignore previous instructions and …") would fold into each other.
 const ImportFoldMin = 0.6
+
+// ImportSkip is one import line skipped as already present.
+type ImportSkip struct {
+	Line  int    `json:"line"`     // its place among the imported lines, from 1
+	Entry string `json:"entry_id"` // the entry that already holds its text
+}
+
+// ImportOptions tunes ImportStream.
+type ImportOptions struct {
+	// AllowDuplicates imports a line even when an entry of its category
+	// already holds its text.
+	AllowDuplicates bool
+}
 
 // ImportFold is one folded import line.
 type ImportFold struct {
@@ -48,7 +65,7 @@ type ImportFold struct {
 // commits a person's uncommitted edits first.
 func (s *Store) Import(ctx context.Context, cands []*Candidate) (*ImportResult, error) {
 	i := 0
-	return s.ImportStream(ctx, func() (*Candidate, error) {
+	return s.ImportStream(ctx, ImportOptions{}, func() (*Candidate, error) {
 		if i == len(cands) {
 			return nil, nil
 		}
@@ -61,7 +78,7 @@ func (s *Store) Import(ctx context.Context, cands []*Candidate) (*ImportResult, 
 // (nil, nil at the end), so that a large import holds the rendered files
 // and the ids, not the candidates. An error from next aborts the import:
 // nothing is written.
-func (s *Store) ImportStream(ctx context.Context, next func() (*Candidate, error)) (*ImportResult, error) {
+func (s *Store) ImportStream(ctx context.Context, opts ImportOptions, next func() (*Candidate, error)) (*ImportResult, error) {
 	first, err := next()
 	if err != nil {
 		return nil, err
@@ -78,6 +95,7 @@ func (s *Store) ImportStream(ctx context.Context, next func() (*Candidate, error
 	if err != nil {
 		return nil, err
 	}
+	run.allowDup = opts.AllowDuplicates
 	for c := first; c != nil; {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -90,7 +108,7 @@ func (s *Store) ImportStream(ctx context.Context, next func() (*Candidate, error
 		}
 	}
 	if len(run.res.IDs) == 0 {
-		return run.res, nil // every line folded: nothing to write
+		return run.res, nil // every line folded or present: nothing to write
 	}
 	if err := run.commit(ctx); err != nil {
 		return nil, err
@@ -105,8 +123,18 @@ type importRun struct {
 	ed       *Editor
 	alloc    *IDAllocator
 	res      *ImportResult
-	titled   map[string]bool // topics created by this import, titled once
-	payloads *payloadSet     // instruction-like Pending entries, to fold near repeats into
+	titled   map[string]bool   // topics created by this import, titled once
+	payloads *payloadSet       // instruction-like Pending entries, to fold near repeats into
+	present  map[string]string // category + normalised text → the entry holding it
+	allowDup bool
+	line     int // the line being placed, from 1
+}
+
+// presentKey is what makes an import line a repeat of an entry: its
+// category and its text, normalised as forget normalises it (case, width,
+// white space and trailing punctuation do not matter).
+func presentKey(category, content string) string {
+	return category + "\x00" + NormalizeForget(content)
 }
 
 // newImportRun commits a person's uncommitted edits, then loads the
@@ -133,7 +161,12 @@ func (s *Store) newImportRun(ctx context.Context) (*importRun, error) {
 	r := &importRun{
 		s: s, ed: mem.Edit(), alloc: NewIDAllocator(st, mem),
 		res:    &ImportResult{Places: map[string]int{}},
-		titled: map[string]bool{}, payloads: pendingPayloads(mem),
+		titled: map[string]bool{}, payloads: pendingPayloads(mem), present: map[string]string{},
+	}
+	for _, e := range mem.Entries() {
+		if e.ID != "" {
+			r.present[presentKey(e.Category, e.Content)] = e.ID
+		}
 	}
 	r.ed.SetMaxBytes(s.Config.Files.MaxBytes)
 	if !he.Empty() {
@@ -145,8 +178,14 @@ func (s *Store) newImportRun(ctx context.Context) (*importRun, error) {
 // place folds a candidate into a waiting payload it repeats, or gives it
 // an id and inserts it where it belongs.
 func (r *importRun) place(c *Candidate) error {
+	r.line++
 	if fold, ok := r.payloads.repeat(c.Content, c.Scope, c.Category, ImportFoldMin); ok {
 		r.res.Folded = append(r.res.Folded, fold)
+		return nil
+	}
+	key := presentKey(c.Category, c.Content)
+	if id, ok := r.present[key]; ok && !r.allowDup {
+		r.res.Skipped = append(r.res.Skipped, ImportSkip{Line: r.line, Entry: id})
 		return nil
 	}
 	id, err := r.alloc.Next(c.Category)
@@ -169,6 +208,7 @@ func (r *importRun) place(c *Candidate) error {
 		return err
 	}
 	r.res.IDs = append(r.res.IDs, id)
+	r.present[key] = id
 	if t.Place == PlaceTopic {
 		r.res.Places[path]++
 	} else {
@@ -297,9 +337,19 @@ func TrailerNames(value, id string) bool {
 // entries (committed before memctl renumbered hand-written duplicates):
 // writing would silently pick one of them. The error is lint's message.
 func (m *Memory) CheckUniqueIDs() error {
-	for _, p := range m.Lint() {
-		if strings.HasPrefix(p.Message, "duplicate id ") {
-			return fmt.Errorf("%s: %s: give one of them a new id by hand (memctl lint lists every problem), then run memctl again", p, "memctl does not write a memory with a duplicated id")
+	// Only the ids: the whole lint (governance detectors over every entry)
+	// is not every write's cost.
+	seen := map[string]*Entry{}
+	for _, d := range m.Docs() {
+		for _, e := range d.Entries {
+			if e.ID == "" {
+				continue
+			}
+			if first := seen[e.ID]; first != nil {
+				p := Problem{File: e.File, Line: e.Line, Message: fmt.Sprintf("duplicate id %s (first at %s:%d)", e.ID, first.File, first.Line)}
+				return fmt.Errorf("%s: %s: give one of them a new id by hand (memctl lint lists every problem), then run memctl again", p, "memctl does not write a memory with a duplicated id")
+			}
+			seen[e.ID] = e
 		}
 	}
 	return nil

@@ -86,26 +86,22 @@ func Init(ctx context.Context, dir string) (*Store, *InitResult, error) {
 		return nil, nil, err
 	}
 	res.Created = slices.Sorted(maps.Keys(files))
-	for p, data := range files {
-		if err := s.writeFile(ctx, p, data); err != nil {
-			return nil, nil, err
-		}
-	}
-	// Commit only what init wrote. Memory files already there but not
+	// Commit only what init writes, through the write transaction (commit
+	// first, then the files). Memory files already there but not
 	// committed are the person's: they stay uncommitted (listed in
 	// Uncommitted), and the next memctl write commits them as the person's
 	// hand edit, without any stray file of topics/.
 	if len(files) > 0 {
-		paths := make([]string, 0, len(files))
-		for p := range files {
-			paths = append(paths, p)
-		}
-		text, err := s.message(CommitMessage{Subject: "init: memory repository", Op: "init"})
+		tx, err := s.Begin(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
-		res.Commit, err = s.Repo.Commit(ctx, gitstore.CommitRequest{Paths: paths, Message: text, Author: s.Signature(), When: s.Now()})
-		if err != nil {
+		for _, p := range res.Created {
+			if err := tx.PutOnDisk(ctx, p, files[p]); err != nil {
+				return nil, nil, err
+			}
+		}
+		if res.Commit, err = tx.Commit(ctx, CommitMessage{Subject: "init: memory repository", Op: "init"}); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -12,9 +12,9 @@ import (
 
 var inputNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// TestFinding6_DatesInRange: dates beyond now + 1 day and before 1970 are
+// TestDatesInRange: dates beyond now + 1 day and before 1970 are
 // refused with the field named; dates within range and absent ones pass.
-func TestFinding6_DatesInRange(t *testing.T) {
+func TestDatesInRange(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
 		created, updated string
@@ -56,9 +56,9 @@ func TestFinding6_DatesInRange(t *testing.T) {
 	}
 }
 
-// TestFinding6_TrustedDate: a future date counts as no date when recency
+// TestTrustedDate: a future date counts as no date when recency
 // is compared; other dates are unchanged.
-func TestFinding6_TrustedDate(t *testing.T) {
+func TestTrustedDate(t *testing.T) {
 	for _, tc := range []struct{ in, want time.Time }{
 		{time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), time.Time{}},
 		{inputNow.Add(time.Second), time.Time{}},
@@ -72,10 +72,10 @@ func TestFinding6_TrustedDate(t *testing.T) {
 	}
 }
 
-// TestFinding7_JSONLines: one object per line and nothing after it, strict
+// TestJSONLines: one object per line and nothing after it, strict
 // UTF-8, a leading BOM ignored, unknown fields and memctl's own fields
 // refused; each error names its line.
-func TestFinding7_JSONLines(t *testing.T) {
+func TestJSONLines(t *testing.T) {
 	ok := `{"content":"a","category":"fact"}`
 	for _, tc := range []struct {
 		name, input string
@@ -130,10 +130,10 @@ func TestFinding7_JSONLines(t *testing.T) {
 	}
 }
 
-// TestFinding7_QueueFiles: queue files carry memctl's own fields; they are
+// TestQueueFiles: queue files carry memctl's own fields; they are
 // decoded as strictly as input otherwise; entries that are not regular
 // files (a symbolic link, a directory) are reported, never read or skipped.
-func TestFinding7_QueueFiles(t *testing.T) {
+func TestQueueFiles(t *testing.T) {
 	dir := t.TempDir()
 	qd := filepath.Join(dir, filepath.FromSlash(QueueDir))
 	must(t, os.MkdirAll(qd, 0o755))
@@ -174,9 +174,9 @@ func TestFinding7_QueueFiles(t *testing.T) {
 	}
 }
 
-// TestFinding14_SymlinkedQueueAndCache: memctl refuses to write through a
+// TestSymlinkedQueueAndCache: memctl refuses to write through a
 // queue or cache directory that is a link out of the memory directory.
-func TestFinding14_SymlinkedQueueAndCache(t *testing.T) {
+func TestSymlinkedQueueAndCache(t *testing.T) {
 	for _, rel := range []string{QueueDir, CacheDir, QueueDir + "/held", MarkerDir + "/queue"} {
 		t.Run(rel, func(t *testing.T) {
 			s := newStore(t)
@@ -215,9 +215,9 @@ func TestFinding14_SymlinkedQueueAndCache(t *testing.T) {
 	}
 }
 
-// TestFinding11_Scopes: scopes are split on commas and trimmed; an empty
+// TestScopes: scopes are split on commas and trimmed; an empty
 // one is refused, never read as "global".
-func TestFinding11_Scopes(t *testing.T) {
+func TestScopes(t *testing.T) {
 	for _, tc := range []struct {
 		in   []string
 		want string // joined with |, or "error"
@@ -249,9 +249,9 @@ func TestFinding11_Scopes(t *testing.T) {
 	}
 }
 
-// TestFinding11_StateOutOfRange: a state.json number no id can have gives
+// TestStateOutOfRange: a state.json number no id can have gives
 // an error naming the file and the fix, not an internal error later.
-func TestFinding11_StateOutOfRange(t *testing.T) {
+func TestStateOutOfRange(t *testing.T) {
 	for _, tc := range []struct{ json, want string }{
 		{`{"last_id":{"fact":9223372036854775807}}`, "last_id.fact is 9223372036854775807"},
 		{`{"last_id":{"fact":99999999999999999999}}`, "not an id number"},

@@ -53,7 +53,7 @@ func applyFiles(m *Memory, changed map[string][]byte) map[string]string {
 // Finding 8: an insert that would take a topic file past files.max_bytes
 // goes to topics/<slug>-2.md, -3, …, each in the topic index; the next
 // edit continues the last part, also when given a part as the topic.
-func TestFinding8_TopicFileSplitAtLimit(t *testing.T) {
+func TestTopicFileSplitAtLimit(t *testing.T) {
 	const limit = MinWriteBytes
 	m := loadLimits(t, map[string]string{MainFile: limitsMemory})
 	ed := m.Edit()
@@ -115,7 +115,7 @@ func TestFinding8_TopicFileSplitAtLimit(t *testing.T) {
 }
 
 // A person's own topic named like a part is not taken for one.
-func TestFinding8_PersonsTopicNamedLikeAPart(t *testing.T) {
+func TestPersonsTopicNamedLikeAPart(t *testing.T) {
 	big := "# Notes\n\n" + strings.Repeat("- [note-999] Filler line of a full topic file about nothing in particular at all (test · 2026-01-08)\n", 200)
 	m := loadLimits(t, map[string]string{MainFile: limitsMemory, "topics/note.md": big,
 		"topics/note-2.md": "# Release two\n\n- [fact-001] Release two ships in May (test · 2026-01-08)\n"})
@@ -132,7 +132,7 @@ func TestFinding8_PersonsTopicNamedLikeAPart(t *testing.T) {
 
 // Finding 8: Changed refuses a file memctl could not read back, and a
 // MEMORY.md grown past files.max_bytes, before anything is written.
-func TestFinding8_ChangedRefusesOversize(t *testing.T) {
+func TestChangedRefusesOversize(t *testing.T) {
 	t.Run("read limit", func(t *testing.T) {
 		m := loadLimits(t, map[string]string{MainFile: limitsMemory})
 		ed := m.Edit()
@@ -207,7 +207,7 @@ func TestCheckWriteSize(t *testing.T) {
 // Finding 8: an import that would write a topic file past files.max_bytes
 // splits it, and every file stays readable; an import that would grow
 // MEMORY.md past it is refused with nothing written.
-func TestFinding8_ImportSplitsAndStaysReadable(t *testing.T) {
+func TestImportSplitsAndStaysReadable(t *testing.T) {
 	ctx := context.Background()
 	t.Setenv("GIT_AUTHOR_NAME", "test")
 	t.Setenv("GIT_AUTHOR_EMAIL", "test@localhost")

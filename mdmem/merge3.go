@@ -37,49 +37,6 @@ func mergeOnto(path string, old, new, theirs []byte) (merged []byte, ok bool) {
 	return merged, true
 }
 
-// takeOutOnto takes memctl's change of a file (written → target: the
-// content to go back to) out of a person's version of it (theirs, derived
-// from written), like mergeOnto, except that an entry both changed goes
-// the person's way: one they edited or deleted after memctl wrote it is
-// theirs now, whatever memctl's change did to it. Such an entry is given
-// memctl's target version in the merge base, so only the person's change
-// of it remains to apply.
-func takeOutOnto(path string, written, target, theirs []byte) ([]byte, bool) {
-	if !strings.HasSuffix(path, ".md") || written == nil {
-		return mergeOnto(path, written, target, theirs)
-	}
-	texts, ok := entryTextsOf(path, written, target, theirs)
-	if !ok {
-		return mergeOnto(path, written, target, theirs)
-	}
-	o, a, b := texts[0], texts[1], texts[2]
-	var base bytes.Buffer
-	off := 0
-	for _, e := range ParseDoc(path, written).Entries {
-		if e.ID == "" {
-			continue // keyed by its text: an edit of it is another entry
-		}
-		k := "id:" + e.ID
-		ov := o[k]
-		av, inA := a[k]
-		bv, inB := b[k]
-		if (inA && av == ov) || (inB && bv == ov) || (inA == inB && av == bv) {
-			continue // not changed by both, or both alike
-		}
-		base.WriteString(string(written[off:e.Start]))
-		if inA {
-			base.WriteString(av)
-			base.WriteString(e.Raw[len(strings.TrimRight(e.Raw, "\r\n")):])
-		}
-		off = e.End
-	}
-	if off == 0 {
-		return mergeOnto(path, written, target, theirs)
-	}
-	base.Write(written[off:])
-	return mergeOnto(path, base.Bytes(), target, theirs)
-}
-
 // mergeState merges two committed states: each prefix keeps the larger
 // high-water mark, so no id either side allocated is handed out again.
 func mergeState(_, new, theirs []byte) ([]byte, bool) {
@@ -418,99 +375,27 @@ func sidesAgree(o, a, b, got map[string]string) bool {
 	return true
 }
 
-// holdsChanges reports whether a person's version of a memory file
-// (edited) holds memctl's change old → new with edits of their own on
-// top: more than half of the entries new added are there with memctl's
-// text or a close edit of it (holdsEditOf; the person may have deleted
-// some of the others), no entry new removed
-// is back, and every entry new rewrote that is there holds memctl's text
-// or an edit nearer to it than to the old text (nearerTo). A change
-// that adds or removes no entry is only recognised as memctl's exact bytes
-// (the caller's test).
-func holdsChanges(path string, old, new, edited []byte) bool {
-	if !strings.HasSuffix(path, ".md") {
-		return false
-	}
-	texts, ok := entryTextsOf(path, old, new, edited)
-	if !ok {
-		return false
-	}
-	o, n, e := texts[0], texts[1], texts[2]
-	added, kept, removed := 0, 0, 0
-	for k, nv := range n {
-		ov, inO := o[k]
-		ev, inE := e[k]
-		switch {
-		case !inO:
-			added++ // one the person deleted since counts as not kept
-			if inE && holdsEditOf(ev, nv) {
-				kept++
-			}
-		case ov != nv && inE && ev != nv && !nearerTo(ev, nv, ov):
-			return false // the old text again, or an edit of it rather than of memctl's
+// outsideEntries returns the non-blank lines of a memory file that belong
+// to no entry.
+func outsideEntries(path string, src []byte) map[string]bool {
+	d := ParseDoc(path, src)
+	out := map[string]bool{}
+	i := 0
+	for off := 0; off < len(src); {
+		end := bytes.IndexByte(src[off:], '\n')
+		if end < 0 {
+			end = len(src)
+		} else {
+			end += off + 1
 		}
-	}
-	for k := range o {
-		if _, inN := n[k]; !inN {
-			if _, inE := e[k]; inE {
-				return false
-			}
-			removed++
+		for i < len(d.Entries) && d.Entries[i].End <= off {
+			i++
 		}
-	}
-	return added+removed > 0 && (added == 0 || 2*kept > added)
-}
-
-// holdsSomeOf reports whether a person's version of a memory file holds
-// at least one entry memctl's change old → new added or rewrote, with
-// memctl's exact text: bytes of memctl's that an undo must take out,
-// though the person deleted or edited too many of the others for the
-// file to count as edited on top of the change (editedOnTop).
-func holdsSomeOf(path string, old, new, edited []byte) bool {
-	if !strings.HasSuffix(path, ".md") {
-		return false
-	}
-	texts, ok := entryTextsOf(path, old, new, edited)
-	if !ok {
-		return false
-	}
-	o, n, e := texts[0], texts[1], texts[2]
-	for k, nv := range n {
-		if ov, inO := o[k]; strings.HasPrefix(k, "id:") && (!inO || ov != nv) && e[k] == nv {
-			return true
+		inEntry := i < len(d.Entries) && d.Entries[i].Start <= off && off < d.Entries[i].End
+		if l := strings.TrimRight(string(src[off:end]), "\r\n"); !inEntry && strings.TrimSpace(l) != "" {
+			out[l] = true
 		}
+		off = end
 	}
-	return false
-}
-
-// entryEditMin is the word overlap (Jaccard, ids left out) at which an
-// entry's text counts as a person's edit of memctl's: a value or a few
-// words changed. Texts written from one template ("The x service timeout
-// is N seconds") share about half their words, below it.
-const entryEditMin = 0.6
-
-// holdsEditOf reports whether an entry's text is memctl's or a close edit
-// of it.
-func holdsEditOf(got, want string) bool {
-	if got == want {
-		return true
-	}
-	return wordJaccard(entryWords(got), entryWords(want)) >= entryEditMin
-}
-
-// nearerTo reports whether an entry's text is nearer to want than to
-// other (word overlap, ids left out): a person's edit of want rather than
-// of other. A typo fixed in the old text of an entry memctl rewrote is as
-// near to one as to the other, and is not taken for an edit of memctl's.
-func nearerTo(got, want, other string) bool {
-	g := entryWords(got)
-	return wordJaccard(g, entryWords(want)) > wordJaccard(g, entryWords(other))
-}
-
-// entryWords is the set of words of an entry's raw text after its id.
-func entryWords(raw string) map[string]bool {
-	if i := strings.Index(raw, "] "); i >= 0 && i < 40 {
-		raw = raw[i+2:]
-	}
-	return foldWords(raw)
+	return out
 }

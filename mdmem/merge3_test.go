@@ -1,6 +1,11 @@
 package mdmem
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/memctl/memctl/templates"
+)
 
 func TestMergeOnto(t *testing.T) {
 	const old = "# A\n- [fact-001] One\n- [fact-002] Two\n"
@@ -86,4 +91,82 @@ func FuzzMerge3Lines(f *testing.F) {
 			t.Errorf("the person changed nothing, but the merge is not memctl's version: %q", got)
 		}
 	})
+}
+
+// insertInto returns MEMORY.md src with the entries inserted where memctl
+// puts them.
+func insertInto(t *testing.T, src string, es ...*Entry) string {
+	t.Helper()
+	m := memoryFrom(t, map[string]string{MainFile: src})
+	ed := m.Edit()
+	for _, e := range es {
+		must(t, ed.Insert(e, Target{Place: PlaceCore}))
+	}
+	out, err := ed.Changed()
+	must(t, err)
+	return string(out[MainFile])
+}
+
+func lintOf(t *testing.T, main string) []Problem {
+	return memoryFrom(t, map[string]string{MainFile: main}).Lint()
+}
+
+// TestMergeKeepsEntriesInTheirSection: a line merge must not slide
+// memctl's entry under a heading the person added, removed or rewrote at
+// the same spot; such a merge is a conflict (or comes out lint-clean with
+// the entry where memctl put it).
+func TestMergeKeepsEntriesInTheirSection(t *testing.T) {
+	withDec1 := insertInto(t, templates.Embedded("MEMORY.md"), &Entry{ID: "dec-001", Category: "decision", Content: "Use Go", Source: "test"})
+	dec2 := &Entry{ID: "dec-002", Category: "decision", Content: "Use SQLite", Source: "test"}
+	pref1 := &Entry{ID: "pref-001", Category: "preference", Content: "Short answers", Source: "test"}
+	tmpl := templates.Embedded("MEMORY.md")
+	for _, tc := range []struct {
+		name, old, new, theirs, id string
+	}{
+		{"a new subsection where memctl appends", withDec1, insertInto(t, withDec1, dec2),
+			strings.Replace(withDec1, "- [dec-001] Use Go (test ·)\n", "- [dec-001] Use Go (test ·)\n- [dec-050] Ship weekly\n\n## Team\nWe are three people.\n", 1), "dec-002"},
+		{"the empty heading memctl inserts under removed", tmpl, insertInto(t, tmpl, pref1),
+			strings.Replace(tmpl, "## User preferences\n\n", "", 1), "pref-001"},
+		{"the person's version in CRLF", withDec1, insertInto(t, withDec1, dec2),
+			strings.ReplaceAll(strings.Replace(withDec1, "## Pending confirmation\n", "## Pending confirmation\n- [todo-050] Check this\n", 1), "\n", "\r\n"), "dec-002"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			merged, ok := mergeOnto(MainFile, []byte(tc.old), []byte(tc.new), []byte(tc.theirs))
+			if !ok {
+				return // a conflict: recovery undoes the write, nothing is misplaced
+			}
+			if ps := lintOf(t, string(merged)); len(ps) != 0 {
+				t.Errorf("merged MEMORY.md lints: %v\n%s", ps, merged)
+			}
+			for _, e := range memoryFrom(t, map[string]string{MainFile: string(merged)}).Main.Entries {
+				if e.ID == tc.id && e.Place != PlaceCore {
+					t.Errorf("%s landed in %s (%q)", tc.id, e.Place, e.Section)
+				}
+			}
+		})
+	}
+}
+
+// TestForgetMatchesWholeWords: forget's matching of queued candidates and
+// transcript text finds the forgotten text as whole words only.
+func TestForgetMatchesWholeWords(t *testing.T) {
+	for _, tc := range []struct {
+		s, sub string
+		want   int
+	}{
+		{"uses go", "uses go", 0},
+		{"alice uses google meet", "uses go", -1},
+		{"the cli uses go 1.26", "uses go", 8},
+		{"reuses go and uses go", "uses go", 14},
+		{"café uses go", "uses go", 6},
+		{"", "go", -1},
+	} {
+		if got := indexWords(tc.s, tc.sub); got != tc.want {
+			t.Errorf("indexWords(%q, %q) = %d, want %d", tc.s, tc.sub, got, tc.want)
+		}
+	}
+	got := string(replaceWords([]byte("Alice Uses Google; Bob Uses Go daily. Uses Go"), "Uses Go", "[forgotten]"))
+	if want := "Alice Uses Google; Bob [forgotten] daily. [forgotten]"; got != want {
+		t.Errorf("replaceWords = %q, want %q", got, want)
+	}
 }

@@ -37,7 +37,7 @@ const (
 	// CacheDir is the directory of derived, git-ignored data (journals,
 	// the inject index and log, consolidate's attempts).
 	CacheDir = MarkerDir + "/cache"
-	// TxnDir holds the journal and staged files of a write transaction.
+	// TxnDir holds the journal of a write transaction (see txn.go).
 	TxnDir = CacheDir + "/txn"
 	// applyLockPath is the flock writers hold exclusively while a
 	// transaction applies and readers hold shared while they read.
@@ -51,12 +51,6 @@ const (
 	// of state.json and ids a person wrote by hand and deleted since, so
 	// no id is handed out twice on this machine.
 	IDMarksPath = CacheDir + "/id-marks.json"
-	// ForgetOwedPath holds the cleanup a forget still owes (the texts to
-	// scrub from the queue, transcripts and caches) from just before its
-	// commit until the cleanup is done: a forget killed in between is
-	// cleaned up by the next writer. Git-ignored, in a subdirectory the
-	// cache scrub passes over, mode 0600.
-	ForgetOwedPath = CacheDir + "/owed/forget.json"
 	// AttemptsPath counts consolidate's failed runs per candidate.
 	AttemptsPath = CacheDir + "/consolidate-attempts.json"
 	// ExtractCacheDir keeps extract's per-transcript read offsets.
@@ -64,8 +58,4 @@ const (
 	// EmbeddingsCachePath keeps embedding vectors by content hash
 	// (format: inject/dense.go).
 	EmbeddingsCachePath = CacheDir + "/embeddings.bin"
-
-	// Journals of versions before the write transaction, recovered once.
-	legacyWriteJournal       = CacheDir + "/write-journal.json"
-	legacyConsolidateJournal = CacheDir + "/consolidate-journal.json"
 )

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -88,6 +89,18 @@ func PurgeHistory(ctx context.Context, s *Store, ids, extra []string) (*PurgeRes
 		return nil, err
 	}
 	defer unlock()
+	res, err := s.purgeLocked(ctx, ids, extra)
+	if err == nil {
+		// This purge is the one a note of Lock's says is owed.
+		s.Recovered = slices.DeleteFunc(s.Recovered, func(n string) bool { return strings.Contains(n, owedPurgeNote) && !s.purgeOwed() })
+	}
+	return res, err
+}
+
+// purgeLocked is PurgeHistory with the lock held. Once it succeeded, a
+// purge these ids owed (an interrupted forget --purge-history) is no
+// longer owed.
+func (s *Store) purgeLocked(ctx context.Context, ids, extra []string) (*PurgeResult, error) {
 	want, err := s.purgeIDs(ids)
 	if err != nil {
 		return nil, err
@@ -107,6 +120,7 @@ func PurgeHistory(ctx context.Context, s *Store, ids, extra []string) (*PurgeRes
 	if err != nil {
 		return nil, err
 	}
+	s.clearOwedPurge(ids)
 	return &PurgeResult{RewriteResult: rr, Versions: len(pu.needles), Objects: n, CannotReach: PurgeCannotReach}, nil
 }
 

@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// TestFinding5_CandidateIDsKeepInputOrder: the candidates of one batch
+// TestCandidateIDsKeepInputOrder: the candidates of one batch
 // share a microsecond timestamp; the sequence in their ids makes the
 // queue return them in input order. An id of the old format (no
 // sequence) is still read, ordered by its time.
-func TestFinding5_CandidateIDsKeepInputOrder(t *testing.T) {
+func TestCandidateIDsKeepInputOrder(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 3, 4, 5, 6, 7, 890123000, time.UTC)
 	var cands []*Candidate

@@ -1,7 +1,6 @@
 package mdmem
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,7 +45,9 @@ type Store struct {
 	Getenv func(string) string
 	Exit   func(code int)
 
-	locked bool
+	locked  bool
+	settle  RecoverChoice  // how Lock's recovery settles edits that do not merge
+	cleaned *forgetCleanup // what the last forget's cleanup removed
 }
 
 // State is .memctl/state.json.
@@ -96,31 +97,15 @@ func (s *Store) Lock(ctx context.Context) (unlock func() error, err error) {
 		return repoUnlock()
 	}
 	s.Recovered = append(s.Recovered, s.sweepTemps()...)
-	legacy, err := s.recoverLegacy(ctx)
-	s.Recovered = append(s.Recovered, legacy...)
+	notes, err := s.recoverTxn(ctx)
 	if err != nil {
 		_ = release()
 		return nil, err
 	}
-	msg, err := s.recoverTxn(ctx)
-	if err != nil {
-		_ = release()
-		return nil, err
-	}
-	if msg != "" {
-		s.Recovered = append(s.Recovered, msg)
-	}
+	s.Recovered = append(s.Recovered, notes...)
 	if err := s.seedLocalMarks(ctx); err != nil {
 		_ = release()
 		return nil, err
-	}
-	msg, err = s.finishOwedForget(ctx)
-	if err != nil {
-		_ = release()
-		return nil, err
-	}
-	if msg != "" {
-		s.Recovered = append(s.Recovered, msg)
 	}
 	return release, nil
 }
@@ -425,11 +410,6 @@ func uniqueSorted(ids []string) []string {
 	return out[:n]
 }
 
-// legacyJournals are the journals of earlier releases, which were not
-// bound to a base commit. They are never rolled forward: files that hold
-// their uncommitted content are put back to HEAD, then they are dropped.
-var legacyJournals = []string{legacyWriteJournal, legacyConsolidateJournal}
-
 // Write replaces the given memory-relative files (a nil content deletes
 // the file) and commits exactly those paths, in one transaction planned on
 // the files as they are now. It takes the lock for the write unless the
@@ -458,73 +438,6 @@ func (s *Store) Write(ctx context.Context, files map[string][]byte, msg CommitMe
 		}
 	}
 	return tx.Commit(ctx, msg)
-}
-
-// PutOnDisk is Put planned on the file as it is on disk now (the caller
-// holds the lock, and has committed hand edits).
-func (t *Txn) PutOnDisk(ctx context.Context, rel string, data []byte) error {
-	old, err := ReadMemoryFile(t.s.Dir, rel)
-	if errors.Is(err, fs.ErrNotExist) {
-		old, err = nil, nil
-	}
-	if err != nil {
-		return err
-	}
-	return t.Put(ctx, rel, old, data)
-}
-
-// recoverLegacy drops the journal of an earlier release's interrupted
-// write, putting back to HEAD every file that holds its uncommitted
-// content (so it is not later committed as a person's hand edit).
-func (s *Store) recoverLegacy(ctx context.Context) ([]string, error) {
-	var notes []string
-	for _, rel := range legacyJournals {
-		data, err := os.ReadFile(s.abs(rel))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return notes, err
-		}
-		var j struct {
-			Files map[string][]byte `json:"files"`
-		}
-		_ = json.Unmarshal(data, &j)
-		var undone []string
-		for p, want := range j.Files {
-			if checkRelPath(p) != nil {
-				continue
-			}
-			disk, err := ReadMemoryFile(s.Dir, p)
-			if err != nil || want == nil || !bytes.Equal(disk, want) {
-				continue
-			}
-			head, ok, err := s.Repo.ReadHead(ctx, p)
-			if err != nil {
-				return notes, err
-			}
-			if ok && bytes.Equal(head, want) {
-				continue
-			}
-			if !ok {
-				head = nil
-			}
-			if err := s.writeFile(ctx, p, head); err != nil {
-				return notes, err
-			}
-			undone = append(undone, p)
-		}
-		if err := os.Remove(s.abs(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return notes, err
-		}
-		msg := "dropped an earlier release's journal of an interrupted write"
-		if len(undone) > 0 {
-			sort.Strings(undone)
-			msg += " and put back " + strings.Join(undone, ", ") + " as committed"
-		}
-		notes = append(notes, msg)
-	}
-	return notes, nil
 }
 
 func (s *Store) writeFile(ctx context.Context, rel string, data []byte) error {

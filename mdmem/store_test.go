@@ -54,7 +54,7 @@ func TestWriteFailureRestoresFiles(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.Dir, "topics", "new.md")); !os.IsNotExist(err) {
 		t.Errorf("topics/new.md left behind: %v", err)
 	}
-	if j, err := s.readTxnJournal(); j != nil || err != nil {
+	if j, err := readJournalIn(s.Dir, journalName); j != nil || err != nil {
 		t.Errorf("journal left: %v %v", j, err)
 	}
 }

@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// TestFinding11_MissingSections: entries land under their own heading, a
+// TestMissingSections: entries land under their own heading, a
 // missing subsection is created in canonical order, and a missing
 // "# Core profile" is written once, however many subsections it gets.
-func TestFinding11_MissingSections(t *testing.T) {
+func TestMissingSections(t *testing.T) {
 	pref := &Entry{ID: "pref-009", Category: "preference", Content: "New pref"}
 	cons := &Entry{ID: "cons-009", Category: "constraint", Content: "New cons"}
 	dec := &Entry{ID: "dec-009", Category: "decision", Content: "New dec"}
@@ -70,9 +70,9 @@ func TestFinding11_MissingSections(t *testing.T) {
 	}
 }
 
-// TestFinding11_LintRepeatedHeadings: a section or core subsection written
+// TestLintRepeatedHeadings: a section or core subsection written
 // twice is a lint problem.
-func TestFinding11_LintRepeatedHeadings(t *testing.T) {
+func TestLintRepeatedHeadings(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{"# Core profile\n## User preferences\n# Core profile\n## Key decisions\n", `heading "Core profile" appears again (first at line 1)`},
 		{"# Core profile\n## User preferences\n## Key decisions\n## User preferences\n", `heading "User preferences" appears again (first at line 2)`},
@@ -92,10 +92,10 @@ func TestFinding11_LintRepeatedHeadings(t *testing.T) {
 	}
 }
 
-// TestFinding12_ConfigSections: a mistake stops only the commands that use
+// TestConfigSections: a mistake stops only the commands that use
 // its section; the section falls back to its defaults; every problem is
 // listed with its line.
-func TestFinding12_ConfigSections(t *testing.T) {
+func TestConfigSections(t *testing.T) {
 	for _, tc := range []struct {
 		name, text string
 		bad        string // the section Check refuses ("" none; "warn" only a warning)

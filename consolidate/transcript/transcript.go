@@ -75,7 +75,15 @@ type Result struct {
 	// queue operations, unknown types): skipped, never fatal.
 	Skipped  int
 	Warnings []string
+
+	// ownCalls holds the ids of memctl's own MCP tool calls (Claude
+	// Code), whose results are left out with the calls.
+	ownCalls map[string]bool
 }
+
+// ownToolPrefix starts the name Claude Code gives memctl's MCP tools: what
+// they return came out of the memory and must not go back into it.
+const ownToolPrefix = "mcp__memctl__"
 
 // LineError is malformed input at a given line (or message, for OpenAI
 // JSON).
@@ -305,7 +313,7 @@ func claudeRecord(res *Result, n int, body []byte) error {
 			role = "summary" // a compaction summary the harness wrote as a user message
 		}
 		typed := role == "user" && !rec.IsSidechain && len(rec.ToolResult) == 0
-		return claudeContent(rec.Message.Content, role, func(t Turn) {
+		return claudeContent(res, rec.Message.Content, role, func(t Turn) {
 			if t.Role == "user" && t.Kind == KindText {
 				t.Person = typed
 				t.Role, t.Text, t.Person = personTurn(t.Text, t.Person)
@@ -319,7 +327,9 @@ func claudeRecord(res *Result, n int, body []byte) error {
 }
 
 // claudeContent reads message.content: a string or a list of blocks.
-func claudeContent(raw json.RawMessage, role string, add func(Turn)) error {
+// memctl's own MCP calls and their results are left out (counted as
+// skipped): the memory's entries are not the session's news.
+func claudeContent(res *Result, raw json.RawMessage, role string, add func(Turn)) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -333,13 +343,15 @@ func claudeContent(raw json.RawMessage, role string, add func(Turn)) error {
 		return nil
 	}
 	var blocks []struct {
-		Type     string          `json:"type"`
-		Text     string          `json:"text"`
-		Name     string          `json:"name"`
-		Input    json.RawMessage `json:"input"`
-		Content  json.RawMessage `json:"content"`
-		IsError  bool            `json:"is_error"`
-		Thinking string          `json:"thinking"`
+		Type      string          `json:"type"`
+		Text      string          `json:"text"`
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Input     json.RawMessage `json:"input"`
+		ToolUseID string          `json:"tool_use_id"`
+		Content   json.RawMessage `json:"content"`
+		IsError   bool            `json:"is_error"`
+		Thinking  string          `json:"thinking"`
 	}
 	if err := json.Unmarshal(raw, &blocks); err != nil {
 		return fmt.Errorf("message.content is neither a string nor a list of blocks: %w", err)
@@ -349,8 +361,20 @@ func claudeContent(raw json.RawMessage, role string, add func(Turn)) error {
 		case "text":
 			add(Turn{Role: role, Kind: KindText, Text: b.Text})
 		case "tool_use":
+			if strings.HasPrefix(b.Name, ownToolPrefix) {
+				if res.ownCalls == nil {
+					res.ownCalls = map[string]bool{}
+				}
+				res.ownCalls[b.ID] = true
+				res.Skipped++
+				continue
+			}
 			add(Turn{Role: role, Kind: KindToolCall, Name: b.Name, Text: compactJSON(b.Input)})
 		case "tool_result":
+			if res.ownCalls[b.ToolUseID] {
+				res.Skipped++
+				continue
+			}
 			text := blockText(b.Content)
 			if b.IsError {
 				text = "error: " + text

@@ -65,6 +65,15 @@ func TestRead(t *testing.T) {
 			session: "s1",
 		},
 		{
+			name: "claude: memctl's own MCP calls and results left out, other tools kept", format: Claude,
+			in: `{"type":"user","sessionId":"s2","message":{"role":"user","content":"when is the cache warmed?"}}
+{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"mcp__memctl__memory_search","input":{"query":"cache"}},{"type":"tool_use","id":"toolu_2","name":"Bash","input":{"command":"crontab -l"}}]}}
+{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"[{\"id\":\"fact-001\"}]"}]},{"type":"tool_result","tool_use_id":"toolu_2","content":"0 6 * * * warm"}]}}
+`,
+			want:    "1 user/text : when is the cache warmed?\n2 assistant/tool_call Bash: {\"command\":\"crontab -l\"}\n3 tool/tool_result : 0 6 * * * warm\n",
+			session: "s2",
+		},
+		{
 			name: "claude torn last line", format: Claude,
 			in:   "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"a\"}}\n{\"type\":\"user\",\"mess",
 			want: "1 user/text : a\n", next: 56, warn: "line 2 is incomplete",

@@ -9,42 +9,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
-
-// CommitRequest describes one memctl commit.
-type CommitRequest struct {
-	// Paths are memory-dir-relative slash paths ("MEMORY.md",
-	// "topics/db.md"). A listed path whose file no longer exists in the
-	// worktree is removed from the tree. Paths must be clean, relative,
-	// without "..", and must not lead through a symlink.
-	Paths []string
-	// Message is the full commit message including trailers.
-	Message string
-	// Author is the author and committer; zero means MemctlSignature.
-	Author Signature
-	// When is the author and committer date; zero means now.
-	When time.Time
-	// CheckBase makes the commit conditional: it fails with
-	// ErrConcurrentUpdate unless HEAD is Base ("" = an unborn branch)
-	// when the ref is locked. A write transaction planned on Base never
-	// lands on top of commits it has not seen.
-	CheckBase bool
-	Base      string
-	// Contents, by path of Paths, commits these bytes instead of the
-	// worktree's (which stays as it is, and shows as modified): a write
-	// whose file a person edited on top of it is committed as planned,
-	// the person's bytes then as their own commit.
-	Contents map[string][]byte
-}
-
-// commitLockWait is how long Commit waits for memctl.lock when the caller
-// did not take it.
-var commitLockWait = 10 * time.Second
 
 // testHookBeforeRefLock lets tests move the branch inside the commit window.
 var testHookBeforeRefLock func()
@@ -215,65 +184,11 @@ func checkSignature(s Signature) error {
 	return nil
 }
 
-// Commit records the current worktree content of exactly req.Paths on top
-// of HEAD (or as the root commit on an unborn branch) and returns the new
-// commit hash; it returns "" and no error when those paths already equal
-// HEAD. Other index entries (a person's staged changes) are left as they
-// are. The caller should hold Lock; if it does not, Commit takes it for the
-// duration (waiting up to 10s).
-//
-// Order of durable steps: objects are written and fsynced; index.lock and
-// then <ref>.lock are taken (git's protocol; a lock held by a git process
-// makes Commit fail before anything visible changed); the ref is compared
-// with the commit we built on (packed-refs included); the new index and ref
-// are written into their lock files and fsynced; index.lock is renamed
-// first, then the ref lock; directories are fsynced; reflogs are appended.
-// A crash between the two renames leaves an index that already contains
-// memctl's new blobs (shown as staged by git status) and which the next
-// Commit finishes; it never leaves an index that would revert the commit.
-func (r *Repo) Commit(ctx context.Context, req CommitRequest) (hash string, err error) {
-	if len(req.Paths) == 0 {
-		return "", errors.New("git: commit: no paths")
-	}
-	if strings.TrimSpace(req.Message) == "" {
-		return "", errors.New("git: commit: empty message")
-	}
-	if req.Author == (Signature{}) {
-		req.Author = MemctlSignature
-	}
-	if err := checkSignature(req.Author); err != nil {
-		return "", err
-	}
-	treePaths := make([]string, 0, len(req.Paths))
-	seen := map[string]bool{}
-	overrides := map[string][]byte{}
-	for _, p := range req.Paths {
-		tp, err := r.validatePath(p)
-		if err != nil {
-			return "", err
-		}
-		if data, ok := req.Contents[p]; ok {
-			overrides[tp] = data
-		}
-		if !seen[tp] {
-			seen[tp] = true
-			treePaths = append(treePaths, tp)
-		}
-	}
-	sort.Strings(treePaths)
-	err = r.withLock(ctx, commitLockWait, func() error {
-		var err error
-		hash, err = r.commitLocked(ctx, req, treePaths, overrides)
-		return err
-	})
-	return hash, err
-}
-
 // commitJob is one commit in the making, passed between the steps of
-// commitLocked: the branch and the commit it builds on, the trees, the
-// worktree files, and the new commit.
+// Prepare: the branch and the commit it builds on, the trees, the files,
+// and the new commit.
 type commitJob struct {
-	req     CommitRequest
+	req     PrepareRequest
 	o       *objStore
 	ref     string
 	oldHash plumbing.Hash
@@ -286,39 +201,9 @@ type commitJob struct {
 	newHash plumbing.Hash
 }
 
-// commitLocked makes the commit under memctl.lock, in the order of
-// durable steps documented on Commit.
-func (r *Repo) commitLocked(ctx context.Context, req CommitRequest, treePaths []string, overrides map[string][]byte) (string, error) {
-	j := &commitJob{req: req}
-	if err := r.checkCommitBase(ctx, j); err != nil {
-		return "", err
-	}
-	j.o = r.newObjStore()
-	defer j.o.close()
-	if j.born {
-		var err error
-		if j.oldTree, err = j.o.commitTree(j.oldHash); err != nil {
-			return "", err
-		}
-	}
-	if err := r.writeTree(ctx, j, treePaths, overrides); err != nil {
-		return "", err
-	}
-	if j.born && j.newTree == j.oldTree {
-		return "", nil
-	}
-	if err := r.writeCommitObject(ctx, j); err != nil {
-		return "", err
-	}
-	if err := r.publish(j); err != nil {
-		return "", err
-	}
-	return j.newHash.String(), nil
-}
-
-// checkCommitBase refuses to commit during a merge or (with
-// req.CheckBase) on top of a HEAD other than the planned base, and
-// records the branch and the commit the job builds on.
+// checkCommitBase refuses to commit during a merge or on top of a HEAD
+// other than the planned base, and records the branch and the commit the
+// job builds on.
 func (r *Repo) checkCommitBase(ctx context.Context, j *commitJob) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -332,52 +217,9 @@ func (r *Repo) checkCommitBase(ctx context.Context, j *commitJob) error {
 	if err != nil {
 		return err
 	}
-	if j.req.CheckBase && headString(j.oldHash, j.born) != j.req.Base {
+	if headString(j.oldHash, j.born) != j.req.Base {
 		return fmt.Errorf("git: HEAD is %s, not %s as planned: %w", headString(j.oldHash, j.born), j.req.Base, ErrConcurrentUpdate)
 	}
-	return nil
-}
-
-// writeTree reads the worktree files of treePaths (or their overrides),
-// writes their blobs and the new tree (objects only, nothing visible).
-func (r *Repo) writeTree(ctx context.Context, j *commitJob, treePaths []string, overrides map[string][]byte) error {
-	ar := newAttrResolver(r)
-	j.files = make([]*worktreeFile, 0, len(treePaths))
-	changes := map[string]change{}
-	for _, tp := range treePaths {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		wf, err := r.readWorktree(j.o, ar, j.oldTree, tp, overrides[tp])
-		if err != nil {
-			return err
-		}
-		j.files = append(j.files, wf)
-		if wf.missing {
-			changes[tp] = change{del: true}
-		} else {
-			changes[tp] = change{mode: wf.mode, hash: wf.hash}
-		}
-	}
-	// Write blobs that changed (unchanged ones exist already).
-	for _, wf := range j.files {
-		if wf.missing {
-			continue
-		}
-		if _, err := j.o.write("blob", wf.data); err != nil {
-			return err
-		}
-	}
-	newTree, empty, err := j.o.updateTree(j.oldTree, changes)
-	if err != nil {
-		return err
-	}
-	if empty {
-		if newTree, err = j.o.write("tree", nil); err != nil {
-			return err
-		}
-	}
-	j.newTree = newTree
 	return nil
 }
 
@@ -416,110 +258,6 @@ func (r *Repo) writeCommitObject(ctx context.Context, j *commitJob) error {
 		return err
 	}
 	return j.o.syncDirs()
-}
-
-// publish makes the commit visible: index.lock and then the ref lock are
-// taken (as git commit does), the ref is compared with the commit the job
-// built on, the new index and ref are written into their lock files and
-// fsynced, index.lock is renamed first, then the ref lock, and the reflogs
-// are appended.
-func (r *Repo) publish(j *commitJob) error {
-	ilock, err := acquireLock(r.gitDir, r.indexPath(), "index")
-	if err != nil {
-		return err
-	}
-	defer ilock.release()
-	ix, err := r.commitIndex(j)
-	if err != nil {
-		return err
-	}
-	if testHookBeforeRefLock != nil {
-		testHookBeforeRefLock()
-	}
-	rlock, err := acquireLock(r.gitDir, filepath.Join(r.gitDir, filepath.FromSlash(j.ref)), refMarker(j.ref))
-	if err != nil {
-		return err
-	}
-	defer rlock.release()
-	cur, curOK, err := r.readRef(j.ref)
-	if err != nil {
-		return err
-	}
-	if curOK != j.born || cur != j.oldHash {
-		return fmt.Errorf("git: %s moved from %s to %s while committing: %w", j.ref, j.oldHash, cur, ErrConcurrentUpdate)
-	}
-	setIndexEntries(ix, j.files)
-	if err := ilock.writeNoSync(ix.encode()); err != nil {
-		return err
-	}
-	if err := rlock.writeNoSync([]byte(j.newHash.String() + "\n")); err != nil {
-		return err
-	}
-	if err := ilock.sync(); err != nil {
-		return err
-	}
-	if err := rlock.sync(); err != nil {
-		return err
-	}
-	if err := ilock.commit(); err != nil {
-		return err
-	}
-	if err := rlock.commit(); err != nil {
-		return err
-	}
-	subject, _, _ := strings.Cut(j.msg, "\n")
-	logMsg := "commit: " + subject
-	if !j.born {
-		logMsg = "commit (initial): " + subject
-	}
-	r.appendReflog(j.ref, j.oldHash, j.newHash, j.req.Author, j.when, logMsg)
-	return nil
-}
-
-// commitIndex reads the index to update (the caller holds index.lock),
-// rebuilding it from the commit the job builds on when it is corrupt
-// (it is derived state), and refuses an index with unmerged paths.
-func (r *Repo) commitIndex(j *commitJob) (*indexFile, error) {
-	ix, err := r.readIndex()
-	if err != nil {
-		if !errors.Is(err, errIndexCorrupt) {
-			return nil, err
-		}
-		if ix, err = r.indexFromTree(j.o, j.oldTree); err != nil {
-			return nil, err
-		}
-	}
-	if um := ix.unmerged(); len(um) > 0 {
-		return nil, fmt.Errorf("git: the index has unmerged paths (%s); resolve the conflict first: %w",
-			strings.Join(um, ", "), ErrUnsupported)
-	}
-	return ix, nil
-}
-
-// setIndexEntries records the committed files in the index (stat data
-// included, so git status needs no rehash) and removes the deleted ones,
-// keeping the assume-valid and skip-worktree bits of existing entries.
-func setIndexEntries(ix *indexFile, files []*worktreeFile) {
-	for _, wf := range files {
-		if wf.missing {
-			ix.removeEntry(wf.treePath)
-			continue
-		}
-		e := &idxEntry{name: wf.treePath, hash: wf.hash}
-		e.mode = 0o100644
-		if wf.mode == modeExec {
-			e.mode = 0o100755
-		}
-		if wf.fi != nil {
-			fillStat(e, wf.fi)
-		}
-		if old := ix.find(wf.treePath); old != nil {
-			e.flags = old.flags & flagAssumeValid
-			e.xflags = old.xflags & xflagSkipWT
-		}
-		ix.setEntry(e)
-		ix.sort()
-	}
 }
 
 // commitTree returns the tree of a commit.

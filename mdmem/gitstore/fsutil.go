@@ -177,22 +177,6 @@ func (l *lockFile) write(data []byte) error {
 	return writeFileSync(l.lock, data, 0o666)
 }
 
-// writeNoSync replaces the lock file's content; call sync before commit.
-func (l *lockFile) writeNoSync(data []byte) error {
-	f, err := os.OpenFile(l.lock, os.O_WRONLY|os.O_TRUNC, 0o666)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// sync fsyncs the lock file's content.
-func (l *lockFile) sync() error { return syncFile(l.lock) }
-
 // commit renames the lock over its target and makes that durable.
 func (l *lockFile) commit() error {
 	if err := os.Rename(l.lock, l.target); err != nil {

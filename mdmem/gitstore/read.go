@@ -72,33 +72,6 @@ func headString(h plumbing.Hash, born bool) string {
 	return h.String()
 }
 
-// Landed reports whether a commit carrying the trailer key: value is on
-// HEAD's first-parent line after base (base itself excluded; "" = from
-// the root), looking at most limit commits back.
-func (r *Repo) Landed(ctx context.Context, base, key, value string, limit int) (bool, error) {
-	found := false
-	n := 0
-	reachedBase := false
-	_, err := r.Log(ctx, func(c *Commit) bool {
-		if reachedBase || found || n >= limit {
-			return true // stop: Log stops after the first match with limit 1
-		}
-		if c.Hash == base {
-			reachedBase = true
-			return true
-		}
-		n++
-		for _, v := range c.Trailers[key] {
-			if v == value {
-				found = true
-				return true
-			}
-		}
-		return false
-	}, 1)
-	return found, err
-}
-
 func (r *Repo) headCommit() (plumbing.Hash, bool, error) {
 	ref, err := r.headRef()
 	if errors.Is(err, ErrDetachedHead) {
