@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -157,13 +158,18 @@ const nearDuplicate = 0.7
 
 // near returns the keyed fingerprints of a text's words: the first 8 hex
 // digits of the HMAC of each distinct word of its normalised form,
-// sorted. They tell a near repeat of a forgotten text without holding its
-// words (a fingerprint is keyed and short).
+// sorted; a word holding a digit is marked "n" (its fingerprint's first
+// digit replaced), so numbers are compared apart. They tell a near repeat
+// of a forgotten text without holding its words (a fingerprint is keyed
+// and short).
 func (t *Tombstones) near(text string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, w := range strings.Fields(NormalizeForget(text)) {
 		h := t.mac("word:" + w)[:8]
+		if strings.ContainsAny(w, "0123456789") {
+			h = "n" + h[1:]
+		}
 		if !seen[h] {
 			seen[h] = true
 			out = append(out, h)
@@ -171,6 +177,30 @@ func (t *Tombstones) near(text string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// nearRepeat reports whether a text's word fingerprints (near) make it a
+// near repeat of a tombstone's: the same numbers, and most of the other
+// words (nearDuplicate), both with at least minNearWords words. Another
+// number is another fact ("release 8673" after "release 6465"), never a
+// repeat.
+func nearRepeat(a, b []string) bool {
+	if len(a) < minNearWords || len(b) < minNearWords {
+		return false
+	}
+	split := func(fs []string) (nums, words []string) {
+		for _, f := range fs {
+			if strings.HasPrefix(f, "n") {
+				nums = append(nums, f)
+			} else {
+				words = append(words, f)
+			}
+		}
+		return nums, words
+	}
+	an, aw := split(a)
+	bn, bw := split(b)
+	return slices.Equal(an, bn) && jaccard(aw, bw) >= nearDuplicate
 }
 
 // jaccard is the Jaccard similarity of two sorted sets.
@@ -269,8 +299,8 @@ func orNone(s string) string {
 
 // Match returns the tombstone a text repeats, if any: the same text once
 // normalised (NormalizeForget; or as tombstones written before it hashed
-// it), or a near repeat (most of its words, nearDuplicate, when both have
-// at least minNearWords).
+// it), or a near repeat (nearRepeat: the same numbers, most of the other
+// words).
 func (t *Tombstones) Match(text string) (Tombstone, bool) {
 	if t.lines == 0 || t.key == nil {
 		return Tombstone{}, false
@@ -288,7 +318,7 @@ func (t *Tombstones) Match(text string) (Tombstone, bool) {
 		if ts.Hash == h || ts.Hash == old {
 			return ts, true
 		}
-		if len(words) >= minNearWords && len(ts.Near) >= minNearWords && jaccard(words, ts.Near) >= nearDuplicate {
+		if nearRepeat(words, ts.Near) {
 			return ts, true
 		}
 	}

@@ -140,6 +140,7 @@ func TestTombstoneMatchesWhatSaysTheSame(t *testing.T) {
 		{"Alex works at the harbour office", false},
 		{"Leith", false},
 		{"Sam lives at 3 Mill Lane, Perth", false},
+		{"Alex lives at 14 Harbour Road, Leith", false}, // another number: another fact
 	} {
 		if _, got := ts.Match(tc.text); got != tc.want {
 			t.Errorf("Match(%q) = %v, want %v", tc.text, got, tc.want)
