@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -148,13 +147,13 @@ func (t *Tombstones) mac(s string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// minNearWords is the fewest distinct words a text needs for a
-// near-duplicate match: shorter texts match only exactly.
+// minNearWords is the fewest distinct words (numbers aside) a forgotten
+// text needs for a near-repeat match: shorter texts match only exactly.
 const minNearWords = 4
 
-// nearDuplicate is the share of words two texts must share (Jaccard) to
-// be one memory: a word or two changed, added or dropped.
-const nearDuplicate = 0.7
+// nearDuplicate is the share of a forgotten text's words (numbers aside)
+// that a text must hold to repeat it.
+const nearDuplicate = 0.9
 
 // near returns the keyed fingerprints of a text's words: the first 8 hex
 // digits of the HMAC of each distinct word of its normalised form,
@@ -179,49 +178,32 @@ func (t *Tombstones) near(text string) []string {
 	return out
 }
 
-// nearRepeat reports whether a text's word fingerprints (near) make it a
-// near repeat of a tombstone's: the same numbers, and most of the other
-// words (nearDuplicate), both with at least minNearWords words. Another
-// number is another fact ("release 8673" after "release 6465"), never a
-// repeat.
-func nearRepeat(a, b []string) bool {
-	if len(a) < minNearWords || len(b) < minNearWords {
-		return false
+// nearRepeat reports whether a text's word fingerprints (cand, from near)
+// make it a near repeat of a forgotten text's (gone): it holds every
+// number of the forgotten text and nearDuplicate of its other words (at
+// least minNearWords of them), whatever it adds ("Alex now lives at 12
+// Harbour Road in Leith" after "Alex lives at 12 Harbour Road, Leith").
+// Another number or another name is another fact ("release 8673" after
+// "release 6465"; "the saola queue" after "the basalt queue").
+func nearRepeat(cand, gone []string) bool {
+	have := map[string]bool{}
+	for _, f := range cand {
+		have[f] = true
 	}
-	split := func(fs []string) (nums, words []string) {
-		for _, f := range fs {
-			if strings.HasPrefix(f, "n") {
-				nums = append(nums, f)
-			} else {
-				words = append(words, f)
+	words, held := 0, 0
+	for _, f := range gone {
+		if strings.HasPrefix(f, "n") {
+			if !have[f] {
+				return false
 			}
+			continue
 		}
-		return nums, words
-	}
-	an, aw := split(a)
-	bn, bw := split(b)
-	return slices.Equal(an, bn) && jaccard(aw, bw) >= nearDuplicate
-}
-
-// jaccard is the Jaccard similarity of two sorted sets.
-func jaccard(a, b []string) float64 {
-	i, j, both := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] == b[j]:
-			both++
-			i++
-			j++
-		case a[i] < b[j]:
-			i++
-		default:
-			j++
+		words++
+		if have[f] {
+			held++
 		}
 	}
-	if n := len(a) + len(b) - both; n > 0 {
-		return float64(both) / float64(n)
-	}
-	return 0
+	return words >= minNearWords && float64(held) >= nearDuplicate*float64(words)
 }
 
 func (s *Store) tombstoneKeyPath() string {
@@ -299,8 +281,8 @@ func orNone(s string) string {
 
 // Match returns the tombstone a text repeats, if any: the same text once
 // normalised (NormalizeForget; or as tombstones written before it hashed
-// it), or a near repeat (nearRepeat: the same numbers, most of the other
-// words).
+// it), or a near repeat (nearRepeat: it holds the forgotten text's
+// numbers and nearly all its words).
 func (t *Tombstones) Match(text string) (Tombstone, bool) {
 	if t.lines == 0 || t.key == nil {
 		return Tombstone{}, false

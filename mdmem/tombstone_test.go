@@ -141,6 +141,7 @@ func TestTombstoneMatchesWhatSaysTheSame(t *testing.T) {
 		{"Leith", false},
 		{"Sam lives at 3 Mill Lane, Perth", false},
 		{"Alex lives at 14 Harbour Road, Leith", false}, // another number: another fact
+		{"Alex lives at 12 Harbour Road, Perth", false}, // another place
 	} {
 		if _, got := ts.Match(tc.text); got != tc.want {
 			t.Errorf("Match(%q) = %v, want %v", tc.text, got, tc.want)
