@@ -51,7 +51,8 @@ with their line number; the valid ones are queued (see docs/FORMAT.md).
 --scope takes one or more scopes, comma-separated or repeated; an empty
 --scope (an unset variable) or a malformed one (white space, "project:") is
 an error, never a global entry; project:. is the git project of the current
-directory (project:<its top directory's name>). add reads
+directory (project:<its full path>, the home directory as ~:
+project:~/work/app). add reads
 only the [add] section of config.toml: a mistake elsewhere does not stop it.
 
 Categories: preference, constraint, decision (core profile), fact, incident,

@@ -15,10 +15,14 @@ import (
 type forgetOptions struct {
 	Reason string
 	Match  string
+	Many   bool
 	Yes    bool
 	JSON   bool
 	Quiet  bool
 	Purge  bool
+	// asked are the ids given or matched, before forget added the ones
+	// holding the same text and the ones they superseded.
+	asked []string
 }
 
 func init() { register(newForgetCmd) }
@@ -39,9 +43,16 @@ text, the ids in the inject log and cache files holding the text are
 removed too. Every other byte of the memory stays as it was; ids are never
 reused.
 
---match TEXT lists the entries whose text contains TEXT (case, width and
-white space do not matter) and asks before forgetting them; --yes skips
-the question, --json prints the matches (and, with --yes, the result).
+--match TEXT lists the entries whose text holds TEXT as whole words (case,
+width, punctuation and look-alike letters do not matter) and asks before
+forgetting them; --yes skips the question, --json prints the matches (and,
+with --yes, the result). More than 10 matches are refused unless
+--all-matches is given too.
+
+Forgetting an entry also forgets the entries it superseded (the archived
+earlier values of the same memory, and theirs), and lists them. Neither
+an error nor the commit repeats an argument that holds a secret: a
+--reason holding one is refused.
 
 The text stays in earlier commits of git history. --purge-history rewrites
 the history of the branch so that no commit holds it (see README, "Forget
@@ -69,15 +80,23 @@ for real").`,
 	fl.StringVarP(&opts.Reason, "reason", "m", "", "why (one line, at most 1000 bytes; goes into the commit message: do not repeat the content)")
 	fl.StringVar(&opts.Match, "match", "", "forget the entries whose text contains this text (asks first)")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask before forgetting --match results")
+	fl.BoolVar(&opts.Many, "all-matches", false, fmt.Sprintf("forget --match results even when there are more than %d", maxMatchForget))
 	fl.BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing on stdout (warnings still go to stderr)")
 	fl.BoolVar(&opts.Purge, "purge-history", false, "also rewrite git history so no commit holds the text (refuses on a dirty worktree)")
 	return cmd
 }
 
+// maxMatchForget is the most entries --match forgets without
+// --all-matches: a short pattern ("a") must not forget the memory.
+const maxMatchForget = 10
+
 // runForget forgets the entries of ids (or those --match finds), purges
 // their history with --purge-history, and reports it.
 func runForget(ctx context.Context, f *Factory, ids []string, opts *forgetOptions) error {
+	if kinds := secretKinds(opts.Reason); kinds != "" {
+		return FlagErrorf("--reason holds a secret (%s); it would go into the commit message: give a reason without it (nothing was forgotten)", kinds)
+	}
 	s, err := f.Store(ctx, "git")
 	if err != nil {
 		return err
@@ -93,6 +112,7 @@ func runForget(ctx context.Context, f *Factory, ids []string, opts *forgetOption
 			return &HintError{Err: err, Hint: "nothing was forgotten; --purge-history rewrites commits and needs a clean worktree"}
 		}
 	}
+	opts.asked = ids
 	res, err := mdmem.Forget(ctx, s, ids, opts.Reason, mdmem.ForgetOptions{Purge: opts.Purge})
 	if opts.Purge && errors.Is(err, mdmem.ErrNoEntry) {
 		return purgeForgotten(ctx, f, s, ids, opts, err)
@@ -124,9 +144,14 @@ func matchForget(ctx context.Context, f *Factory, s *mdmem.Store, ids []string, 
 		return nil, false, err
 	}
 	found := mdmem.MatchEntries(m, opts.Match)
+	shown := safeArg(opts.Match)
 	if len(found) == 0 {
-		return nil, false, &HintError{Err: fmt.Errorf("no entry contains %q; nothing was forgotten", opts.Match),
+		return nil, false, &HintError{Err: fmt.Errorf("no entry holds %q as words; nothing was forgotten", shown),
 			Hint: "memctl search TEXT finds entries by words"}
+	}
+	if len(found) > maxMatchForget && !opts.Many {
+		return nil, false, &HintError{Err: fmt.Errorf("%d entries hold %q, more than %d; nothing was forgotten", len(found), shown, maxMatchForget),
+			Hint: "give a longer text, forget by id, or pass --all-matches to forget them all"}
 	}
 	if opts.JSON && !opts.Yes {
 		type match struct {
@@ -146,7 +171,7 @@ func matchForget(ctx context.Context, f *Factory, s *mdmem.Store, ids []string, 
 		}{out, "nothing forgotten: pass --yes to forget these"})
 	}
 	w := f.IO.ErrOut
-	fmt.Fprintf(w, "%d %s %s %q:\n", len(found), pluralize(len(found), "entry", "entries"), pluralize(len(found), "contains", "contain"), opts.Match)
+	fmt.Fprintf(w, "%d %s %s %q:\n", len(found), pluralize(len(found), "entry", "entries"), pluralize(len(found), "holds", "hold"), shown)
 	for _, e := range found {
 		fmt.Fprintf(w, "  %-10s %s:%d  %s\n", e.ID, e.File, e.Line, e.Content)
 		ids = append(ids, e.ID)
@@ -197,6 +222,9 @@ func printForget(f *Factory, res *mdmem.ForgetResult, purge *mdmem.PurgeResult, 
 	if len(res.SameText) > 0 {
 		fmt.Fprintf(f.IO.Out, "%s held the same text and went too\n", strings.Join(res.SameText, ", "))
 	}
+	if pred := predecessors(res, opts.asked); len(pred) > 0 {
+		fmt.Fprintf(f.IO.Out, "%s, superseded by %s, went too\n", strings.Join(pred, ", "), pluralize(len(pred), "it", "them"))
+	}
 	if len(res.Queue) > 0 {
 		fmt.Fprintf(f.IO.Out, "removed %d queued %s holding the text\n", len(res.Queue), pluralize(len(res.Queue), "candidate", "candidates"))
 	}
@@ -235,3 +263,29 @@ func printPurge(f *Factory, p *mdmem.PurgeResult) {
 		fmt.Fprintf(w, "  - %s\n", c)
 	}
 }
+
+// predecessors are the ids a forget took because an entry it forgot had
+// superseded them: neither asked for nor holding the same text.
+func predecessors(res *mdmem.ForgetResult, asked []string) []string {
+	skip := map[string]bool{}
+	for _, id := range append(append([]string{}, asked...), res.SameText...) {
+		skip[id] = true
+	}
+	var out []string
+	for _, id := range res.IDs {
+		if !skip[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// secretKinds names the kinds of secret in s, comma-separated; "" when it
+// holds none.
+func secretKinds(s string) string {
+	return strings.Join(mdmem.SecretKinds(s), ", ")
+}
+
+// safeArg is an argument as an error or a listing may repeat it: a secret
+// in it redacted.
+func safeArg(s string) string { return mdmem.RedactText(s) }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/memctl/memctl/consolidate"
 	"github.com/memctl/memctl/inject"
@@ -85,8 +86,9 @@ taken as the task: user-prompt-submit ranks entries against its "prompt".
   session-end         background (bounded by llm.deadline); --foreground
                       waits for it
 
-The project in cwd is the scope project:<name>, name being the git
-repository's (or the directory's) base name, lower-cased; --scope gives
+The project in cwd is the scope project:<path>, path being the full path
+of the git repository holding cwd (or of cwd), the home directory as ~
+(project:~/work/app; ~/personal/app is another project); --scope gives
 another. Context stays under 10,000 characters (beyond that Claude Code
 shows only a preview). A hook never breaks the session: on any error, or
 after --timeout, it prints nothing on stdout, exits 0, and logs the error
@@ -171,6 +173,48 @@ func hookLogPath(f *Factory) string {
 	return filepath.Join(f.Getenv("HOME"), ".local", "state", "memctl", "hook.log")
 }
 
+// openHookLog opens the hook log for appending, private to the user
+// (0600, narrowed if an older memctl made it readable to others): it
+// names sessions and projects.
+func openHookLog(p string) (*os.File, error) {
+	fh, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := fh.Chmod(0o600); err != nil {
+		fh.Close()
+		return nil, err
+	}
+	return fh, nil
+}
+
+// logField is a value from the hook's JSON as one token of a log line:
+// letters, digits and "-_.:" only (at most 80), so a session id cannot
+// end the line or forge another one.
+func logField(s string) string {
+	out := strings.Map(func(r rune) rune {
+		if r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("-_.:", r)) {
+			return r
+		}
+		return '_'
+	}, s)
+	if len(out) > 80 {
+		out = out[:80]
+	}
+	return out
+}
+
+// logText is a message as the rest of one log line: control characters
+// (line breaks included) become spaces.
+func logText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == 0x2028 || r == 0x2029 {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
 // hookLog appends one line to the hook log; a log that cannot be written
 // is not an error either.
 func hookLog(f *Factory, event, session, msg string) {
@@ -178,12 +222,12 @@ func hookLog(f *Factory, event, session, msg string) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return
 	}
-	fh, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	fh, err := openHookLog(p)
 	if err != nil {
 		return
 	}
 	defer fh.Close()
-	fmt.Fprintf(fh, "%s %s session=%s %s\n", f.Now().UTC().Format(time.RFC3339), event, session, strings.ReplaceAll(msg, "\n", " "))
+	fmt.Fprintf(fh, "%s %s session=%s %s\n", f.Now().UTC().Format(time.RFC3339), event, logField(session), logText(msg))
 }
 
 // runClaudeHook runs one hook; it never fails the agent: errors and time
@@ -238,24 +282,23 @@ func readHookInput(r io.Reader) (*hookInput, error) {
 	return &in, nil
 }
 
-// projectScope names the project of a working directory: the base name of
-// its git repository, else of the directory, lower-cased, as a scope.
-func projectScope(cwd string) string {
-	if cwd == "" {
-		return ""
-	}
-	dir := filepath.Clean(cwd)
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			dir = d
-			break
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
+// projectScope is the scope of the project of a working directory
+// (mdmem.ProjectScopeOf: the full path of its git repository, the home
+// directory as "~").
+func projectScope(f *Factory, cwd string) string {
+	return mdmem.ProjectScopeOf(cwd, f.Getenv("HOME"))
+}
+
+// projectName names the project of a directory for a file name: the base
+// name of its git repository (else of the directory), lower-cased, other
+// characters "-".
+func projectName(dir string) string {
+	root := filepath.Clean(dir)
+	if r, ok := mdmem.GitRoot(root); ok {
+		root = r
 	}
 	var b strings.Builder
-	for _, r := range strings.ToLower(filepath.Base(dir)) {
+	for _, r := range strings.ToLower(filepath.Base(root)) {
 		switch {
 		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
 			b.WriteRune(r)
@@ -263,18 +306,14 @@ func projectScope(cwd string) string {
 			b.WriteByte('-')
 		}
 	}
-	name := strings.Trim(b.String(), "-.")
-	if name == "" {
-		return ""
-	}
-	return "project:" + name
+	return strings.Trim(b.String(), "-.")
 }
 
-func (o *hookOptions) scopeFor(in *hookInput) string {
+func (o *hookOptions) scopeFor(f *Factory, in *hookInput) string {
 	if o.Scope != "" {
 		return o.Scope
 	}
-	return projectScope(in.Cwd)
+	return projectScope(f, in.Cwd)
 }
 
 func claudeHook(ctx context.Context, f *Factory, event string, in *hookInput, opts *hookOptions) (string, error) {
@@ -308,7 +347,7 @@ func hookContext(ctx context.Context, f *Factory, event string, in *hookInput, o
 	if err != nil {
 		return "", err
 	}
-	if sc := opts.scopeFor(in); sc != "" {
+	if sc := opts.scopeFor(f, in); sc != "" {
 		o.Scopes = []string{sc}
 	}
 	if o.MaxChars <= 0 || o.MaxChars > maxHookContext {
@@ -412,22 +451,28 @@ func hookExtract(ctx context.Context, f *Factory, event string, in *hookInput, o
 		hookLog(f, event, in.SessionID, "no transcript at "+in.TranscriptPath+"; nothing to extract")
 		return nil
 	}
+	s, err := mdmem.Open(ctx, dir)
+	if err != nil {
+		return err
+	}
+	transcriptPath, err := hookTranscript(f, in.TranscriptPath, s.Config.Extract.TranscriptDirs)
+	if err != nil {
+		return err
+	}
 	var scopes []string
-	if sc := opts.scopeFor(in); sc != "" {
+	if sc := opts.scopeFor(f, in); sc != "" {
 		scopes = []string{sc}
 	}
 	// Owed until an extract of it finishes: memctl extract --catch-up
 	// reads it when this one cannot (no model, the model down, a kill).
-	if err := consolidate.OweExtract(ctx, dir, consolidate.OwedExtract{Path: in.TranscriptPath, Session: in.SessionID, Scopes: scopes, Event: event, Since: f.Now().UTC()}); err != nil {
+	if err := consolidate.OweExtract(ctx, dir, consolidate.OwedExtract{Path: transcriptPath, Session: in.SessionID, Scopes: scopes, Event: event, Since: f.Now().UTC()}); err != nil {
 		return err
 	}
-	if s, err := mdmem.Open(ctx, dir); err == nil {
-		if _, _, _, ok := consolidate.LLMEndpoint(s.Config, f.Getenv); !ok {
-			hookLog(f, event, in.SessionID, "no model configured: "+in.TranscriptPath+" waits for memctl extract --catch-up")
-			return nil
-		}
+	if _, _, _, ok := consolidate.LLMEndpoint(s.Config, f.Getenv); !ok {
+		hookLog(f, event, in.SessionID, "no model configured: "+transcriptPath+" waits for memctl extract --catch-up")
+		return nil
 	}
-	args := []string{"--dir", dir, "extract", "--transcript", in.TranscriptPath, "--quiet"}
+	args := []string{"--dir", dir, "extract", "--transcript", transcriptPath, "--quiet"}
 	if in.SessionID != "" {
 		args = append(args, "--session", in.SessionID)
 	}
@@ -455,12 +500,12 @@ func hookExtract(ctx context.Context, f *Factory, event string, in *hookInput, o
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	logf, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	logf, err := openHookLog(p)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-	fmt.Fprintf(logf, "%s %s session=%s starting: memctl %s\n", f.Now().UTC().Format(time.RFC3339), event, in.SessionID, strings.Join(args, " "))
+	fmt.Fprintf(logf, "%s %s session=%s starting: memctl %s\n", f.Now().UTC().Format(time.RFC3339), event, logField(in.SessionID), logText(strings.Join(args, " ")))
 	cmd := exec.Command(self, args...)
 	cmd.Env = append(os.Environ(), logTimeEnv+"=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, logf, logf
@@ -469,6 +514,69 @@ func hookExtract(ctx context.Context, f *Factory, event string, in *hookInput, o
 		return err
 	}
 	return cmd.Process.Release()
+}
+
+// transcriptRoots are the folders the agents keep their transcripts in,
+// under the home directory (and CLAUDE_CONFIG_DIR, CODEX_HOME), and the
+// configured ones (extract.transcript_dirs).
+func transcriptRoots(f *Factory, configured []string) []string {
+	home := f.Getenv("HOME")
+	var roots []string
+	if home != "" {
+		roots = append(roots, filepath.Join(home, ".claude", "projects"), filepath.Join(home, ".codex", "sessions"),
+			filepath.Join(home, ".gemini", "tmp"))
+	}
+	if d := f.Getenv("CLAUDE_CONFIG_DIR"); filepath.IsAbs(d) {
+		roots = append(roots, filepath.Join(d, "projects"))
+	}
+	if d := f.Getenv("CODEX_HOME"); filepath.IsAbs(d) {
+		roots = append(roots, filepath.Join(d, "sessions"))
+	}
+	for _, d := range configured {
+		if rest, ok := strings.CutPrefix(d, "~/"); ok && home != "" {
+			d = filepath.Join(home, rest)
+		}
+		if filepath.IsAbs(d) {
+			roots = append(roots, d)
+		}
+	}
+	return roots
+}
+
+// hookTranscript is the transcript a hook may read for path: a regular
+// file, once links are resolved, inside an agent's transcript folder or a
+// configured one. Anything else (/proc/self/environ, ~/.ssh/id_rsa, a
+// FIFO) is refused without being opened.
+func hookTranscript(f *Factory, path string, configured []string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("transcript_path: %w", err)
+	}
+	roots := transcriptRoots(f, configured)
+	inside := false
+	for _, r := range roots {
+		if rr, err := filepath.EvalSymlinks(r); err == nil {
+			if rel, err := filepath.Rel(rr, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && rel != "." {
+				inside = true
+				break
+			}
+		}
+	}
+	if !inside {
+		return "", fmt.Errorf("transcript_path %s is not in an agent's transcript folder (%s; more with extract.transcript_dirs): not read", abs, strings.Join(roots, ", "))
+	}
+	fi, err := os.Lstat(real)
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("transcript_path %s is not a regular file: not read", abs)
+	}
+	return real, nil
 }
 
 // selfPath is the memctl binary to start again: os.Args[0] as invoked

@@ -115,23 +115,33 @@ func TestWriteTargetFollowsLinks(t *testing.T) {
 	}
 }
 
-func TestProjectScope(t *testing.T) {
-	base := t.TempDir()
-	repo := filepath.Join(base, "My App")
-	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
-		t.Fatal(err)
+// TestProjectScopeIsTheProjectsPath: the scope of a working directory is
+// its git repository's full path, the home directory as "~", so that
+// ~/work/app and ~/personal/app are two projects.
+func TestProjectScopeIsTheProjectsPath(t *testing.T) {
+	home := t.TempDir()
+	f, _, _ := testFactory(map[string]string{"HOME": home}, "")
+	for _, p := range []string{filepath.Join(home, "work", "My App", "src", "deep"), filepath.Join(home, "personal", "My App"), filepath.Join(home, "plain_dir")} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.MkdirAll(filepath.Join(repo, "src", "deep"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, repo := range []string{filepath.Join(home, "work", "My App"), filepath.Join(home, "personal", "My App")} {
+		if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
+	outside := t.TempDir()
 	for in, want := range map[string]string{
-		filepath.Join(repo, "src", "deep"): "project:my-app",
-		repo:                               "project:my-app",
-		filepath.Join(base, "plain_dir"):   "project:plain_dir",
-		"":                                 "",
-		"/":                                "",
+		filepath.Join(home, "work", "My App", "src", "deep"): "project:~/work/My-App",
+		filepath.Join(home, "work", "My App"):                "project:~/work/My-App",
+		filepath.Join(home, "personal", "My App"):            "project:~/personal/My-App",
+		filepath.Join(home, "plain_dir"):                     "project:~/plain_dir",
+		outside:                                              "project:" + filepath.ToSlash(outside),
+		"":                                                   "",
+		"/":                                                  "",
 	} {
-		if got := projectScope(in); got != want {
+		if got := projectScope(f, in); got != want {
 			t.Errorf("projectScope(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -68,7 +68,8 @@ memory may override in .memctl/templates/inject-header.tmpl.
 Scopes isolate: without --scope only global (unscoped) entries are
 eligible; --scope X adds entries scoped X; --scope "X, Y" (comma-separated,
 as in add) adds both; --scope all shows everything; --scope project:. is the
-git project of the current directory (project:<its top directory's name>).
+git project of the current directory (project:<its full path>, the home
+directory as ~: project:~/work/app).
 An empty --scope (an unset variable) or a malformed one is an error.
 --tag keeps only L2 entries carrying one of the tags.
 

@@ -52,7 +52,7 @@ stdin/stdout, so the agent calls tools instead of running memctl in a shell:
 
 The server keeps the rules of inject: it serves global entries and its
 scope only (--scope, else the project of the directory the client starts
-it in, project:<git repository or directory name>, as the hooks do;
+it in, project:<full path of its git repository>, as the hooks do;
 --scope all for every scope), never Pending confirmation, and it returns
 stored text neutralised (no hidden characters, no chat-template tokens).
 A tool's scope argument can narrow the server's scope, never widen it.
@@ -72,7 +72,7 @@ prints how to register the server with Claude Code and other clients.`,
 			if f.Getenv("MEMCTL_MCP_ALLOW_FORGET") == "1" {
 				opts.AllowForget = true
 			}
-			if err := opts.resolveScopes(scopeFlag); err != nil {
+			if err := opts.resolveScopes(f, scopeFlag); err != nil {
 				return err
 			}
 			out := &lockedWriter{w: f.IO.Out}
@@ -99,7 +99,7 @@ prints how to register the server with Claude Code and other clients.`,
 
 // resolveScopes sets o.Scopes from --scope, else from the working
 // directory's project.
-func (o *mcpOptions) resolveScopes(flag []string) error {
+func (o *mcpOptions) resolveScopes(f *Factory, flag []string) error {
 	for _, v := range flag {
 		sc, err := mdmem.SplitScopes(v)
 		if err != nil {
@@ -109,7 +109,7 @@ func (o *mcpOptions) resolveScopes(flag []string) error {
 	}
 	if len(flag) == 0 {
 		if wd, err := os.Getwd(); err == nil {
-			if sc := projectScope(wd); sc != "" {
+			if sc := projectScope(f, wd); sc != "" {
 				o.Scopes = []string{sc}
 			}
 		}
@@ -117,8 +117,9 @@ func (o *mcpOptions) resolveScopes(flag []string) error {
 	return nil
 }
 
-// serves reports whether the server may return entry n: in its scopes and
-// not waiting in Pending confirmation.
+// serves reports whether the server may return an entry of the scopes
+// and place given: in the server's scopes and not waiting in Pending
+// confirmation.
 func (o *mcpOptions) serves(scopes []string, place mdmem.Place) bool {
 	return place != mdmem.PlacePending && inScopes(scopes, o.Scopes)
 }
@@ -140,7 +141,7 @@ func (o *mcpOptions) narrow(arg string) ([]string, error) {
 		return o.Scopes, err
 	}
 	for _, a := range asked {
-		if !inScopes([]string{a}, o.Scopes) || a == mdmem.ScopeAll && !slices.Contains(o.Scopes, mdmem.ScopeAll) {
+		if !inScopes([]string{a}, o.Scopes) {
 			return nil, fmt.Errorf("scope %s is outside this server's scopes (%s); start memctl mcp with --scope", a, orGlobal(o.Scopes))
 		}
 	}

@@ -160,7 +160,7 @@ func newScheduleJob(f *Factory, every string) (*scheduleJob, error) {
 		cfg = filepath.Join(home, ".config")
 	}
 	j := &scheduleJob{Dir: dir, Memctl: self, Log: filepath.Join(state, "memctl", "consolidate.log"),
-		EnvFile: filepath.Join(cfg, "memctl", "env"), Name: "memctl-consolidate-" + strings.TrimPrefix(projectScope(dir), "project:"), When: when}
+		EnvFile: filepath.Join(cfg, "memctl", "env"), Name: "memctl-consolidate-" + projectName(dir), When: when}
 	j.Env = append(j.Env, [2]string{"MEMCTL_DIR", dir}, [2]string{logTimeEnv, "1"})
 	for _, k := range []string{"MEMCTL_MODEL", "OPENAI_BASE_URL"} {
 		if v := f.Getenv(k); v != "" {

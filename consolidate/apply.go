@@ -2,6 +2,7 @@ package consolidate
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -233,6 +234,9 @@ func (p *planner) finish() (*Plan, error) {
 	for round := 0; ; round++ {
 		var err error
 		if files, err = p.render(); err != nil {
+			if errors.Is(err, mdmem.ErrNoCoreHeading) {
+				return nil, fmt.Errorf("%w; nothing written, the candidates stay queued", err) // the person's file to fix, not memctl's bug
+			}
 			return nil, fmt.Errorf("%w: %w", errPlanInvariant, err)
 		}
 		main := p.in.Mem.Main

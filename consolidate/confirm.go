@@ -182,7 +182,7 @@ func Confirm(ctx context.Context, s *mdmem.Store, id, text string, keepOther boo
 			ne.Content = mdmem.OneLine(red)
 		}
 		ne.Updated = now.UTC().Truncate(24 * time.Hour)
-		ne.Notes = append(ne.Notes, "confirmed by user")
+		ne.Notes = append(ne.Notes, mdmem.ConfirmedNote)
 		t := mdmem.TargetFor(ne, "")
 		r.Place = string(t.Place)
 		if t.Place == mdmem.PlaceTopic {

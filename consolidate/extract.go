@@ -3,6 +3,8 @@ package consolidate
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,7 +92,23 @@ type Extractor struct {
 	Scopes                                  []string // scopes the model may give; other scopes are dropped
 	RetryBase                               time.Duration
 	Log                                     func(format string, args ...any)
+	// MaxCalls and MaxTokens cap the run's LLM calls and tokens
+	// (ErrExtractCap past them); 0 = no cap.
+	MaxCalls, MaxTokens int
+	// Digests, when set, keeps each chunk's digest: a run that stops (its
+	// cap, the deadline) leaves them for the next, which goes on from
+	// there instead of paying for them again.
+	Digests DigestCache
 }
+
+// DigestCache keeps chunk digests by a key of what was digested.
+type DigestCache interface {
+	Get(key string) (string, bool)
+	Put(ctx context.Context, key, digest string) error
+}
+
+// ErrExtractCap is the run reaching extract.max_calls or max_tokens.
+var ErrExtractCap = errors.New("this run reached its cap")
 
 // Proposal is one candidate the model proposed, with the turns it cited
 // and, if it was not kept, why.
@@ -328,6 +346,27 @@ func (x *Extractor) summarize(ctx context.Context, kind string, tool bool, text 
 	if err != nil {
 		return "", err
 	}
+	key := digestKey(sys, text)
+	if x.Digests != nil {
+		if d, ok := x.Digests.Get(key); ok {
+			return d, nil // digested by an earlier run
+		}
+	}
+	d, err := x.summarizeNow(ctx, sys, text, u)
+	if err == nil && x.Digests != nil {
+		err = x.Digests.Put(ctx, key, d)
+	}
+	return d, err
+}
+
+// digestKey names a digest by the prompt and the text it digested.
+func digestKey(sys, text string) string {
+	h := sha256.Sum256([]byte(sys + "\x00" + text))
+	return hex.EncodeToString(h[:16])
+}
+
+// summarizeNow asks the model for the digest of one chunk.
+func (x *Extractor) summarizeNow(ctx context.Context, sys, text string, u *Usage) (string, error) {
 	req := Request{System: sys, User: "Session part:\n" + text + "\n\nReturn the JSON object with \"digest\" only.", SchemaName: DigestSchemaName, Schema: DigestSchema}
 	var ans struct {
 		Digest *string `json:"digest"`
@@ -427,8 +466,10 @@ func (x *Extractor) candidates(ctx context.Context, ex *Extraction, core []strin
 				c.Scope = append(c.Scope, s)
 			}
 		}
-		if len(r.Scope) > 0 && len(c.Scope) == 0 && len(x.Scopes) > 0 {
-			c.Scope = append(c.Scope, x.Scopes...) // a scope not offered: the session's own
+		if len(c.Scope) == 0 && len(x.Scopes) > 0 {
+			// none, or a scope not offered: the session's own (the hook's
+			// project), never global by default
+			c.Scope = append(c.Scope, x.Scopes...)
 		}
 		if sessionID != "" {
 			c.Refs = append(c.Refs, "session:"+mdmem.TrailerValue(sessionID))
@@ -471,6 +512,12 @@ func (x *Extractor) ask(ctx context.Context, req Request, u *Usage, parse func(s
 	retries := x.Config.Consolidate.MaxRetries
 	parseRetries := 1
 	for attempt := 0; ; attempt++ {
+		if x.MaxCalls > 0 && u.Calls >= x.MaxCalls {
+			return fmt.Errorf("%w of %d LLM calls (extract.max_calls)", ErrExtractCap, x.MaxCalls)
+		}
+		if x.MaxTokens > 0 && u.PromptTokens+u.CompletionTokens >= x.MaxTokens {
+			return fmt.Errorf("%w of %d tokens (extract.max_tokens)", ErrExtractCap, x.MaxTokens)
+		}
 		actx, cancel := context.WithTimeout(ctx, st.timeout())
 		resp, err := x.Completer.Complete(actx, req)
 		timedOut := actx.Err() != nil && ctx.Err() == nil

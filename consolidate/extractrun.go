@@ -183,7 +183,11 @@ func ExtractTranscript(ctx context.Context, s *mdmem.Store, o ExtractOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	if r, err := o.askModel(ctx, s, comp, mem, res.Turns, rep); err != nil {
+	digests := &digestFile{path: strings.TrimSuffix(statePath, ".json") + ".digests.json"}
+	if o.Full || o.DryRun {
+		digests.fresh = true // read whole again: digests of another reading are not reused
+	}
+	if r, err := o.askModel(ctx, s, comp, mem, res.Turns, rep, digests); err != nil {
 		return r, err
 	}
 	now := o.Now()
@@ -204,10 +208,68 @@ func ExtractTranscript(ctx context.Context, s *mdmem.Store, o ExtractOptions) (*
 	if err := writeState(ctx, statePath, next); err != nil {
 		return rep, err
 	}
+	if err := digests.remove(); err != nil {
+		return rep, err
+	}
 	if err := settleOwed(statePath); err != nil {
 		return rep, err
 	}
 	return rep, o.keepTrace(ctx, s, rep)
+}
+
+// digestFile is the DigestCache of one transcript's reading, a JSON
+// object in the extract cache next to its state: written after every
+// digest, so a run that stops (its cap, the deadline, a kill) leaves them
+// for the next; removed once the reading is queued.
+type digestFile struct {
+	path   string
+	fresh  bool // start empty, and keep nothing (a dry run, --full)
+	loaded bool
+	m      map[string]string
+}
+
+func (d *digestFile) load() {
+	if d.loaded {
+		return
+	}
+	d.loaded, d.m = true, map[string]string{}
+	if d.fresh {
+		return
+	}
+	if b, err := os.ReadFile(d.path); err == nil {
+		_ = json.Unmarshal(b, &d.m) // a broken file is digested again
+	}
+}
+
+// Get returns a kept digest.
+func (d *digestFile) Get(key string) (string, bool) {
+	d.load()
+	v, ok := d.m[key]
+	return v, ok
+}
+
+// Put keeps a digest, on disk at once.
+func (d *digestFile) Put(ctx context.Context, key, digest string) error {
+	d.load()
+	d.m[key] = digest
+	if d.fresh {
+		return nil
+	}
+	b, err := json.Marshal(d.m)
+	if err != nil {
+		return err
+	}
+	return mdmem.WriteFileAtomic(ctx, d.path, b, mdmem.PrivateFileMode)
+}
+
+// Len is how many digests are kept.
+func (d *digestFile) Len() int { d.load(); return len(d.m) }
+
+func (d *digestFile) remove() error {
+	if err := os.Remove(d.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // defaults fills in the options left zero.
@@ -228,6 +290,11 @@ func (o *ExtractOptions) defaults() {
 func openTranscript(path string) (abs string, f *os.File, fi os.FileInfo, err error) {
 	if abs, err = filepath.Abs(path); err != nil {
 		return "", nil, nil, err
+	}
+	// A FIFO or a device would block the open, or never end: refused
+	// before it is opened.
+	if st, err := os.Stat(abs); err == nil && !st.Mode().IsRegular() {
+		return "", nil, nil, fmt.Errorf("transcript %s is not a regular file", path)
 	}
 	if f, err = os.Open(abs); err != nil {
 		return "", nil, nil, fmt.Errorf("transcript: %w", err)
@@ -368,19 +435,24 @@ func (o *ExtractOptions) completer(s *mdmem.Store, rep *ExtractReport) (Complete
 // entries of mem as context, and records its proposals and usage in rep.
 // On error it returns the report to return with it (nil unless the model
 // failed, an *LLMError).
-func (o *ExtractOptions) askModel(ctx context.Context, s *mdmem.Store, comp Completer, mem *mdmem.Memory, turns []transcript.Turn, rep *ExtractReport) (*ExtractReport, error) {
+func (o *ExtractOptions) askModel(ctx context.Context, s *mdmem.Store, comp Completer, mem *mdmem.Memory, turns []transcript.Turn, rep *ExtractReport, digests *digestFile) (*ExtractReport, error) {
 	var core []string
 	for _, e := range mem.Entries() {
 		if e.Place == mdmem.PlaceCore && e.ID != "" {
 			core = append(core, fmt.Sprintf("- [%s] %s", e.ID, promptText(e.Content)))
 		}
 	}
-	x := &Extractor{Completer: comp, MemDir: s.Dir, Config: s.Config, MinConfidence: o.MinConfidence, Scopes: o.Scopes, RetryBase: o.RetryBase, Log: o.Log}
+	x := &Extractor{Completer: comp, MemDir: s.Dir, Config: s.Config, MinConfidence: o.MinConfidence, Scopes: o.Scopes, RetryBase: o.RetryBase, Log: o.Log,
+		MaxCalls: s.Config.Extract.MaxCalls, MaxTokens: s.Config.Extract.MaxTokens, Digests: digests}
 	ex, err := x.Extract(ctx, turns, core, rep.SessionID)
 	rep.Usage = ex.Usage
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(ctxErr, context.DeadlineExceeded) {
 			return nil, ctxErr
+		}
+		if n := digests.Len(); n > 0 && !digests.fresh {
+			err = fmt.Errorf("%w; nothing was queued yet, but %d chunk %s kept, and the next run goes on from %s", err, n,
+				map[bool]string{true: "digest is", false: "digests are"}[n == 1], map[bool]string{true: "it", false: "them"}[n == 1])
 		}
 		return rep, &LLMError{Err: err}
 	}

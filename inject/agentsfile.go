@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gofrs/flock"
 	"github.com/memctl/memctl/mdmem"
 )
 
@@ -98,40 +99,122 @@ func ReplaceBlock(doc []byte, block string) ([]byte, error) {
 // absent, creating the file if missing) atomically, and writes nothing
 // when the file already holds this block, so that editors and git see no
 // change. It reports whether it wrote.
+//
+// It writes only what it was named: never a path inside a .git
+// directory, never a file that is not regular (a FIFO or a device is
+// refused before it is opened, so nothing blocks), never through a link
+// that leaves the directory the file is named in (CLAUDE.md → AGENTS.md
+// next to it is written through; a link elsewhere is refused). It splices
+// under an flock on the file and reads it again just before replacing
+// it: a line a person appended meanwhile is kept (it retries with the new
+// content).
 func WriteBlock(ctx context.Context, path, block string) (bool, error) {
-	old, err := os.ReadFile(path)
-	perm := os.FileMode(0o644)
-	switch {
-	case err == nil:
-		if fi, err := os.Stat(path); err == nil {
-			if !fi.Mode().IsRegular() {
-				return false, fmt.Errorf("%s is not a regular file", path)
-			}
-			perm = fi.Mode().Perm()
-		}
-	case errors.Is(err, fs.ErrNotExist):
-	default:
+	target, err := writeTarget(path)
+	if err != nil {
 		return false, err
 	}
-	doc, err := ReplaceBlock(old, block)
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", path, err)
+	for attempt := 0; ; attempt++ {
+		old, perm, err := readRegular(target)
+		if err != nil {
+			return false, err
+		}
+		doc, err := ReplaceBlock(old, block)
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", path, err)
+		}
+		if bytes.Equal(doc, old) {
+			return false, nil
+		}
+		wrote, err := spliceLocked(ctx, target, old, doc, perm)
+		if err != nil || wrote {
+			return wrote, err
+		}
+		if attempt >= 8 {
+			return false, fmt.Errorf("%s keeps changing while memctl writes its block; nothing written, try again", path)
+		}
 	}
-	if bytes.Equal(doc, old) {
-		return false, nil
-	}
-	// A link (CLAUDE.md → AGENTS.md is common) is written through: the
-	// file it points to gets the block, the link stays.
-	if target, err := resolveLink(path); err == nil {
-		path = target
-	}
-	return true, mdmem.WriteFileAtomic(ctx, path, doc, perm)
 }
 
-func resolveLink(path string) (string, error) {
-	fi, err := os.Lstat(path)
-	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-		return path, err
+// writeTarget is the file WriteBlock writes for path: path itself, or
+// where its link points when that stays in path's directory tree. It
+// refuses a path inside .git and a link that leaves the tree.
+func writeTarget(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
 	}
-	return filepath.EvalSymlinks(path)
+	if inGitDir(abs) {
+		return "", fmt.Errorf("%s is inside a .git directory: memctl writes its block only into agents' instruction files", path)
+	}
+	fi, err := os.Lstat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return abs, nil
+	}
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return abs, err
+	}
+	root, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return "", err
+	}
+	target, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("%s is a link memctl cannot follow: %w", path, err)
+	}
+	if rel, err := filepath.Rel(root, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s is a link to %s, outside %s: memctl does not write through it", path, target, root)
+	}
+	if inGitDir(target) {
+		return "", fmt.Errorf("%s links into a .git directory: memctl does not write there", path)
+	}
+	return target, nil
+}
+
+// inGitDir reports whether a path has a .git component.
+func inGitDir(abs string) bool {
+	for _, part := range strings.Split(filepath.ToSlash(abs), "/") {
+		if strings.EqualFold(part, ".git") {
+			return true
+		}
+	}
+	return false
+}
+
+// readRegular reads the file at path (nil when it does not exist) and its
+// permissions; anything but a regular file is refused before it is
+// opened.
+func readRegular(path string) ([]byte, os.FileMode, error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0o644, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("%s is not a regular file (%s): memctl writes its block only into a regular file", path, fi.Mode().Type())
+	}
+	b, err := os.ReadFile(path)
+	return b, fi.Mode().Perm(), err
+}
+
+// spliceLocked replaces the file at path by doc under an flock on it,
+// provided it still holds old; it reports false (nothing written) when
+// the file changed since old was read.
+func spliceLocked(ctx context.Context, path string, old, doc []byte, perm os.FileMode) (bool, error) {
+	if old != nil {
+		lk := flock.New(path)
+		if err := lk.Lock(); err != nil {
+			return false, err
+		}
+		defer lk.Unlock()
+		now, _, err := readRegular(path)
+		if err != nil {
+			return false, err
+		}
+		if !bytes.Equal(now, old) {
+			return false, nil // a person appended meanwhile: splice into that
+		}
+	}
+	return true, mdmem.WriteFileAtomic(ctx, path, doc, perm)
 }

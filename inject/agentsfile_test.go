@@ -74,3 +74,32 @@ func TestWriteBlockNoChurn(t *testing.T) {
 		t.Errorf("AGENTS.md: %q", b)
 	}
 }
+
+// TestSpliceKeepsALineAppendedMeanwhile: a line a person appends between
+// memctl's read and its write is not lost: the splice sees the change and
+// WriteBlock splices into the new content.
+func TestSpliceKeepsALineAppendedMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "AGENTS.md")
+	old := []byte("# Notes\n")
+	if err := os.WriteFile(p, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := ReplaceBlock(old, "block v1\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, append(old, "appended by a person\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if wrote, err := spliceLocked(ctx, p, old, doc, 0o644); err != nil || wrote {
+		t.Fatalf("spliced over a changed file: wrote %v, %v", wrote, err)
+	}
+	if _, err := WriteBlock(ctx, p, "block v1\n"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	if !strings.Contains(string(b), "appended by a person") || !strings.Contains(string(b), "block v1") {
+		t.Errorf("after the splice:\n%s", b)
+	}
+}

@@ -2,6 +2,7 @@ package mdmem
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -141,6 +142,11 @@ func usesCRLF(src []byte) bool {
 	return i > 0 && src[i-1] == '\r'
 }
 
+// ErrNoCoreHeading is returned by an insertion into the core (or Pending
+// confirmation) of a MEMORY.md whose core subsections stand under no
+// "# Core profile" heading: memctl refuses rather than add a second core.
+var ErrNoCoreHeading = errors.New("the core profile has lost its heading")
+
 func (ed *Editor) insert(e *Entry, t Target, nested string) (string, error) {
 	item := pendingItem{e: e, nested: nested}
 	switch t.Place {
@@ -150,14 +156,19 @@ func (ed *Editor) insert(e *Entry, t Target, nested string) (string, error) {
 		}
 		ed.inserted = append(ed.inserted, e.ID)
 		return ed.insertTopic(t.Topic, item), nil
-	case PlaceCore:
-		c, ok := CategoryByName(e.Category)
-		if !ok || !c.Core {
-			return "", fmt.Errorf("entry %s: category %q has no core section", e.ID, e.Category)
+	case PlaceCore, PlacePending:
+		h2 := TitlePending
+		if t.Place == PlaceCore {
+			c, ok := CategoryByName(e.Category)
+			if !ok || !c.Core {
+				return "", fmt.Errorf("entry %s: category %q has no core section", e.ID, e.Category)
+			}
+			h2 = c.Heading
 		}
-		ed.insertMain(TitleCore, c.Heading, item)
-	case PlacePending:
-		ed.insertMain(TitleCore, TitlePending, item)
+		if h := ed.m.Main.orphanCore(); h != nil {
+			return "", fmt.Errorf("%w: %s line %d has %q but no \"# %s\" heading above it; memctl does not add a second core: name that section \"# %s\" (memctl lint)", ErrNoCoreHeading, MainFile, h.Line, h.Title, TitleCore, TitleCore)
+		}
+		ed.insertMain(TitleCore, h2, item)
 	case PlaceArchive:
 		ed.insertMain(TitleArchive, "", item)
 	default:

@@ -209,6 +209,20 @@ func forgotten(m *Memory, ids []string, res *ForgetResult) ([]*Entry, error) {
 		res.IDs = append(res.IDs, e.ID)
 		res.SameText = append(res.SameText, e.ID)
 	}
+	// The entries a forgotten one superseded hold an earlier wording of
+	// the same memory (the same personal data, often): they go too, and
+	// theirs in turn. They are in res.IDs; the command lists them.
+	for grew := true; grew; {
+		grew = false
+		for _, e := range m.Entries() {
+			if e.ID == "" || seen[e.ID] || e.SupersededBy == "" || !seen[e.SupersededBy] {
+				continue
+			}
+			seen[e.ID], grew = true, true
+			gone = append(gone, m.FindAll(e.ID)...)
+			res.IDs = append(res.IDs, e.ID)
+		}
+	}
 	return gone, nil
 }
 
@@ -605,8 +619,9 @@ func dropLogIDs(data []byte, drop map[string]bool) ([]byte, bool) {
 	return out.Bytes(), changed
 }
 
-// MatchEntries returns the entries whose content holds pattern (compared
-// after NormalizeForget: case, width and white space do not matter), in
+// MatchEntries returns the entries whose content holds pattern as whole
+// words (compared after NormalizeForget: case, width, punctuation and
+// look-alike letters do not matter; "go" is not in "uses google"), in
 // file order.
 func MatchEntries(m *Memory, pattern string) []*Entry {
 	p := NormalizeForget(pattern)
@@ -615,7 +630,7 @@ func MatchEntries(m *Memory, pattern string) []*Entry {
 	}
 	var out []*Entry
 	for _, e := range m.Entries() {
-		if e.ID != "" && strings.Contains(NormalizeForget(e.Content), p) {
+		if e.ID != "" && indexWords(NormalizeForget(e.Content), p) >= 0 {
 			out = append(out, e)
 		}
 	}

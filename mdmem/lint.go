@@ -108,7 +108,7 @@ func (m *Memory) lintGovernance() []Problem {
 			}
 			confirmed := false
 			for _, n := range e.Notes {
-				confirmed = confirmed || strings.EqualFold(n, "confirmed by user")
+				confirmed = confirmed || strings.EqualFold(n, ConfirmedNote)
 			}
 			if why := InstructionNote(e.Content); why != "" && !confirmed {
 				ps = append(ps, Problem{File: e.File, Line: e.Line, Message: fmt.Sprintf(
@@ -163,7 +163,26 @@ func (m *Memory) lintHeadings() []Problem {
 			ps = append(ps, Problem{File: MainFile, Line: h.Line, Message: fmt.Sprintf("unknown section %q (known: %s); kept verbatim", h.Title, strings.Join(known[:3], ", "))})
 		}
 	}
+	if h := m.Main.orphanCore(); h != nil {
+		ps = append(ps, Problem{File: MainFile, Line: h.Line, Message: fmt.Sprintf("heading %q is not under \"# %s\", which is missing: memctl will not add a second core; name the section above it \"# %s\"", h.Title, TitleCore, TitleCore)})
+	}
 	return ps
+}
+
+// orphanCore returns the first core subsection heading ("## User
+// preferences", "## Pending confirmation", …) of a MEMORY.md that has no
+// "# Core profile": the person renamed or removed the core's heading.
+// nil when the core heading is there or no such subsection is.
+func (d *Doc) orphanCore() *Heading {
+	if _, _, ok := d.sectionRange(TitleCore, ""); ok {
+		return nil
+	}
+	for i, h := range d.Headings {
+		if h.Level == 2 && (subsectionRank(h.Title) != subsectionRank("") || strings.EqualFold(h.Title, TitlePending)) {
+			return &d.Headings[i]
+		}
+	}
+	return nil
 }
 
 func (m *Memory) lintIndex() []Problem {

@@ -77,26 +77,70 @@ func ValidScope(s string) error {
 	return nil
 }
 
-// CurrentProjectScope derives "project:<name>" from the git repository
-// holding the current directory: the name of its top directory, as a
-// slug.
+// CurrentProjectScope is ProjectScopeOf the git repository holding the
+// current directory (an error outside one).
 func CurrentProjectScope() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
-	for d := wd; ; d = filepath.Dir(d) {
+	root, ok := GitRoot(wd)
+	if !ok {
+		return "", fmt.Errorf("%w: %s stands for the git project of the current directory, and %s is not inside one", ErrBadScope, ProjectHere, wd)
+	}
+	home, _ := os.UserHomeDir()
+	if sc := ProjectScopeOf(root, home); sc != "" {
+		return sc, nil
+	}
+	return "", fmt.Errorf("%w: cannot derive a project scope from %s", ErrBadScope, root)
+}
+
+// GitRoot returns the nearest directory from dir up that holds .git.
+func GitRoot(dir string) (string, bool) {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			name := Slugify(filepath.Base(d))
-			if name == "" {
-				return "", fmt.Errorf("%w: cannot derive a project scope from %s", ErrBadScope, d)
-			}
-			return "project:" + name, nil
+			return d, true
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("%w: %s stands for the git project of the current directory, and %s is not inside one", ErrBadScope, ProjectHere, wd)
+			return "", false
 		}
 	}
+}
+
+// ProjectScopeOf is the scope of the project dir is in: "project:" and
+// the full path of its git repository's top directory (else of dir
+// itself), with the home directory written "~" ("project:~/work/app"), so
+// that ~/work/app and ~/personal/app are two projects. Characters a scope
+// cannot hold (white space, ",·()[]") become "-". "" for the root
+// directory or an empty dir.
+func ProjectScopeOf(dir, home string) string {
+	if dir == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	root := abs
+	if r, ok := GitRoot(abs); ok {
+		root = r
+	}
+	if filepath.Dir(root) == root {
+		return ""
+	}
+	name := filepath.ToSlash(root)
+	if home != "" {
+		if rel, err := filepath.Rel(home, root); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			name = "~/" + filepath.ToSlash(rel)
+		}
+	}
+	name = strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || !unicode.IsPrint(r) || strings.ContainsRune(",·()[]", r) {
+			return '-'
+		}
+		return r
+	}, name)
+	return "project:" + name
 }
 
 // InScope is the isolation rule: an entry without scope (global) is in

@@ -43,3 +43,24 @@ func SecretLines(dir string, files []string) ([]SecretLine, error) {
 	}
 	return out, nil
 }
+
+// SecretKinds names the kinds of secret the detectors find in s, each
+// once, in order; nil when there are none.
+func SecretKinds(s string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range redact.Scan(s) {
+		if !seen[f.Kind] {
+			seen[f.Kind] = true
+			out = append(out, f.Kind)
+		}
+	}
+	return out
+}
+
+// RedactText is s with every secret the detectors find replaced by
+// [REDACTED:<kind>], for a message that repeats what a person typed.
+func RedactText(s string) string {
+	out, _ := redact.Redact(s)
+	return out
+}

@@ -14,8 +14,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/memctl/memctl/mdmem/redact"
 )
 
 // Tombstones: `memctl forget` leaves one line per forgotten entry in
@@ -37,6 +41,9 @@ type Tombstone struct {
 	Date string `json:"date"`
 	Hash string `json:"hash"` // hex HMAC-SHA256(key, NormalizeForget(content))
 	Key  string `json:"key"`  // the key's id (KeyID), so a wrong key is noticed
+	// Near are keyed fingerprints of the text's words, for near repeats
+	// (Tombstones.near); absent in tombstones written before them.
+	Near []string `json:"near,omitempty"`
 }
 
 // ErrTombstoneKey is returned (wrapped) when the memory has tombstones made
@@ -62,11 +69,45 @@ type Tombstones struct {
 }
 
 // NormalizeForget folds the variations that do not change what a text
-// says, before it is hashed for a tombstone: format characters (zero-width,
-// bidi controls) are dropped, full-width ASCII is folded to ASCII, letters
-// are lower-cased, runs of white space become one space, and trailing
-// sentence punctuation is trimmed.
+// says, before it is hashed for a tombstone or compared with a forgotten
+// text: it reads the text as the detectors do (redact.Fold: NFKC, hidden
+// characters gone, look-alike letters of other scripts as Latin, letters
+// spelled out joined), lower-cases it, drops a leading label ("Note:",
+// "Reminder -", "FYI:"; up to three words, twice), makes every run of
+// punctuation and white space one space, and trims.
 func NormalizeForget(s string) string {
+	f := strings.ToLower(redact.Fold(s))
+	for range 2 {
+		loc := forgetLabel.FindStringIndex(f)
+		if loc == nil || loc[1] >= len(f) {
+			break
+		}
+		f = f[loc[1]:]
+	}
+	var b strings.Builder
+	space := false
+	for _, r := range f {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsSymbol(r) && r != '%' && r != '#' && r != '@' {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// forgetLabel is a leading label: one to three words and a colon or a
+// dash ("note:", "fyi -", "important reminder:").
+var forgetLabel = regexp.MustCompile(`^\s*[\pL]+(?:[ \t]+[\pL]+){0,2}\s*(?::|\s-|\s–|\s—)\s+`)
+
+// legacyNormalizeForget is NormalizeForget as tombstones written before
+// issue 28 hashed the text (case, width, white space, hidden characters,
+// trailing punctuation): their hashes are still matched.
+func legacyNormalizeForget(s string) string {
 	var b strings.Builder
 	space := false
 	for _, r := range s {
@@ -97,10 +138,72 @@ func keyID(key []byte) string {
 }
 
 // hash returns the tombstone hash of a text under the key.
-func (t *Tombstones) hash(text string) string {
+func (t *Tombstones) hash(text string) string { return t.mac(NormalizeForget(text)) }
+
+// mac is the hex HMAC-SHA256 of s under the key.
+func (t *Tombstones) mac(s string) string {
 	m := hmac.New(sha256.New, t.key)
-	m.Write([]byte(NormalizeForget(text)))
+	m.Write([]byte(s))
 	return hex.EncodeToString(m.Sum(nil))
+}
+
+// minNearWords is the fewest distinct words (numbers aside) a forgotten
+// text needs for a near-repeat match: shorter texts match only exactly.
+const minNearWords = 4
+
+// nearDuplicate is the share of a forgotten text's words (numbers aside)
+// that a text must hold to repeat it.
+const nearDuplicate = 0.9
+
+// near returns the keyed fingerprints of a text's words: the first 8 hex
+// digits of the HMAC of each distinct word of its normalised form,
+// sorted; a word holding a digit is marked "n" (its fingerprint's first
+// digit replaced), so numbers are compared apart. They tell a near repeat
+// of a forgotten text without holding its words (a fingerprint is keyed
+// and short).
+func (t *Tombstones) near(text string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, w := range strings.Fields(NormalizeForget(text)) {
+		h := t.mac("word:" + w)[:8]
+		if strings.ContainsAny(w, "0123456789") {
+			h = "n" + h[1:]
+		}
+		if !seen[h] {
+			seen[h] = true
+			out = append(out, h)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// nearRepeat reports whether a text's word fingerprints (cand, from near)
+// make it a near repeat of a forgotten text's (gone): it holds every
+// number of the forgotten text and nearDuplicate of its other words (at
+// least minNearWords of them), whatever it adds ("Alex now lives at 12
+// Harbour Road in Leith" after "Alex lives at 12 Harbour Road, Leith").
+// Another number or another name is another fact ("release 8673" after
+// "release 6465"; "the saola queue" after "the basalt queue").
+func nearRepeat(cand, gone []string) bool {
+	have := map[string]bool{}
+	for _, f := range cand {
+		have[f] = true
+	}
+	words, held := 0, 0
+	for _, f := range gone {
+		if strings.HasPrefix(f, "n") {
+			if !have[f] {
+				return false
+			}
+			continue
+		}
+		words++
+		if have[f] {
+			held++
+		}
+	}
+	return words >= minNearWords && float64(held) >= nearDuplicate*float64(words)
 }
 
 func (s *Store) tombstoneKeyPath() string {
@@ -176,18 +279,28 @@ func orNone(s string) string {
 	return "key " + s
 }
 
-// Match returns the tombstone a text repeats, if any.
+// Match returns the tombstone a text repeats, if any: the same text once
+// normalised (NormalizeForget; or as tombstones written before it hashed
+// it), or a near repeat (nearRepeat: it holds the forgotten text's
+// numbers and nearly all its words).
 func (t *Tombstones) Match(text string) (Tombstone, bool) {
 	if t.lines == 0 || t.key == nil {
 		return Tombstone{}, false
 	}
-	h := t.hash(text)
-	if !bytes.Contains(t.data, []byte(h)) {
-		return Tombstone{}, false
+	h, old := t.hash(text), t.mac(legacyNormalizeForget(text))
+	exact := bytes.Contains(t.data, []byte(h)) || bytes.Contains(t.data, []byte(old))
+	var words []string
+	if !exact {
+		if words = t.near(text); len(words) < minNearWords || !bytes.Contains(t.data, []byte(`"near"`)) {
+			return Tombstone{}, false
+		}
 	}
 	all, _ := t.All()
 	for _, ts := range all {
-		if ts.Hash == h {
+		if ts.Hash == h || ts.Hash == old {
+			return ts, true
+		}
+		if nearRepeat(words, ts.Near) {
 			return ts, true
 		}
 	}
@@ -245,7 +358,7 @@ func (t *Tombstones) add(base []byte, ents []*Entry, date string) []byte {
 		out = append(out, '\n')
 	}
 	for _, e := range ents {
-		line, _ := json.Marshal(Tombstone{ID: e.ID, Date: date, Hash: t.hash(e.Content), Key: t.keyID})
+		line, _ := json.Marshal(Tombstone{ID: e.ID, Date: date, Hash: t.hash(e.Content), Key: t.keyID, Near: t.near(e.Content)})
 		out = append(append(out, line...), '\n')
 	}
 	return out

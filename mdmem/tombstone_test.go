@@ -101,3 +101,50 @@ func BenchmarkAddCheck(b *testing.B) {
 		}
 	})
 }
+
+// TestTombstoneMatchesWhatSaysTheSame: a forgotten text comes back neither
+// under a label, with a look-alike letter, in other case or punctuation,
+// nor with a word or two changed; a different fact of the same words does
+// not match, nor does a tombstone's hash of the old normalisation fail.
+func TestTombstoneMatchesWhatSaysTheSame(t *testing.T) {
+	s, _, err := Init(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := s.LoadTombstones()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ensureKey(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	data := ts.add(nil, []*Entry{{ID: "fact-001", Content: "Alex lives at 12 Harbour Road, Leith"}}, "2026-12-02")
+	legacy := fmt.Sprintf(`{"id":"fact-002","date":"2026-01-01","hash":%q,"key":%q}`+"\n", ts.mac(legacyNormalizeForget("The door code is 4711")), ts.keyID)
+	if err := os.WriteFile(filepath.Join(s.Dir, TombstonesPath), append(data, legacy...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ts, err = s.LoadTombstones(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{"Alex lives at 12 Harbour Road, Leith", true},
+		{"Note: Alex lives at 12 Harbour Road, Leith", true},
+		{"FYI - alex LIVES at 12 harbour road; leith!", true},
+		{"Alex lives at 12 Harbour Rоad, Leith", true}, // Cyrillic о
+		{"Alex l\u200bives at 12 Harbour Road, Leith", true},
+		{"Alex now lives at 12 Harbour Road in Leith", true},
+		{"the door code is 4711.", true}, // a tombstone of the old normalisation
+		{"Alex works at the harbour office", false},
+		{"Leith", false},
+		{"Sam lives at 3 Mill Lane, Perth", false},
+		{"Alex lives at 14 Harbour Road, Leith", false}, // another number: another fact
+		{"Alex lives at 12 Harbour Road, Perth", false}, // another place
+	} {
+		if _, got := ts.Match(tc.text); got != tc.want {
+			t.Errorf("Match(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}

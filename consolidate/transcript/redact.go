@@ -12,32 +12,42 @@ import (
 )
 
 // redactValue replaces what the secret detectors find in every string of
-// a decoded JSON value (keys included), in place; it returns the value.
-func redactValue(v any) any {
+// a decoded JSON value (keys included), in place; it returns the value and
+// whether anything was replaced.
+func redactValue(v any) (any, bool) {
 	switch x := v.(type) {
 	case string:
-		out, _ := redact.Redact(x)
-		return out
+		out, found := redact.Redact(x)
+		return out, len(found) > 0
 	case []any:
+		changed := false
 		for i := range x {
-			x[i] = redactValue(x[i])
+			var c bool
+			x[i], c = redactValue(x[i])
+			changed = changed || c
 		}
+		return x, changed
 	case map[string]any:
+		changed := false
 		for k, val := range x {
-			nk, _ := redact.Redact(k)
-			if nk != k {
+			nk, found := redact.Redact(k)
+			if len(found) > 0 {
 				delete(x, k)
+				changed = true
 			}
-			x[nk] = redactValue(val)
+			var c bool
+			x[nk], c = redactValue(val)
+			changed = changed || c
 		}
+		return x, changed
 	}
-	return v
+	return v, false
 }
 
 // RedactLine is one line of a transcript with its secrets redacted: a
 // JSON line decoded, every string redacted as the text it stands for (a
-// secret inside escaped quotes is found), and encoded again; other lines
-// as text.
+// secret inside escaped quotes is found), and encoded again when one was
+// (else returned as it was); other lines as text.
 func RedactLine(line []byte) []byte {
 	t := bytes.TrimSpace(line)
 	if len(t) > 0 && (t[0] == '{' || t[0] == '[') {
@@ -45,10 +55,14 @@ func RedactLine(line []byte) []byte {
 		dec.UseNumber()
 		var v any
 		if dec.Decode(&v) == nil && !dec.More() {
+			red, changed := redactValue(v)
+			if !changed {
+				return line // byte for byte, as the agent wrote it
+			}
 			var b bytes.Buffer
 			enc := json.NewEncoder(&b)
 			enc.SetEscapeHTML(false)
-			if enc.Encode(redactValue(v)) == nil {
+			if enc.Encode(red) == nil {
 				return bytes.TrimRight(b.Bytes(), "\n")
 			}
 		}

@@ -160,8 +160,9 @@ var confusables = map[rune]rune{
 }
 
 // leet maps the digits and signs that stand for letters inside a word
-// ("1gn0re", "pr3vious", "p@ssword") to them.
-var leet = map[rune]rune{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', '$': 's'}
+// ("1gn0re", "pr3vious", "$ecrets") to them. "@" is not one: it is an
+// address's.
+var leet = map[rune]rune{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '$': 's'}
 
 // Fold returns the form of text the instruction and secret detectors
 // read: Normalise's (NFKC, hidden characters removed), then letters that
@@ -184,7 +185,7 @@ func Fold(text string) string {
 		}
 		b.WriteRune(r)
 	}
-	s = b.String()
+	s = dropEmphasis(b.String())
 	s = leetWord.ReplaceAllStringFunc(s, func(w string) string {
 		letters := 0
 		for _, r := range w {
@@ -217,13 +218,80 @@ func Fold(text string) string {
 		}
 	})
 	return spelledOut.ReplaceAllStringFunc(s, func(run string) string {
-		return strings.Map(func(r rune) rune {
+		return segment(strings.Map(func(r rune) rune {
 			if unicode.IsLetter(r) {
 				return r
 			}
 			return -1
-		}, run)
+		}, run))
 	})
+}
+
+// segment splits letters joined from a spelled-out run that held more
+// than one word ("ignoreallprevious" from "i g n o r e a l l p r e v i o
+// u s") into the detectors' words, longest first, where it can; other
+// letters stay as they are.
+func segment(joined string) string {
+	low := strings.ToLower(joined)
+	if len(low) < 8 || len(low) != len(joined) {
+		return joined
+	}
+	words := detectorWords()
+	var parts []string
+	last := 0
+	for i := 0; i < len(low); {
+		n := 0
+		for j := min(len(low), i+16); j >= i+3; j-- {
+			if words[low[i:j]] {
+				n = j - i
+				break
+			}
+		}
+		if n == 0 {
+			i++
+			continue
+		}
+		if last < i {
+			parts = append(parts, joined[last:i])
+		}
+		parts = append(parts, joined[i:i+n])
+		i += n
+		last = i
+	}
+	if last < len(joined) {
+		parts = append(parts, joined[last:])
+	}
+	return strings.Join(parts, " ")
+}
+
+// dropEmphasis removes Markdown emphasis around words ("**ignore**",
+// "_all_", "~~rules~~"): a run of *, _ or ~ with a letter or digit on at
+// most one side. An identifier's inner "_" (tool_call) stays.
+func dropEmphasis(s string) string {
+	if !strings.ContainsAny(s, "*_~") {
+		return s
+	}
+	word := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+	rs := []rune(s)
+	var b strings.Builder
+	for i := 0; i < len(rs); {
+		if !strings.ContainsRune("*_~", rs[i]) {
+			b.WriteRune(rs[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(rs) && strings.ContainsRune("*_~", rs[j]) {
+			j++
+		}
+		if i > 0 && word(rs[i-1]) && j < len(rs) && word(rs[j]) {
+			b.WriteString(string(rs[i:j])) // inside a word
+		} else {
+			b.WriteByte(' ')
+		}
+		i = j
+	}
+	return b.String()
 }
 
 // detectorWords are the words the instruction patterns spell out, for
@@ -239,9 +307,9 @@ var detectorWords = sync.OnceValue(func() map[string]bool {
 	return m
 })
 
-// leetWord is a word that mixes letters with digits or @ and $ standing
-// for letters: at least one letter on each side of them.
-var leetWord = regexp.MustCompile(`\pL[\pL0-9@$]*[0-9@$][\pL0-9@$]*\pL|\pL[0-9@$]+|[0-9@$]+\pL`)
+// leetWord is a word that mixes letters with digits or $ standing for
+// letters.
+var leetWord = regexp.MustCompile(`\pL[\pL0-9$]*[0-9$][\pL0-9$]*\pL|\pL[0-9$]+|[0-9$]+\pL`)
 
 // spelledOut is a word spelled letter by letter: three or more single
 // letters, each followed by one space, dot, dash, underscore or star.

@@ -130,6 +130,27 @@ func digitRun(s string) int {
 	return best
 }
 
+// splitToken reports whether text has two runs of at least minSplitRun
+// token bytes with one space between them: only then can joinSpaces find
+// a token the plain reading did not.
+func splitToken(text string) bool {
+	run, prev := 0, 0 // the current run of token bytes, and the one before a single space
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case isTokenByte(c):
+			run++
+			if prev >= minSplitRun && run >= minSplitRun {
+				return true
+			}
+		case c == ' ' && i+1 < len(text) && text[i+1] != ' ':
+			prev, run = run, 0
+		default:
+			prev, run = 0, 0
+		}
+	}
+	return false
+}
+
 // Scan returns the findings in text, sorted by position; overlapping
 // findings are merged into one (the kind of the first).
 func (sc Scanner) Scan(text string) []Finding {
@@ -142,7 +163,7 @@ func (sc Scanner) Scan(text string) []Finding {
 	if strings.Contains(strings.TrimRight(text, "\n"), "\n") {
 		found = sc.scanOne(normalise(text, joinLines), true, found)
 	}
-	if strings.Contains(text, " ") {
+	if splitToken(text) {
 		found = sc.scanOne(normalise(text, joinSpaces), true, found)
 	}
 	return merge(found)
