@@ -882,8 +882,17 @@ func (s *sim) noteForgotten(id string, es []*mdmem.Entry) {
 	// the fact keeps it, with its own text) and every entry holding one of
 	// their texts: all those texts are forgotten (seed 70033)
 	gone := map[string]string{} // NormalizeForget(text) → text
+	ids := map[string]bool{id: true}
+	for grew := true; grew; { // and the entries they superseded (issue 28)
+		grew = false
+		for _, o := range es {
+			if o.ID != "" && !ids[o.ID] && ids[o.SupersededBy] {
+				ids[o.ID], grew = true, true
+			}
+		}
+	}
 	for _, o := range es {
-		if o.ID == id {
+		if ids[o.ID] {
 			gone[mdmem.NormalizeForget(o.Content)] = o.Content
 		}
 	}

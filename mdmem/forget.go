@@ -189,7 +189,7 @@ func forgotten(m *Memory, ids []string, res *ForgetResult) ([]*Entry, error) {
 		seen[id] = true
 		all := m.FindAll(id)
 		if len(all) == 0 {
-			return nil, fmt.Errorf("%w: %s (nothing was forgotten; `memctl list --all` shows the ids)", ErrNoEntry, id)
+			return nil, fmt.Errorf("%w: %s (nothing was forgotten; `memctl list` shows the ids, `memctl search TEXT` finds one)", ErrNoEntry, id)
 		}
 		gone = append(gone, all...)
 		res.IDs = append(res.IDs, id)
