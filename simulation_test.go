@@ -312,8 +312,8 @@ type sim struct {
 	stepOut  []string
 	journal  *simJournal
 	crashed  []simForget // forgets that did not exit 0: took effect or not, HEAD says
-	preHead  string     // HEAD when the step began
-	settling bool       // the person is settling a refused recovery
+	preHead  string      // HEAD when the step began
+	settling bool        // the person is settling a refused recovery
 }
 
 // simJournal is what the simulation reads of a killed write's journal.
