@@ -131,10 +131,10 @@ type importRun struct {
 }
 
 // presentKey is what makes an import line a repeat of an entry: its
-// category and its text, normalised as forget normalises it (case, width,
-// white space and trailing punctuation do not matter).
+// category and its text, case, white space and trailing punctuation aside
+// (cheap: it runs over every entry of the memory on each import).
 func presentKey(category, content string) string {
-	return category + "\x00" + NormalizeForget(content)
+	return category + "\x00" + strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(content), " ")), ".!;:,")
 }
 
 // newImportRun commits a person's uncommitted edits, then loads the
