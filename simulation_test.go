@@ -881,19 +881,24 @@ func (s *sim) noteForgotten(id string, es []*mdmem.Entry) {
 	// forget takes every entry with the id (an archived older version of
 	// the fact keeps it, with its own text) and every entry holding one of
 	// their texts: all those texts are forgotten (seed 70033)
+	// and, until nothing more joins, the entries they superseded (issue
+	// 28) and the entries holding one of their texts
 	gone := map[string]string{} // NormalizeForget(text) → text
 	ids := map[string]bool{id: true}
-	for grew := true; grew; { // and the entries they superseded (issue 28)
+	for grew := true; grew; {
 		grew = false
 		for _, o := range es {
-			if o.ID != "" && !ids[o.ID] && ids[o.SupersededBy] {
-				ids[o.ID], grew = true, true
+			if ids[o.ID] {
+				gone[mdmem.NormalizeForget(o.Content)] = o.Content
 			}
 		}
-	}
-	for _, o := range es {
-		if ids[o.ID] {
-			gone[mdmem.NormalizeForget(o.Content)] = o.Content
+		for _, o := range es {
+			if o.ID == "" || ids[o.ID] {
+				continue
+			}
+			if _, same := gone[mdmem.NormalizeForget(o.Content)]; same || ids[o.SupersededBy] {
+				ids[o.ID], grew = true, true
+			}
 		}
 	}
 	for _, o := range es {

@@ -194,33 +194,33 @@ func forgotten(m *Memory, ids []string, res *ForgetResult) ([]*Entry, error) {
 		gone = append(gone, all...)
 		res.IDs = append(res.IDs, id)
 	}
+	// Until nothing more joins: another entry holding a gone entry's text
+	// is the same memory, and an entry a gone one superseded holds an
+	// earlier wording of it (the same personal data, often); both go too,
+	// or a forgotten text would stay live under another id. They are in
+	// res.IDs; the command lists them.
 	texts := map[string]bool{}
-	for _, e := range gone {
-		if nc := NormalizeForget(e.Content); nc != "" {
-			texts[nc] = true
+	for from := 0; from < len(gone); {
+		for _, e := range gone[from:] {
+			if nc := NormalizeForget(e.Content); nc != "" {
+				texts[nc] = true
+			}
 		}
-	}
-	for _, e := range m.Entries() {
-		if e.ID == "" || seen[e.ID] || !texts[NormalizeForget(e.Content)] {
-			continue
-		}
-		seen[e.ID] = true
-		gone = append(gone, m.FindAll(e.ID)...)
-		res.IDs = append(res.IDs, e.ID)
-		res.SameText = append(res.SameText, e.ID)
-	}
-	// The entries a forgotten one superseded hold an earlier wording of
-	// the same memory (the same personal data, often): they go too, and
-	// theirs in turn. They are in res.IDs; the command lists them.
-	for grew := true; grew; {
-		grew = false
+		from = len(gone)
 		for _, e := range m.Entries() {
-			if e.ID == "" || seen[e.ID] || e.SupersededBy == "" || !seen[e.SupersededBy] {
+			if e.ID == "" || seen[e.ID] {
 				continue
 			}
-			seen[e.ID], grew = true, true
+			sameText := texts[NormalizeForget(e.Content)]
+			if !sameText && (e.SupersededBy == "" || !seen[e.SupersededBy]) {
+				continue
+			}
+			seen[e.ID] = true
 			gone = append(gone, m.FindAll(e.ID)...)
 			res.IDs = append(res.IDs, e.ID)
+			if sameText {
+				res.SameText = append(res.SameText, e.ID)
+			}
 		}
 	}
 	return gone, nil
