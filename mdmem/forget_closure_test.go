@@ -15,7 +15,7 @@ func TestForgetTakesWhatHoldsAForgottenPredecessorsText(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	writeFiles(t, s, map[string][]byte{
-		MainFile: []byte("# Core profile\n## User preferences\n- [pref-002] The timeout is 30 seconds (user · 2026-01-02)\n\n# Archive\n- [pref-001] The timeout is 10 seconds (user · 2026-01-01 · superseded by pref-002 on 2026-01-02)\n"),
+		MainFile:             []byte("# Core profile\n## User preferences\n- [pref-002] The timeout is 30 seconds (user · 2026-01-02)\n\n# Archive\n- [pref-001] The timeout is 10 seconds (user · 2026-01-01 · superseded by pref-002 on 2026-01-02)\n"),
 		"topics/incident.md": []byte("# Incidents\n- [inc-001] The timeout is 10 seconds (user · 2026-01-01)\n- [inc-002] Another fact (user · 2026-01-01)\n"),
 	})
 	res, err := Forget(ctx, s, []string{"pref-002"}, "pii", ForgetOptions{})
