@@ -381,33 +381,15 @@ func (r *Repo) worktreeStat(ar *attrResolver, treePath string) (os.FileInfo, str
 // memory-relative worktree file ("" when it is absent), normalised as a
 // commit of it would be.
 func (r *Repo) WorktreeBlob(ctx context.Context, p string) (string, error) {
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	tp, err := r.validatePath(p)
-	if err != nil {
-		return "", err
-	}
-	o := r.newObjStore()
-	defer o.close()
-	tree, _, err := r.headTree(o)
-	if err != nil {
-		return "", err
-	}
-	wf, err := r.readWorktree(o, newAttrResolver(r), tree, tp, nil)
-	if err != nil {
-		return "", err
-	}
-	if wf.missing {
-		return "", nil
-	}
-	return wf.hash.String(), nil
+	return r.worktreeBlob(ctx, p, false)
 }
 
-// StoreWorktreeBlob writes the blob git would store for a memory-relative
-// worktree file (normalised as a commit of it would be), fsynced, and
-// returns its hash ("" when the file is absent).
+// StoreWorktreeBlob is WorktreeBlob that also writes the blob, fsynced.
 func (r *Repo) StoreWorktreeBlob(ctx context.Context, p string) (string, error) {
+	return r.worktreeBlob(ctx, p, true)
+}
+
+func (r *Repo) worktreeBlob(ctx context.Context, p string, store bool) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -424,6 +406,9 @@ func (r *Repo) StoreWorktreeBlob(ctx context.Context, p string) (string, error) 
 	wf, err := r.readWorktree(o, newAttrResolver(r), tree, tp, nil)
 	if err != nil || wf.missing {
 		return "", err
+	}
+	if !store {
+		return wf.hash.String(), nil
 	}
 	if _, err := o.write("blob", wf.data); err != nil {
 		return "", err
