@@ -285,11 +285,7 @@ func newPlanner(in *Input) *planner {
 	if st == nil {
 		st = &mdmem.State{LastID: map[string]int{}}
 	} else {
-		cp := &mdmem.State{LastID: map[string]int{}}
-		for k, v := range st.LastID {
-			cp.LastID[k] = v
-		}
-		st = cp
+		st = st.Clone()
 	}
 	if in.Secrets == nil {
 		in.Secrets = Secrets{}

@@ -62,6 +62,12 @@ type GitConfig struct {
 	// AllowHandDelete keeps entries a person deleted by hand deleted; by
 	// default memctl restores them into the archive (see CommitHandEdits).
 	AllowHandDelete bool `toml:"allow_hand_delete"`
+	// IDs is how new entry ids are made: "counter" (or unset, the
+	// default) numbers them per prefix (dec-015); "random" draws letters
+	// (dec-kqxzbt), so machines that write offline and sync never mint
+	// the same id. Unset by default, so a memory init writes stays
+	// writable by a memctl that predates the key.
+	IDs string `toml:"ids"`
 }
 
 // Duration is a time.Duration written as "10s" in TOML.
@@ -378,6 +384,10 @@ func (c *Config) validateSection(name string) error {
 		}
 		if c.Add.PII != "keep" && c.Add.PII != "redact" {
 			return fmt.Errorf("add.pii must be \"keep\" or \"redact\", not %q", c.Add.PII)
+		}
+	case "git":
+		if c.Git.IDs != "" && c.Git.IDs != IDsCounter && c.Git.IDs != IDsRandom {
+			return fmt.Errorf("git.ids must be %q or %q, not %q", IDsCounter, IDsRandom, c.Git.IDs)
 		}
 	case "inject":
 		return c.Inject.validate()

@@ -69,16 +69,34 @@ const (
 // MetaSep separates the parts of the metadata trailer.
 const MetaSep = " · "
 
-// IsValidID reports whether id has the form prefix-number ("pref-001").
+// IsValidID reports whether id has one of the two id forms: prefix and
+// number ("pref-001"), or prefix and random letters ("pref-kqxzbt", see
+// RandomIDLetters).
 func IsValidID(id string) bool {
 	_, _, ok := splitID(id)
 	return ok
 }
 
-// splitID splits "dec-014" into ("dec", 14).
+// IsRandomID reports whether id has the random form: a prefix, "-", and
+// MinRandomIDLetters to MaxRandomIDLetters letters of RandomIDLetters.
+func IsRandomID(id string) bool {
+	_, n, ok := splitID(id)
+	return ok && n < 0
+}
+
+// IDPrefix returns the prefix of an id of either form ("dec-014" and
+// "dec-kqxzbt" → "dec").
+func IDPrefix(id string) (string, bool) {
+	p, _, ok := splitID(id)
+	return p, ok
+}
+
+// splitID splits "dec-014" into ("dec", 14). A random id ("dec-kqxzbt")
+// has no number: it splits into ("dec", -1), so it never raises a
+// high-water mark (every mark is at least 0).
 func splitID(id string) (string, int, bool) {
 	i := strings.LastIndexByte(id, '-')
-	if i <= 0 || i == len(id)-1 || len(id)-i-1 > 9 {
+	if i <= 0 || i == len(id)-1 || len(id)-i-1 > max(9, MaxRandomIDLetters) {
 		return "", 0, false
 	}
 	prefix := id[:i]
@@ -88,8 +106,15 @@ func splitID(id string) (string, int, bool) {
 			return "", 0, false
 		}
 	}
+	suffix := id[i+1:]
+	if isRandomSuffix(suffix) {
+		return prefix, -1, true
+	}
+	if len(suffix) > 9 {
+		return "", 0, false
+	}
 	n := 0
-	for _, c := range []byte(id[i+1:]) {
+	for _, c := range []byte(suffix) {
 		if c < '0' || c > '9' {
 			return "", 0, false
 		}

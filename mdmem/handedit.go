@@ -438,7 +438,8 @@ func (s *Store) finishHandEdit(ctx context.Context, rep *HandEdit) error {
 	}
 	// Ids a person wrote by hand are never handed out again, even once
 	// deleted (--allow-delete) or reverted.
-	_ = s.raiseLocalMarks(ctx, idMarks(mem)) // a cache: best effort
+	marks, random := idMarks(mem)
+	_ = s.raiseLocalMarks(ctx, marks, random...) // a cache: best effort
 	// Duplicated ids are renumbered whatever brought them in: a hand edit
 	// memctl committed, or a person's own git commit or pull.
 	if len(restore) == 0 && mem.CheckUniqueIDs() == nil {
@@ -503,9 +504,11 @@ func (s *Store) finishHandEdit(ctx context.Context, rep *HandEdit) error {
 		if !ok {
 			continue
 		}
-		alloc.state.LastID[prefix]++
-		alloc.dirty = true
-		r := Renumber{From: e.ID, To: FormatID(prefix, alloc.state.LastID[prefix]), File: e.File, Line: e.Line, Occurrence: seen[e.ID]}
+		to, err := alloc.next(prefix, prefix)
+		if err != nil {
+			return err
+		}
+		r := Renumber{From: e.ID, To: to, File: e.File, Line: e.Line, Occurrence: seen[e.ID]}
 		if err := ed.renumber(e, r.To); err != nil {
 			return err
 		}

@@ -289,10 +289,14 @@ func idRangeTrailers(ids []string) [][2]string {
 		id     string
 	}
 	var nums []num
+	var out [][2]string
 	for _, id := range ids {
 		p, n, ok := splitID(id)
-		if ok {
+		switch {
+		case ok && n >= 0:
 			nums = append(nums, num{p, n, id})
+		case ok: // a random id joins no range
+			out = append(out, [2]string{TrailerEntry, id})
 		}
 	}
 	sort.Slice(nums, func(i, j int) bool {
@@ -301,7 +305,6 @@ func idRangeTrailers(ids []string) [][2]string {
 		}
 		return nums[i].n < nums[j].n
 	})
-	var out [][2]string
 	for i := 0; i < len(nums); {
 		j := i
 		for j+1 < len(nums) && nums[j+1].prefix == nums[i].prefix && nums[j+1].n == nums[j].n+1 {
@@ -330,7 +333,7 @@ func TrailerNames(value, id string) bool {
 	p, n, ok := splitID(id)
 	p1, n1, ok1 := splitID(lo)
 	p2, n2, ok2 := splitID(hi)
-	return ok && ok1 && ok2 && p == p1 && p == p2 && n >= n1 && n <= n2
+	return ok && ok1 && ok2 && n >= 0 && n1 >= 0 && p == p1 && p == p2 && n >= n1 && n <= n2
 }
 
 // CheckUniqueIDs refuses to write a memory in which one id names two

@@ -1,6 +1,7 @@
 package mdmem
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,6 +55,33 @@ type Store struct {
 type State struct {
 	// NextID maps an id prefix to the highest number ever allocated.
 	LastID map[string]int `json:"last_id"`
+
+	// random is set by ReadState when [git] ids = "random": the ids a
+	// new random id must avoid besides those in the memory.
+	random map[string]bool
+}
+
+// Clone returns a copy of the state that shares nothing with st.
+func (st *State) Clone() *State {
+	cp := &State{LastID: make(map[string]int, len(st.LastID))}
+	for k, v := range st.LastID {
+		cp.LastID[k] = v
+	}
+	if st.random != nil {
+		cp.random = make(map[string]bool, len(st.random))
+		for k := range st.random {
+			cp.random[k] = true
+		}
+	}
+	return cp
+}
+
+// localMarksFile is IDMarksPath: the high-water marks, and the random ids
+// this machine saw (minted, in the memory at a write, or named by the
+// history when the file was made).
+type localMarksFile struct {
+	LastID map[string]int `json:"last_id"`
+	Random []string       `json:"random,omitempty"`
 }
 
 // Open opens the memory directory dir, which must hold .memctl/.
@@ -174,14 +202,14 @@ func (s *Store) Signature() gitstore.Signature {
 func (s *Store) ReadState() (*State, error) {
 	st := &State{LastID: map[string]int{}}
 	data, err := os.ReadFile(filepath.Join(s.Dir, filepath.FromSlash(StatePath)))
-	if errors.Is(err, fs.ErrNotExist) {
-		return st, nil
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
 		return nil, err
-	}
-	if err := json.Unmarshal(data, st); err != nil {
-		return nil, stateError(err)
+	default:
+		if err := json.Unmarshal(data, st); err != nil {
+			return nil, stateError(err)
+		}
 	}
 	if st.LastID == nil {
 		st.LastID = map[string]int{}
@@ -189,32 +217,62 @@ func (s *Store) ReadState() (*State, error) {
 	if err := st.check(); err != nil {
 		return st, err
 	}
-	for p, n := range s.localMarks() {
+	marks := s.localMarks()
+	for p, n := range marks.LastID {
 		st.LastID[p] = max(st.LastID[p], n)
 	}
-	return st, nil
+	return st, s.readRandomScheme(st, marks)
+}
+
+// readRandomScheme turns on random ids in st when the config asks for
+// them, with the ids they must avoid: the tombstones' and the local
+// marks' (the memory's own are added by NewIDAllocator).
+func (s *Store) readRandomScheme(st *State, marks localMarksFile) error {
+	if s.Config.Git.IDs != IDsRandom {
+		return nil
+	}
+	st.random = map[string]bool{}
+	for _, id := range marks.Random {
+		st.random[id] = true
+	}
+	data, err := os.ReadFile(s.abs(TombstonesPath))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for rest := data; len(rest) > 0; {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		var ts struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(line, &ts) == nil && ts.ID != "" {
+			st.random[ts.ID] = true
+		}
+	}
+	return nil
 }
 
 // localMarks reads the local id marks (IDMarksPath); a missing or damaged
 // file counts as none.
-func (s *Store) localMarks() map[string]int {
+func (s *Store) localMarks() localMarksFile {
 	data, err := os.ReadFile(s.abs(IDMarksPath))
 	if err != nil {
-		return nil
+		return localMarksFile{}
 	}
-	var st State
-	if json.Unmarshal(data, &st) != nil || st.check() != nil {
-		return nil
+	var f localMarksFile
+	if json.Unmarshal(data, &f) != nil || (&State{LastID: f.LastID}).check() != nil {
+		return localMarksFile{}
 	}
-	return st.LastID
+	return f
 }
 
 // raiseLocalMarks raises the local id marks to marks where they are
-// higher (written atomically, only when one rises).
-func (s *Store) raiseLocalMarks(ctx context.Context, marks map[string]int) error {
+// higher, and adds the random ids it has not seen (written atomically,
+// only when something changes).
+func (s *Store) raiseLocalMarks(ctx context.Context, marks map[string]int, random ...string) error {
 	cur := s.localMarks()
-	out := State{LastID: map[string]int{}}
-	for p, n := range cur {
+	out := localMarksFile{LastID: map[string]int{}, Random: cur.Random}
+	for p, n := range cur.LastID {
 		out.LastID[p] = n
 	}
 	rose := false
@@ -223,9 +281,22 @@ func (s *Store) raiseLocalMarks(ctx context.Context, marks map[string]int) error
 			out.LastID[p], rose = n, true
 		}
 	}
+	if len(random) > 0 {
+		seen := make(map[string]bool, len(cur.Random))
+		for _, id := range cur.Random {
+			seen[id] = true
+		}
+		for _, id := range random {
+			if !seen[id] {
+				seen[id], rose = true, true
+				out.Random = append(out.Random, id)
+			}
+		}
+	}
 	if !rose {
 		return nil
 	}
+	sort.Strings(out.Random)
 	data, err := json.MarshalIndent(&out, "", "  ")
 	if err != nil {
 		return err
@@ -245,18 +316,29 @@ func (s *Store) seedLocalMarks(ctx context.Context) error {
 	if _, err := os.Lstat(s.abs(IDMarksPath)); !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	marks := map[string]int{}
+	marks := localMarksFile{LastID: map[string]int{}}
+	random := map[string]bool{}
 	if _, err := s.Repo.Log(ctx, func(c *gitstore.Commit) bool {
-		for _, id := range c.Trailers[TrailerEntry] {
-			if p, n, ok := splitID(strings.TrimSpace(id)); ok && n > marks[p] && n <= MaxIDNumber {
-				marks[p] = n
+		for _, v := range c.Trailers[TrailerEntry] {
+			for _, id := range strings.Split(strings.TrimSpace(v), "..") {
+				p, n, ok := splitID(id)
+				switch {
+				case ok && n < 0:
+					random[id] = true
+				case ok && n > marks.LastID[p] && n <= MaxIDNumber:
+					marks.LastID[p] = n
+				}
 			}
 		}
 		return false
 	}, 0); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(&State{LastID: marks}, "", "  ")
+	for id := range random {
+		marks.Random = append(marks.Random, id)
+	}
+	sort.Strings(marks.Random)
+	data, err := json.MarshalIndent(&marks, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -266,33 +348,56 @@ func (s *Store) seedLocalMarks(ctx context.Context) error {
 	return WriteFileAtomic(ctx, s.abs(IDMarksPath), append(data, '\n'), PrivateFileMode)
 }
 
-// idMarks returns the highest id number per prefix present in m.
-func idMarks(m *Memory) map[string]int {
+// idMarks returns the highest id number per prefix present in m, and
+// its random ids.
+func idMarks(m *Memory) (map[string]int, []string) {
 	out := map[string]int{}
+	var random []string
 	for _, e := range m.Entries() {
-		if p, n, ok := splitID(e.ID); ok && n > out[p] {
+		p, n, ok := splitID(e.ID)
+		switch {
+		case ok && n < 0:
+			random = append(random, e.ID)
+		case ok && n > out[p]:
 			out[p] = n
 		}
 	}
-	return out
+	return out, random
 }
 
 // IDAllocator hands out entry ids that were never used: above both the
-// recorded high-water mark and every id present in the memory.
+// recorded high-water mark and every id present in the memory, or, with
+// [git] ids = "random" (the state ReadState returns says so), random ids
+// that no entry of the memory, no tombstone and no local mark holds.
 type IDAllocator struct {
 	state *State
 	dirty bool
+	taken map[string]bool // with random ids: the ids to avoid
 }
 
 // NewIDAllocator starts from the state and the ids in m.
 func NewIDAllocator(st *State, m *Memory) *IDAllocator {
-	for _, e := range m.Entries() {
-		if p, n, ok := splitID(e.ID); ok && n > st.LastID[p] {
-			st.LastID[p] = n
+	a := &IDAllocator{state: st}
+	if st.random != nil {
+		a.taken = make(map[string]bool, len(st.random)+len(m.Entries()))
+		for id := range st.random {
+			a.taken[id] = true
 		}
 	}
-	return &IDAllocator{state: st}
+	for _, e := range m.Entries() {
+		p, n, ok := splitID(e.ID)
+		if ok && n > st.LastID[p] {
+			st.LastID[p] = n
+		}
+		if ok && a.taken != nil {
+			a.taken[e.ID] = true
+		}
+	}
+	return a
 }
+
+// Random reports whether the allocator hands out random ids.
+func (a *IDAllocator) Random() bool { return a.taken != nil }
 
 // Next returns a fresh id for a category.
 func (a *IDAllocator) Next(category string) (string, error) {
@@ -300,12 +405,25 @@ func (a *IDAllocator) Next(category string) (string, error) {
 	if !ok {
 		return "", unknownCategoryError(category)
 	}
-	if a.state.LastID[c.Prefix] >= MaxIDNumber {
-		return "", fmt.Errorf("no %s id left: %s-%d is the largest id memctl writes", c.Name, c.Prefix, MaxIDNumber)
+	return a.next(c.Name, c.Prefix)
+}
+
+// next returns a fresh id with the prefix; name names its kind in errors.
+func (a *IDAllocator) next(name, prefix string) (string, error) {
+	if a.taken != nil {
+		id, err := NewRandomID(prefix, func(id string) bool { return a.taken[id] })
+		if err != nil {
+			return "", err
+		}
+		a.taken[id] = true
+		return id, nil
 	}
-	a.state.LastID[c.Prefix]++
+	if a.state.LastID[prefix] >= MaxIDNumber {
+		return "", fmt.Errorf("no %s id left: %s-%d is the largest id memctl writes", name, prefix, MaxIDNumber)
+	}
+	a.state.LastID[prefix]++
 	a.dirty = true
-	return FormatID(c.Prefix, a.state.LastID[c.Prefix]), nil
+	return FormatID(prefix, a.state.LastID[prefix]), nil
 }
 
 // StateFile returns the state's bytes if ids were allocated.
