@@ -1,0 +1,133 @@
+package mdmem
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+// mergeCase is one testdata/merge/*.txtar: base/, ours/ and theirs/ files,
+// and either expected/ files with a report, or an error.
+type mergeCase struct {
+	arch                *txtar.Archive
+	base, ours, theirs  map[string][]byte
+	expected            map[string][]byte
+	report, wantErr     string
+	hasExpect, hasError bool
+}
+
+func readMergeCase(t *testing.T, path string) *mergeCase {
+	t.Helper()
+	a, err := txtar.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &mergeCase{arch: a, base: map[string][]byte{}, ours: map[string][]byte{}, theirs: map[string][]byte{}, expected: map[string][]byte{}}
+	for _, f := range a.Files {
+		dir, rel, _ := strings.Cut(f.Name, "/")
+		switch dir {
+		case "base":
+			c.base[rel] = f.Data
+		case "ours":
+			c.ours[rel] = f.Data
+		case "theirs":
+			c.theirs[rel] = f.Data
+		case "expected":
+			c.expected[rel], c.hasExpect = f.Data, true
+		case "report":
+			c.report, c.hasExpect = string(f.Data), true
+		case "error":
+			c.wantErr, c.hasError = strings.TrimSpace(string(f.Data)), true
+		}
+	}
+	return c
+}
+
+func mergeReport(r *MergeResult) string {
+	r2 := *r
+	r2.Files = nil
+	b, _ := json.MarshalIndent(r2, "", "  ")
+	return string(b) + "\n"
+}
+
+// TestMergeReplicasGolden runs every testdata/merge case both ways (ours
+// and theirs swapped, and the machines with them): both must give the
+// expected files byte for byte. -update rewrites the expectations.
+func TestMergeReplicasGolden(t *testing.T) {
+	cases, _ := filepath.Glob("testdata/merge/*.txtar")
+	if len(cases) == 0 {
+		t.Fatal("no merge cases")
+	}
+	for _, path := range cases {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+			c := readMergeCase(t, path)
+			ours, theirs := MergeSide{Files: c.ours, Machine: "laptop"}, MergeSide{Files: c.theirs, Machine: "workstation"}
+			r1, err1 := MergeReplicas(MergeInput{Base: c.base, Sides: [2]MergeSide{ours, theirs}})
+			r2, err2 := MergeReplicas(MergeInput{Base: c.base, Sides: [2]MergeSide{theirs, ours}})
+			if c.hasError {
+				for _, err := range []error{err1, err2} {
+					if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+						t.Fatalf("error = %v, want one holding %q", err, c.wantErr)
+					}
+				}
+				return
+			}
+			if err1 != nil || err2 != nil {
+				t.Fatalf("merge: %v / %v", err1, err2)
+			}
+			if got1, got2 := filesText(r1.Files), filesText(r2.Files); got1 != got2 {
+				t.Fatalf("the merge is not symmetric:\n--- ours, theirs\n%s\n--- theirs, ours\n%s", got1, got2)
+			}
+			if rep1, rep2 := mergeReport(r1), mergeReport(r2); rep1 != rep2 {
+				t.Fatalf("the reports differ:\n%s\n%s", rep1, rep2)
+			}
+			for p, data := range r1.Files {
+				if isMemoryFile(p) {
+					if l, bad := conflictMarkerLine(data); bad {
+						t.Fatalf("%s:%d holds a conflict marker", p, l)
+					}
+				}
+			}
+			if *update {
+				var files []txtar.File
+				for _, f := range c.arch.Files {
+					if d, _, _ := strings.Cut(f.Name, "/"); d != "expected" && f.Name != "report" {
+						files = append(files, f)
+					}
+				}
+				for _, p := range sortedKeys(r1.Files) {
+					files = append(files, txtar.File{Name: "expected/" + p, Data: r1.Files[p]})
+				}
+				files = append(files, txtar.File{Name: "report", Data: []byte(mergeReport(r1))})
+				c.arch.Files = files
+				if err := os.WriteFile(path, txtar.Format(c.arch), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !c.hasExpect {
+				t.Fatal("no expected/ files: run go test -run TestMergeReplicasGolden -update and read the result")
+			}
+			if got, want := filesText(r1.Files), filesText(c.expected); got != want {
+				t.Fatalf("merged files:\n%s\nwant:\n%s", got, want)
+			}
+			if got := mergeReport(r1); got != c.report {
+				t.Fatalf("report:\n%s\nwant:\n%s", got, c.report)
+			}
+		})
+	}
+}
+
+func filesText(m map[string][]byte) string {
+	var b bytes.Buffer
+	for _, p := range sortedKeys(m) {
+		b.WriteString("-- " + p + " --\n")
+		b.Write(m[p])
+	}
+	return b.String()
+}
