@@ -28,6 +28,9 @@ const (
 	ExitUsage     = 2   // bad flags or arguments
 	ExitLocked    = 3   // another memctl holds the memory's lock
 	ExitNoModel   = 4   // consolidate: the configured model could not be used
+	ExitRefused   = 5   // sync refused: rewritten or unrelated remote, a secret or local file to publish, a file it cannot merge
+	ExitRemote    = 6   // sync: the remote could not be reached or kept moving; nothing local was lost
+	ExitConflicts = 7   // sync done, and conflicting edits wait in Pending confirmation
 	ExitCancelled = 130 // interrupted (Ctrl-C, SIGTERM)
 )
 
@@ -195,8 +198,10 @@ holding .memctl/, else $XDG_DATA_HOME/memctl (~/.local/share/memctl).
 Exit status: 0 ok; 1 error, or found problems / nothing found (lint,
 search, log <id>); 2 usage error; 3 the memory is locked by another
 memctl; 4 consolidate or extract could not use the configured model
-(what the rules decided is committed, the rest stays queued);
-130 interrupted.`,
+(what the rules decided is committed, the rest stays queued); 5 sync
+refused (nothing changed); 6 sync could not reach the remote (nothing
+lost); 7 synced, with conflicting edits waiting in Pending; 130
+interrupted.`,
 		Example: `  memctl init ~/agent-memory
   memctl --dir ~/agent-memory add "Example code uses Python 3.11" --category preference
   memctl --dir ~/agent-memory list
@@ -353,6 +358,10 @@ func describeError(err error, ctx context.Context) (code int, msg string, hints 
 	switch {
 	case errors.As(err, &flagErr):
 		return ExitUsage, err.Error(), append(hints, "see `memctl --help` or `memctl <command> --help`")
+	case errors.As(err, new(*mdmem.SyncRefusedError)):
+		return ExitRefused, err.Error(), hints
+	case errors.Is(err, mdmem.ErrRemote):
+		return ExitRemote, err.Error(), append(hints, "nothing changed here; check the network and your git credentials (git fetch works?), then sync again")
 	case errors.Is(err, mdmem.ErrLocked):
 		return ExitLocked, err.Error(), append(hints, "another memctl is writing this memory; retry later (writers wait up to git.lock_wait)")
 	}

@@ -165,6 +165,7 @@ type Txn struct {
 	forget  *forgetOwed // the cleanup a forget owes once it landed
 	purge   bool        // a history purge of the forgotten ids follows
 	author  gitstore.Signature
+	merge   string // a second parent (SetMergeParent)
 	done    bool
 }
 
@@ -261,6 +262,10 @@ func (t *Txn) Paths() []string {
 	return out
 }
 
+// SetMergeParent makes the commit a merge of another commit into the
+// base (memctl sync); it is made even when no file changes.
+func (t *Txn) SetMergeParent(commit string) { t.merge = commit }
+
 // Abort drops the transaction. Safe after Commit.
 func (t *Txn) Abort() { t.done = true }
 
@@ -295,7 +300,7 @@ func (t *Txn) Commit(ctx context.Context, msg CommitMessage) (string, error) {
 func (t *Txn) commitText(ctx context.Context, text string) (string, error) {
 	t.done = true
 	s := t.s
-	if len(t.order) == 0 {
+	if len(t.order) == 0 && t.merge == "" {
 		return "", nil
 	}
 	if head, err := s.Repo.HeadHash(ctx); err != nil {
@@ -322,7 +327,7 @@ func (t *Txn) commitText(ctx context.Context, text string) (string, error) {
 	if author == (gitstore.Signature{}) {
 		author = s.Signature()
 	}
-	prep, err := s.Repo.Prepare(ctx, gitstore.PrepareRequest{Base: t.base, Files: t.data, Message: text, Author: author, When: s.now()})
+	prep, err := s.Repo.Prepare(ctx, gitstore.PrepareRequest{Base: t.base, Files: t.data, Message: text, Author: author, When: s.now(), MergeParent: t.merge})
 	if errors.Is(err, gitstore.ErrConcurrentUpdate) {
 		head, _ := s.Repo.HeadHash(ctx)
 		return "", &StaleError{Head: head}

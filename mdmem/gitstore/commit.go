@@ -244,6 +244,9 @@ func (r *Repo) writeCommitObject(ctx context.Context, j *commitJob) error {
 	if j.born {
 		fmt.Fprintf(&cb, "parent %s\n", j.oldHash)
 	}
+	if j.req.MergeParent != "" {
+		fmt.Fprintf(&cb, "parent %s\n", j.req.MergeParent)
+	}
 	sig := formatSig(j.req.Author, j.when)
 	fmt.Fprintf(&cb, "author %s\ncommitter %s\n\n%s", sig, sig, j.msg)
 	payload := []byte(cb.String())

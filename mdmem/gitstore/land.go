@@ -66,6 +66,10 @@ type PrepareRequest struct {
 	Message string
 	Author  Signature
 	When    time.Time
+	// MergeParent, when set, is the commit's second parent: a merge of
+	// that commit into Base (memctl sync). The commit is made even when
+	// the files come out as they are at Base.
+	MergeParent string
 }
 
 // Prepared is a commit stored but not on the branch yet.
@@ -84,8 +88,11 @@ type Prepared struct {
 // when HEAD is not Base (ErrConcurrentUpdate) or a merge is in progress.
 // The hooks (pre-commit, commit-msg) run here, and signing happens here.
 func (r *Repo) Prepare(ctx context.Context, req PrepareRequest) (*Prepared, error) {
-	if len(req.Files) == 0 {
+	if len(req.Files) == 0 && req.MergeParent == "" {
 		return nil, errors.New("git: commit: no paths")
+	}
+	if req.MergeParent != "" && (!plumbing.IsHash(req.MergeParent) || req.Base == "") {
+		return nil, fmt.Errorf("git: commit: bad merge parent %q on %q", req.MergeParent, req.Base)
 	}
 	if strings.TrimSpace(req.Message) == "" {
 		return nil, errors.New("git: commit: empty message")
@@ -173,7 +180,7 @@ func (r *Repo) Prepare(ctx context.Context, req PrepareRequest) (*Prepared, erro
 		}
 	}
 	j.newTree = newTree
-	if j.born && j.newTree == j.oldTree {
+	if j.born && j.newTree == j.oldTree && req.MergeParent == "" {
 		return nil, nil
 	}
 	if err := r.writeCommitObject(ctx, j); err != nil {
@@ -553,4 +560,38 @@ func (r *Repo) ReflogHas(ref, commit string) bool {
 		}
 	}
 	return false
+}
+
+// PrepareFastForward prepares moving the branch from base to target, a
+// commit that already exists and has base in its history (memctl sync
+// taking the remote's commits): Land then brings the files to it the same
+// way it does for a commit memctl made. It refuses when HEAD is not base.
+func (r *Repo) PrepareFastForward(ctx context.Context, base, target string) (*Prepared, error) {
+	j := &commitJob{req: PrepareRequest{Base: base}}
+	if err := r.checkCommitBase(ctx, j); err != nil {
+		return nil, err
+	}
+	if !plumbing.IsHash(target) {
+		return nil, fmt.Errorf("git: %q is not a commit hash", target)
+	}
+	if base != "" {
+		ok, err := r.Contains(ctx, target, base)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("git: %.12s is not in the history of %.12s: not a fast-forward", base, target)
+		}
+	}
+	changes, err := r.ChangedPaths(ctx, base, target)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range changes {
+		if _, err := r.validatePath(c.Path); err != nil {
+			return nil, err
+		}
+	}
+	return &Prepared{Ref: j.ref, Parent: base, Commit: target, Changes: changes,
+		Subject: "fast-forward to " + shortOr(target), author: MemctlSignature, when: time.Now()}, nil
 }

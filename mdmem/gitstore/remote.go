@@ -1,0 +1,335 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Talking to a remote: memctl sync runs the git command for everything
+// that crosses the network (fetch, push, ls-remote), so ssh, https,
+// credential helpers and proxies work as the person set them up; go-git
+// cannot use credential helpers and its ssh differs from OpenSSH. git runs
+// without a terminal: it never prompts (GIT_TERMINAL_PROMPT=0, ssh in
+// batch mode), and each call has a timeout.
+
+// ErrRemote is returned (wrapped) when the remote cannot be reached or
+// refuses the credentials: nothing changed locally.
+var ErrRemote = errors.New("remote unreachable")
+
+// ErrPushRejected is returned (wrapped) when the remote branch moved since
+// it was fetched (a non-fast-forward push was refused).
+var ErrPushRejected = errors.New("push rejected: the remote moved")
+
+// RemoteTimeout bounds one network call to a remote.
+var RemoteTimeout = 60 * time.Second
+
+// gitCLI runs git in the repository with a non-interactive environment.
+func (r *Repo) gitCLI(ctx context.Context, timeout time.Duration, args ...string) (stdout, stderr []byte, err error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = r.root
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never", "GIT_ASKPASS=", "SSH_ASKPASS=",
+		"LC_ALL=C", "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root)
+	if os.Getenv("GIT_SSH_COMMAND") == "" && os.Getenv("GIT_SSH") == "" {
+		cmd.Env = append(cmd.Env, "GIT_SSH_COMMAND=ssh -o BatchMode=yes")
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = 5 * time.Second
+	err = cmd.Run()
+	if ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("git %s: no answer within %s: %w", args[0], timeout, ErrRemote)
+	} else if ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	return out.Bytes(), errb.Bytes(), err
+}
+
+// gitCmdErr is a failed git command with the last line it printed.
+func gitCmdErr(what string, stderr []byte, err error) error {
+	msg := strings.TrimSpace(string(stderr))
+	if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+		msg = strings.TrimSpace(msg[i+1:])
+	}
+	if msg == "" {
+		msg = err.Error()
+	}
+	return fmt.Errorf("git %s: %s", what, redactURL(msg))
+}
+
+// redactURL hides a password written into a URL in a message.
+func redactURL(s string) string {
+	for _, f := range strings.Fields(s) {
+		f = strings.Trim(f, "'\".,:;()")
+		if u, err := url.Parse(f); err == nil && u.User != nil {
+			if _, has := u.User.Password(); has {
+				s = strings.ReplaceAll(s, f, u.Redacted())
+			}
+		}
+	}
+	return s
+}
+
+// RemoteURL returns the URL of a configured remote. A URL that carries a
+// password is refused: it would sit in .git/config and in logs (use a
+// credential helper).
+func (r *Repo) RemoteURL(ctx context.Context, remote string) (string, error) {
+	if !validRemoteName(remote) {
+		return "", fmt.Errorf("%q is not a remote name", remote)
+	}
+	out, stderr, err := r.gitCLI(ctx, 10*time.Second, "remote", "get-url", "--", remote)
+	if err != nil {
+		return "", gitCmdErr("remote get-url "+remote, stderr, err)
+	}
+	raw := strings.TrimSpace(string(out))
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			return "", fmt.Errorf("the URL of remote %s holds a password (%s); memctl refuses to send it: store it in a credential helper (git config credential.helper) and remove it from the URL", remote, u.Redacted())
+		}
+	}
+	return raw, nil
+}
+
+func validRemoteName(s string) bool {
+	if s == "" || strings.HasPrefix(s, "-") || len(s) > 200 {
+		return false
+	}
+	for _, c := range s {
+		if c <= ' ' || c == 0x7f || strings.ContainsRune(`~^:?*[\`, c) {
+			return false
+		}
+	}
+	return !strings.Contains(s, "..")
+}
+
+// Upstream returns the remote and branch the current branch tracks
+// (branch.<name>.remote and .merge), ok false when it tracks none.
+func (r *Repo) Upstream(ctx context.Context) (remote, branch string, ok bool) {
+	ref, err := r.headRef()
+	if err != nil {
+		return "", "", false
+	}
+	name := strings.TrimPrefix(ref, "refs/heads/")
+	out, _, err := r.gitCLI(ctx, 10*time.Second, "config", "--get", "branch."+name+".remote")
+	if err != nil {
+		return "", "", false
+	}
+	remote = strings.TrimSpace(string(out))
+	out, _, err = r.gitCLI(ctx, 10*time.Second, "config", "--get", "branch."+name+".merge")
+	if err != nil {
+		return remote, name, remote != ""
+	}
+	return remote, strings.TrimPrefix(strings.TrimSpace(string(out)), "refs/heads/"), remote != ""
+}
+
+// Branch returns the current branch's short name.
+func (r *Repo) Branch() (string, error) {
+	ref, err := r.headRef()
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimPrefix(ref, "refs/heads/"), nil
+}
+
+// Fetch fetches a remote branch into refs/remotes/<remote>/<branch> and
+// returns its commit; "" when the remote has no such branch (an empty
+// remote). A shallow clone is deepened to its full history first: the
+// merge needs the merge base.
+func (r *Repo) Fetch(ctx context.Context, remote, branch string) (string, error) {
+	if !validBranchName(branch) {
+		return "", fmt.Errorf("%q is not a branch name", branch)
+	}
+	out, stderr, err := r.gitCLI(ctx, RemoteTimeout, "ls-remote", "--heads", "--", remote, "refs/heads/"+branch)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", gitCmdErr("ls-remote "+remote, stderr, err), ErrRemote)
+	}
+	if strings.TrimSpace(string(out)) == "" {
+		return "", nil
+	}
+	args := []string{"fetch", "--no-tags", "--quiet"}
+	if _, err := os.Stat(filepath.Join(r.gitDir, "shallow")); err == nil {
+		args = append(args, "--unshallow")
+	}
+	track := "refs/remotes/" + remote + "/" + branch
+	args = append(args, "--", remote, "+refs/heads/"+branch+":"+track)
+	if _, stderr, err := r.gitCLI(ctx, 5*RemoteTimeout, args...); err != nil {
+		return "", fmt.Errorf("%w: %w", gitCmdErr("fetch "+remote, stderr, err), ErrRemote)
+	}
+	h, ok, err := r.readRef(track)
+	if err != nil || !ok {
+		return "", fmt.Errorf("git fetch %s: %s did not appear: %v", remote, track, err)
+	}
+	return h.String(), nil
+}
+
+// Push pushes commit to the remote branch, never forced. It fails with
+// ErrPushRejected when the remote branch is no longer an ancestor of it.
+func (r *Repo) Push(ctx context.Context, remote, commit, branch string) error {
+	if !plumbing.IsHash(commit) || !validBranchName(branch) {
+		return fmt.Errorf("git push: bad commit %q or branch %q", commit, branch)
+	}
+	_, stderr, err := r.gitCLI(ctx, 5*RemoteTimeout, "push", "--quiet", "--no-verify", "--", remote, commit+":refs/heads/"+branch)
+	if err == nil {
+		return nil
+	}
+	s := string(stderr)
+	if strings.Contains(s, "non-fast-forward") || strings.Contains(s, "fetch first") || strings.Contains(s, "[rejected]") {
+		return fmt.Errorf("%w: %s", ErrPushRejected, gitCmdErr("push "+remote, stderr, err))
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, ErrRemote) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", gitCmdErr("push "+remote, stderr, err), ErrRemote)
+}
+
+// MergeBase returns the best common ancestor of two commits, "" when they
+// share no history.
+func (r *Repo) MergeBase(ctx context.Context, a, b string) (string, error) {
+	out, stderr, err := r.gitCLI(ctx, time.Minute, "merge-base", "--", a, b)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 1 && len(bytes.TrimSpace(stderr)) == 0 {
+		return "", nil
+	}
+	if err != nil {
+		return "", gitCmdErr("merge-base", stderr, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// ReadRefHash returns a ref's commit, "" when it does not exist.
+func (r *Repo) ReadRefHash(ref string) (string, error) {
+	if !validRefPath(ref) {
+		return "", fmt.Errorf("invalid ref %q", ref)
+	}
+	h, ok, err := r.readRef(ref)
+	if err != nil || !ok {
+		return "", err
+	}
+	return h.String(), nil
+}
+
+// SetRef points a memctl ref (refs/memctl/…) at a commit, through git's
+// own ref update (lock, reflog).
+func (r *Repo) SetRef(ctx context.Context, ref, commit, reason string) error {
+	if !strings.HasPrefix(ref, "refs/memctl/") || !validRefPath(ref) || !plumbing.IsHash(commit) {
+		return fmt.Errorf("refusing to set ref %q", ref)
+	}
+	if _, stderr, err := r.gitCLI(ctx, 30*time.Second, "update-ref", "-m", reason, ref, commit); err != nil {
+		return gitCmdErr("update-ref "+ref, stderr, err)
+	}
+	return nil
+}
+
+// ChangedPaths returns the memory-relative paths whose blob differs
+// between two commits ("" = the empty tree), sorted.
+func (r *Repo) ChangedPaths(ctx context.Context, from, to string) ([]Change, error) {
+	all := func(string) bool { return true }
+	var a *Snapshot
+	var err error
+	if from == "" {
+		a = &Snapshot{Files: map[string][]byte{}, Hashes: map[string]string{}}
+	} else if a, err = r.FilesAt(ctx, from, all); err != nil {
+		return nil, err
+	}
+	b, err := r.FilesAt(ctx, to, all)
+	if err != nil {
+		return nil, err
+	}
+	var out []Change
+	for p, h := range b.Hashes {
+		if a.Hashes[p] != h {
+			out = append(out, Change{Path: p, Old: a.Hashes[p], New: h})
+		}
+	}
+	for p, h := range a.Hashes {
+		if _, ok := b.Hashes[p]; !ok {
+			out = append(out, Change{Path: p, Old: h})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// CommitsBetween lists the commits reachable from to and not from from
+// ("" = all of to's history), newest first, at most limit.
+func (r *Repo) CommitsBetween(ctx context.Context, from, to string, limit int) ([]string, error) {
+	args := []string{"rev-list", fmt.Sprintf("--max-count=%d", limit), to}
+	if from != "" {
+		args = append(args, "^"+from)
+	}
+	args = append(args, "--")
+	out, stderr, err := r.gitCLI(ctx, time.Minute, args...)
+	if err != nil {
+		return nil, gitCmdErr("rev-list", stderr, err)
+	}
+	return strings.Fields(string(out)), nil
+}
+
+// CommitInfo is one commit's parents and message.
+type CommitInfo struct {
+	Hash     string
+	Parents  []string
+	Message  string
+	Trailers map[string][]string
+}
+
+// ReadCommit reads a commit object.
+func (r *Repo) ReadCommit(ctx context.Context, hash string) (*CommitInfo, error) {
+	if !plumbing.IsHash(hash) {
+		return nil, fmt.Errorf("git: %q is not a commit hash", hash)
+	}
+	o := r.newObjStore()
+	defer o.close()
+	typ, data, err := o.read(plumbing.NewHash(hash))
+	if err != nil {
+		return nil, err
+	}
+	if typ != plumbing.CommitObject {
+		return nil, fmt.Errorf("git: %s is a %s, not a commit", hash, typ)
+	}
+	c := &CommitInfo{Hash: hash}
+	head, msg, _ := bytes.Cut(data, []byte("\n\n"))
+	for _, l := range strings.Split(string(head), "\n") {
+		if p, ok := strings.CutPrefix(l, "parent "); ok {
+			c.Parents = append(c.Parents, p)
+		}
+	}
+	c.Message = string(msg)
+	c.Trailers = ParseTrailers(c.Message)
+	return c, nil
+}
+
+// Contains reports whether commit anc is in the history of desc (or is
+// desc), through git merge-base --is-ancestor: whole histories, no limit.
+func (r *Repo) Contains(ctx context.Context, desc, anc string) (bool, error) {
+	if !plumbing.IsHash(desc) || !plumbing.IsHash(anc) {
+		return false, fmt.Errorf("git: bad commits %q, %q", desc, anc)
+	}
+	_, stderr, err := r.gitCLI(ctx, time.Minute, "merge-base", "--is-ancestor", "--", anc, desc)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 1 {
+		return false, nil
+	}
+	if err != nil {
+		return false, gitCmdErr("merge-base --is-ancestor", stderr, err)
+	}
+	return true, nil
+}

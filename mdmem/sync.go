@@ -1,0 +1,446 @@
+package mdmem
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/memctl/memctl/mdmem/gitstore"
+	"github.com/memctl/memctl/mdmem/redact"
+)
+
+// Sync: one memory on several machines through a git remote (docs/SYNC.md).
+// Store.Sync fetches the remote branch with the git command, then, holding
+// the memory's lock, takes the remote's commits the way every write lands
+// (gitstore.Prepare/Land under the one journal): a fast-forward when the
+// local branch is behind, a two-parent merge commit of MergeReplicas's
+// files when both moved. It checks every commit it is about to publish
+// (no queue, cache, trace or key file; no secret on an added line), pushes
+// by hash without force, and tries again from the fetch when the remote
+// moved meanwhile. It never rewrites history and never resets to the
+// remote: a remote whose history no longer holds what this copy last
+// synced is refused, with the old tip kept under a rescue ref.
+
+// SyncedRefPrefix holds, per remote, the remote commit this copy last
+// merged or pushed (local only, never pushed).
+const SyncedRefPrefix = "refs/memctl/synced/"
+
+// RescueRefPrefix holds commits a refused sync keeps for the person.
+const RescueRefPrefix = "refs/memctl/rescue/"
+
+// TrailerMachine names the machine that made a sync merge commit.
+const TrailerMachine = "Memctl-Machine"
+
+// ErrRemote is returned (wrapped) when the remote cannot be reached,
+// refuses the credentials, or keeps moving: nothing local changed.
+var ErrRemote = gitstore.ErrRemote
+
+// SyncOptions says how to sync.
+type SyncOptions struct {
+	Remote string // "" = the branch's upstream remote, else origin
+	NoPush bool   // fetch and merge only
+	// AdoptRemote merges with a remote branch that shares no history with
+	// this memory (two separate `memctl init`s), from an empty base.
+	AdoptRemote bool
+	Machine     string // this machine's name in the merge commit ("" = host name)
+	Attempts    int    // fetch-merge-push rounds when the remote keeps moving (0 = 5)
+}
+
+// SyncResult says what a sync did.
+type SyncResult struct {
+	Remote     string       `json:"remote"`
+	Branch     string       `json:"branch"`
+	Action     string       `json:"action"` // up-to-date, pushed, fast-forward, merged (then pushed unless --no-push)
+	Head       string       `json:"head"`
+	RemoteHead string       `json:"remote_head,omitempty"` // the remote branch after the sync
+	Pushed     bool         `json:"pushed"`
+	Attempts   int          `json:"attempts"`
+	Merge      *MergeResult `json:"merge,omitempty"`
+}
+
+// SyncRefusedError is a sync memctl refuses to make, nothing changed: a
+// rewritten or unrelated remote, a file it cannot merge, a secret or a
+// local-only file in the commits it would publish.
+type SyncRefusedError struct {
+	Reason string
+	Fix    string
+}
+
+func (e *SyncRefusedError) Error() string { return e.Reason }
+
+// Hint says how to go on.
+func (e *SyncRefusedError) Hint() string { return e.Fix }
+
+// Sync brings the memory and the remote branch to the same commit.
+func (s *Store) Sync(ctx context.Context, opts SyncOptions) (*SyncResult, error) {
+	if p := s.Repo.Prefix(); p != "" {
+		return nil, &SyncRefusedError{Reason: fmt.Sprintf("the memory is the folder %s inside the repository %s; memctl syncs a memory that is a repository of its own", p, s.Repo.Root()),
+			Fix: "move the memory into a repository of its own (memctl init <dir>, memctl import), or sync the enclosing repository with git"}
+	}
+	if _, err := os.Stat(filepath.Join(s.Repo.GitDir(), "MERGE_HEAD")); err == nil {
+		return nil, &SyncRefusedError{Reason: "a git merge is in progress in the memory", Fix: "finish it with `memctl resolve` (or abort it with `git merge --abort`), then sync again"}
+	}
+	branch, err := s.Repo.Branch()
+	if err != nil {
+		return nil, err
+	}
+	res := &SyncResult{Remote: opts.Remote, Branch: branch}
+	if res.Remote == "" {
+		if r, b, ok := s.Repo.Upstream(ctx); ok {
+			res.Remote, res.Branch = r, b
+		} else {
+			res.Remote = "origin"
+		}
+	}
+	if _, err := s.Repo.RemoteURL(ctx, res.Remote); err != nil {
+		return nil, &SyncRefusedError{Reason: err.Error(), Fix: "add the remote with `git remote add " + res.Remote + " <url>` (a URL without a password; credentials belong in a credential helper or ssh-agent)"}
+	}
+	attempts := opts.Attempts
+	if attempts <= 0 {
+		attempts = 5
+	}
+	for res.Attempts = 1; ; res.Attempts++ {
+		tip, err := s.Repo.Fetch(ctx, res.Remote, res.Branch)
+		if err != nil {
+			return nil, err
+		}
+		head, err := s.syncLocked(ctx, res, tip, opts)
+		if err != nil {
+			return nil, err
+		}
+		res.Head = head
+		if head == tip || opts.NoPush {
+			res.RemoteHead = tip
+			if tip != "" {
+				_ = s.Repo.SetRef(ctx, SyncedRefPrefix+res.Remote, tip, "memctl sync")
+			}
+			if res.Action == "" {
+				res.Action = "up-to-date"
+			}
+			return res, nil
+		}
+		if err := s.checkOutgoing(ctx, tip, head); err != nil {
+			return nil, err
+		}
+		err = s.Repo.Push(ctx, res.Remote, head, res.Branch)
+		if errors.Is(err, gitstore.ErrPushRejected) && res.Attempts < attempts {
+			d := time.Duration(100*res.Attempts)*time.Millisecond + rand.N(200*time.Millisecond)
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(d):
+			}
+			continue
+		}
+		if errors.Is(err, gitstore.ErrPushRejected) {
+			return nil, fmt.Errorf("the remote kept moving: %d pushes were refused; your commits are kept here and the next sync goes on: %w", attempts, gitstore.ErrRemote)
+		}
+		if err != nil {
+			return nil, err
+		}
+		res.Pushed, res.RemoteHead = true, head
+		if res.Action == "" {
+			res.Action = "pushed"
+		}
+		_ = s.Repo.SetRef(ctx, SyncedRefPrefix+res.Remote, head, "memctl sync: pushed")
+		return res, nil
+	}
+}
+
+// syncLocked takes the fetched remote commit (tip; "" = none) into the
+// local branch under the lock, and returns the branch's commit.
+func (s *Store) syncLocked(ctx context.Context, res *SyncResult, tip string, opts SyncOptions) (string, error) {
+	unlock, err := s.Lock(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = unlock() }()
+	if _, err := s.CommitHandEdits(ctx); err != nil {
+		return "", err
+	}
+	local, err := s.Repo.HeadHash(ctx)
+	if err != nil {
+		return "", err
+	}
+	if tip == "" || tip == local {
+		return local, nil
+	}
+	if synced, _ := s.Repo.ReadRefHash(SyncedRefPrefix + res.Remote); synced != "" && synced != tip {
+		if ok, err := s.Repo.Contains(ctx, tip, synced); err != nil {
+			return "", err
+		} else if !ok {
+			rescue := RescueRefPrefix + res.Remote + "/" + time.Now().UTC().Format("20060102T150405Z")
+			_ = s.Repo.SetRef(ctx, rescue, synced, "memctl sync: the remote was rewritten")
+			return "", &SyncRefusedError{
+				Reason: fmt.Sprintf("the history of %s/%s was rewritten: it no longer holds %.12s, which this memory last synced (now %.12s); memctl never merges with or resets to a rewritten remote", res.Remote, res.Branch, synced, tip),
+				Fix:    fmt.Sprintf("the old remote commit is kept as %s; find out who rewrote the remote (git log %s/%s), then either push this memory back with git push --force-with-lease, or reclone", rescue, res.Remote, res.Branch),
+			}
+		}
+	}
+	if local == "" {
+		return s.fastForward(ctx, res, "", tip)
+	}
+	if ok, err := s.Repo.Contains(ctx, local, tip); err != nil {
+		return "", err
+	} else if ok {
+		return local, nil // the remote is behind: push only
+	}
+	if ok, err := s.Repo.Contains(ctx, tip, local); err != nil {
+		return "", err
+	} else if ok {
+		return s.fastForward(ctx, res, local, tip)
+	}
+	base, err := s.Repo.MergeBase(ctx, local, tip)
+	if err != nil {
+		return "", err
+	}
+	if base == "" && !opts.AdoptRemote {
+		return "", &SyncRefusedError{
+			Reason: fmt.Sprintf("%s/%s shares no history with this memory (two separate memctl init?)", res.Remote, res.Branch),
+			Fix:    "to merge them entry by entry from an empty base, run `memctl sync --adopt-remote` (ids both sides used for different texts are renamed and reported)",
+		}
+	}
+	return s.mergeRemote(ctx, res, base, local, tip, opts)
+}
+
+// fastForward moves the branch to the remote's commit, which holds it, and
+// brings the files there: the same journal and landing as any write.
+func (s *Store) fastForward(ctx context.Context, res *SyncResult, local, tip string) (string, error) {
+	prep, err := s.Repo.PrepareFastForward(ctx, local, tip)
+	if err != nil {
+		return "", err
+	}
+	var dirty []string
+	for _, c := range prep.Changes {
+		w, err := s.Repo.WorktreeBlob(ctx, c.Path)
+		if err != nil {
+			return "", err
+		}
+		if w != c.Old {
+			dirty = append(dirty, c.Path)
+		}
+	}
+	if len(dirty) > 0 {
+		return "", &SyncRefusedError{Reason: "uncommitted changes to " + strings.Join(dirty, ", ") + ", which the remote's commits change too",
+			Fix: "commit or remove those changes (git status), then sync again"}
+	}
+	j := &txnJournal{Op: "sync: " + prep.Subject, Ref: prep.Ref, Parent: prep.Parent, Commit: prep.Commit, Files: prep.Changes}
+	if err := s.landJournal(context.WithoutCancel(ctx), j, prep); err != nil {
+		return "", err
+	}
+	res.Action = "fast-forward"
+	return tip, nil
+}
+
+// machineOf names a side of a merge for a conflict's note: the machine
+// its commit names, else the commit.
+func (s *Store) machineOf(ctx context.Context, commit string) string {
+	if c, err := s.Repo.ReadCommit(ctx, commit); err == nil {
+		if m := c.Trailers[TrailerMachine]; len(m) > 0 && strings.TrimSpace(m[0]) != "" {
+			return strings.TrimSpace(m[0]) + " (" + commit[:min(12, len(commit))] + ")"
+		}
+	}
+	return "commit " + commit[:min(12, len(commit))]
+}
+
+// mergeRemote makes the two-parent merge commit of the local branch and
+// the remote's commit.
+func (s *Store) mergeRemote(ctx context.Context, res *SyncResult, base, local, tip string, opts SyncOptions) (string, error) {
+	all := func(string) bool { return true }
+	files := func(c string) (map[string][]byte, error) {
+		if c == "" {
+			return map[string][]byte{}, nil
+		}
+		snap, err := s.Repo.FilesAt(ctx, c, all)
+		if err != nil {
+			return nil, err
+		}
+		return snap.Files, nil
+	}
+	bf, err := files(base)
+	if err != nil {
+		return "", err
+	}
+	lf, err := files(local)
+	if err != nil {
+		return "", err
+	}
+	tf, err := files(tip)
+	if err != nil {
+		return "", err
+	}
+	key, _ := os.ReadFile(s.tombstoneKeyPath())
+	mr, err := MergeReplicas(MergeInput{Base: bf, Key: key, Sides: [2]MergeSide{
+		{Files: lf, Machine: s.machineOf(ctx, local)},
+		{Files: tf, Machine: s.machineOf(ctx, tip)},
+	}})
+	var other *OtherFileConflictError
+	if errors.As(err, &other) {
+		return "", &SyncRefusedError{Reason: fmt.Sprintf("%s and this memory changed %s differently; memctl merges memory files entry by entry, not these", res.Remote, strings.Join(other.Paths, ", ")),
+			Fix: "make the file the same on both machines (edit, commit, and sync from the other machine first), then sync again"}
+	}
+	if err != nil {
+		return "", fmt.Errorf("merge with %s: %w", res.Remote, err)
+	}
+	t, err := s.Begin(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer t.Abort()
+	paths := map[string]bool{}
+	for p := range lf {
+		paths[p] = true
+	}
+	for p := range mr.Files {
+		paths[p] = true
+	}
+	var entries []string
+	for _, p := range sortedKeys(paths) {
+		old, had := lf[p]
+		nw, has := mr.Files[p]
+		if had == has && bytes.Equal(old, nw) {
+			continue
+		}
+		if !had {
+			old = nil
+		}
+		if !has {
+			nw = nil
+		}
+		if err := t.Put(ctx, p, old, nw); err != nil {
+			return "", err
+		}
+	}
+	for _, c := range mr.Conflicts {
+		entries = append(entries, c.ID, c.Pending)
+	}
+	for _, r := range mr.Renamed {
+		entries = append(entries, r.From, r.To)
+	}
+	machine := opts.Machine
+	if machine == "" {
+		machine, _ = os.Hostname()
+	}
+	body := syncBody(mr)
+	extra := [][2]string{{TrailerMachine, OneLine(machine)}, {"Memctl-Merge-Base", orNoneStr(base)}}
+	if n := len(mr.Conflicts); n > 0 {
+		extra = append(extra, [2]string{"Memctl-Conflicts", fmt.Sprint(n)})
+	}
+	for _, r := range mr.Renamed {
+		extra = append(extra, [2]string{"Memctl-Renamed", r.From + " -> " + r.To})
+	}
+	t.SetMergeParent(tip)
+	head, err := t.Commit(ctx, CommitMessage{Subject: fmt.Sprintf("sync: merge %s/%s (%.12s)", res.Remote, res.Branch, tip), Body: body,
+		Op: "sync", Entries: entries, Extra: extra})
+	if err != nil {
+		return "", err
+	}
+	res.Action, res.Merge = "merged", mr
+	return head, nil
+}
+
+func orNoneStr(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// syncBody says in the merge commit what the merge decided.
+func syncBody(mr *MergeResult) string {
+	var b strings.Builder
+	for _, c := range mr.Conflicts {
+		fmt.Fprintf(&b, "%s was edited differently on both sides: the newer edit stays, the other waits in Pending as %s (from %s).\n", c.ID, c.Pending, c.Machine)
+	}
+	for _, r := range mr.Renamed {
+		fmt.Fprintf(&b, "%s named two different entries: the second is now %s.\n", r.From, r.To)
+	}
+	if len(mr.Kept) > 0 {
+		fmt.Fprintf(&b, "Kept (edited on one side, deleted by hand on the other): %s.\n", strings.Join(mr.Kept, ", "))
+	}
+	if len(mr.Forgotten) > 0 {
+		fmt.Fprintf(&b, "Forgotten on one side, removed: %s.\n", strings.Join(mr.Forgotten, ", "))
+	}
+	if len(mr.Dropped) > 0 {
+		fmt.Fprintf(&b, "Added on one side with a text the other side forgot, not kept: %s.\n", strings.Join(mr.Dropped, ", "))
+	}
+	for _, p := range mr.Prose {
+		fmt.Fprintf(&b, "Both sides rewrote the lines at %s differently: the earlier text stays (both versions are in the parents).\n", p)
+	}
+	return b.String()
+}
+
+// localOnlyPath reports whether a committed path must never leave the
+// machine: the queue, the caches, the traces, a key.
+func localOnlyPath(p string) bool {
+	for _, d := range []string{QueueDir + "/", ".memctl/cache/", ".memctl/traces/"} {
+		if strings.HasPrefix(p, d) || p == strings.TrimSuffix(d, "/") {
+			return true
+		}
+	}
+	base := p[strings.LastIndexByte(p, '/')+1:]
+	return base == TombstoneKeyName || strings.HasSuffix(base, ".key")
+}
+
+// checkOutgoing checks every commit sync is about to publish (in head's
+// history and not in the remote's tip): no local-only file, and no added
+// line holding a secret.
+func (s *Store) checkOutgoing(ctx context.Context, tip, head string) error {
+	commits, err := s.Repo.CommitsBetween(ctx, tip, head, 100000)
+	if err != nil {
+		return err
+	}
+	for _, c := range commits {
+		info, err := s.Repo.ReadCommit(ctx, c)
+		if err != nil {
+			return err
+		}
+		parent := ""
+		if len(info.Parents) > 0 {
+			parent = info.Parents[0]
+		}
+		changes, err := s.Repo.ChangedPaths(ctx, parent, c)
+		if err != nil {
+			return err
+		}
+		for _, ch := range changes {
+			if ch.New == "" {
+				continue
+			}
+			if localOnlyPath(ch.Path) {
+				return &SyncRefusedError{Reason: fmt.Sprintf("commit %.12s holds %s, which never leaves this machine; nothing was pushed", c, ch.Path),
+					Fix: "remove it from the history before the first push (git rebase -i, or memctl forget --purge-history for memory entries), then sync again"}
+			}
+			nw, err := s.Repo.ReadBlob(ctx, ch.New)
+			if err != nil {
+				return err
+			}
+			var old []byte
+			if ch.Old != "" {
+				if old, err = s.Repo.ReadBlob(ctx, ch.Old); err != nil {
+					return err
+				}
+			}
+			had := map[string]bool{}
+			for _, l := range strings.Split(string(old), "\n") {
+				had[l] = true
+			}
+			for i, l := range strings.Split(string(nw), "\n") {
+				if had[l] {
+					continue
+				}
+				if f := redact.Scan(l); len(f) > 0 {
+					return &SyncRefusedError{Reason: fmt.Sprintf("commit %.12s adds a secret (%s) at %s:%d; nothing was pushed: history cannot be unpushed", c, f[0].Kind, ch.Path, i+1),
+						Fix: "remove the entry with `memctl forget <id> --purge-history` (it rewrites local history, before anything is published), then sync again"}
+				}
+			}
+		}
+	}
+	return nil
+}
