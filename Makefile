@@ -55,9 +55,17 @@ SIM_STEPS ?= 500
 SIM_KINDS ?= all
 SIM_LLM   ?= all
 SIM_KNOWN ?= all
+REPLICA_SEED  ?= 1
+REPLICA_SEEDS ?= 50
+REPLICA_STEPS ?= 200
+REPLICA_N     ?= 3
 soak: ## write-path simulation, 200 seeds × 500 steps by default (hours): SIM_SEED, SIM_SEEDS, SIM_STEPS, SIM_KINDS, SIM_LLM, SIM_KNOWN
 	$(GO) test -count=1 -timeout 0 -run '^TestSimulation$$' . -sim.seed=$(SIM_SEED) -sim.seeds=$(SIM_SEEDS) \
 		-sim.steps=$(SIM_STEPS) -sim.kinds=$(SIM_KINDS) -sim.llm=$(SIM_LLM) -sim.known=$(SIM_KNOWN) -v
+
+soak-sync: ## replica simulation: a bare remote and REPLICA_N clones, REPLICA_SEEDS × REPLICA_STEPS steps (hours): REPLICA_SEED
+	$(GO) test -count=1 -timeout 0 -run '^TestReplicaSimulation$$' . -replica.seed=$(REPLICA_SEED) -replica.seeds=$(REPLICA_SEEDS) \
+		-replica.steps=$(REPLICA_STEPS) -replica.n=$(REPLICA_N) -v
 
 demo: build ## build memctl and run it on a temporary memory
 	./testdata/bench/demo.sh ./memctl

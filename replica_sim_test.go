@@ -1,0 +1,380 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The replica simulation (issue 24): a bare remote and three clones of one
+// memory, driven by a seeded scheduler through adds, consolidations, hand
+// edits, forgets, confirms, syncs, syncs killed with SIGKILL at a random
+// moment and syncs crashed at each write-path failpoint. After quiescence
+// (two round-robin passes of sync) it checks:
+//   - convergence: every replica and the remote hold the same tree;
+//   - nothing lost: every entry that was ever live on a replica is still
+//     in the memory (live, archived or pending) unless a forget removed it;
+//   - forget wins: no forgotten id and no forgotten text is back;
+//   - ids are never reused: no id was minted for two different entries;
+//   - the remote only moved forward (its reflog), and no committed memory
+//     file holds a conflict marker.
+// `make soak-sync` runs it long; `make test` runs a brief one.
+
+var (
+	replSeed  = flag.Uint64("replica.seed", 1, "replica simulation: first seed")
+	replSeeds = flag.Int("replica.seeds", 2, "replica simulation: number of seeds")
+	replSteps = flag.Int("replica.steps", 40, "replica simulation: steps per seed")
+	replN     = flag.Int("replica.n", 3, "replica simulation: number of clones")
+)
+
+type replicaSim struct {
+	t       *testing.T
+	bin     string
+	rng     *rand.Rand
+	root    string
+	remote  string
+	dirs    []string
+	log     []string
+	n       int
+	live    map[string]string // id → its text when last seen live (any replica)
+	created map[string]string // id → the text it was minted for
+	forgot  map[string]string // forgotten id → its text
+	forgoer map[string]string // forgotten id → the replica that forgot it
+	stats   map[string]int    // what happened, for the summary line
+	final   bool              // quiesced: every replica holds every forget
+}
+
+func TestReplicaSimulation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end simulation skipped in -short mode")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	bin := simBinary(t)
+	steps := 0
+	start := time.Now()
+	total := map[string]int{}
+	for seed := *replSeed; seed < *replSeed+uint64(*replSeeds); seed++ {
+		sim := newReplicaSim(t, bin, seed)
+		for i := 0; i < *replSteps; i++ {
+			sim.step(i)
+		}
+		sim.quiesce()
+		sim.check()
+		steps += *replSteps
+		for k, v := range sim.stats {
+			total[k] += v
+		}
+		total["ids"] += len(sim.created)
+		total["forgotten"] += len(sim.forgot)
+	}
+	t.Logf("replica simulation: %d seeds, %d steps, %d replicas, in %s; %v", *replSeeds, steps, *replN, time.Since(start).Round(time.Millisecond), total)
+}
+
+func newReplicaSim(t *testing.T, bin string, seed uint64) *replicaSim {
+	root := t.TempDir()
+	s := &replicaSim{t: t, bin: bin, rng: rand.New(rand.NewPCG(seed, 24)), root: root, remote: filepath.Join(root, "remote.git"),
+		live: map[string]string{}, created: map[string]string{}, forgot: map[string]string{}, forgoer: map[string]string{}, stats: map[string]int{}}
+	s.git(root, "init", "-q", "--bare", "-b", "main", s.remote)
+	s.git(s.remote, "config", "core.logAllRefUpdates", "always")
+	first := filepath.Join(root, "r0")
+	s.memctl(first, "init", first)
+	cfg := filepath.Join(first, ".memctl", "config.toml")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte("[git]\n"), []byte("[git]\nids = \"random\"\n"), 1)
+	if !bytes.Contains(b, []byte(`ids = "random"`)) {
+		b = append(b, []byte("\n[git]\nids = \"random\"\n")...)
+	}
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.memctl(first, "consolidate", "--no-llm") // commits the config as a hand edit
+	s.git(first, "remote", "add", "origin", s.remote)
+	s.memctl(first, "sync", "--machine", "r0")
+	s.dirs = []string{first}
+	for i := 1; i < *replN; i++ {
+		d := filepath.Join(root, fmt.Sprintf("r%d", i))
+		s.git(root, "clone", "-q", s.remote, d)
+		s.dirs = append(s.dirs, d)
+	}
+	// The tombstone key, copied out of band to every replica (docs/SYNC.md).
+	key := make([]byte, 32)
+	for i := range key {
+		key[i] = byte(s.rng.IntN(256))
+	}
+	for _, d := range s.dirs {
+		if err := os.WriteFile(filepath.Join(d, ".git", "memctl-tombstone.key"), key, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func (s *replicaSim) fail(format string, args ...any) {
+	s.t.Helper()
+	s.t.Fatalf("replica simulation: %s\nsteps:\n  %s\nreplay: go test -run TestReplicaSimulation -replica.seed=<seed> -replica.seeds=1", fmt.Sprintf(format, args...), strings.Join(s.log, "\n  "))
+}
+
+func (s *replicaSim) git(dir string, args ...string) string {
+	s.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		s.fail("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// run runs memctl in a replica and returns its exit code and output.
+func (s *replicaSim) run(dir string, env []string, kill time.Duration, args ...string) (code int, stdout, stderr string) {
+	ctx := context.Background()
+	cmd := exec.CommandContext(ctx, s.bin, append([]string{"--dir", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=Sim", "GIT_AUTHOR_EMAIL=sim@example.com", "GIT_COMMITTER_NAME=Sim",
+		"GIT_COMMITTER_EMAIL=sim@example.com", "OPENAI_BASE_URL=", "OPENAI_API_KEY=")
+	cmd.Env = append(cmd.Env, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		s.fail("start memctl: %v", err)
+	}
+	if kill > 0 {
+		timer := time.AfterFunc(kill, func() { _ = cmd.Process.Signal(syscall.SIGKILL) })
+		defer timer.Stop()
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		s.fail("memctl %s: %v", strings.Join(args, " "), err)
+	}
+	return code, out.String(), errb.String()
+}
+
+func (s *replicaSim) memctl(dir string, args ...string) string {
+	s.t.Helper()
+	code, out, errs := s.run(dir, nil, 0, args...)
+	if code != 0 {
+		s.fail("memctl %s in %s: exit %d\n%s%s", strings.Join(args, " "), filepath.Base(dir), code, out, errs)
+	}
+	return out
+}
+
+type simEntry struct {
+	ID      string `json:"id"`
+	Content string `json:"content"`
+	Place   string `json:"place"`
+}
+
+func (s *replicaSim) entries(dir string) []simEntry {
+	out := s.memctl(dir, "list", "--json")
+	var es []simEntry
+	if err := json.Unmarshal([]byte(out), &es); err != nil {
+		s.fail("list --json: %v\n%s", err, out)
+	}
+	return es
+}
+
+// observe records the entries a replica holds: new ids are minted ones.
+func (s *replicaSim) observe(dir string) {
+	for _, e := range s.entries(dir) {
+		if txt, ok := s.forgot[e.ID]; ok && (s.forgoer[e.ID] == dir || s.final) {
+			// the replica that forgot it never sees it again; the others
+			// may until they sync
+			s.fail("%s: forgotten %s (%q) is back", filepath.Base(dir), e.ID, txt)
+		}
+		if _, ok := s.created[e.ID]; !ok {
+			s.created[e.ID] = rootText(e.Content)
+		} else if rootText(e.Content) != s.created[e.ID] {
+			s.fail("%s names two entries: %q and %q", e.ID, s.created[e.ID], e.Content)
+		}
+		s.live[e.ID] = e.Content
+	}
+}
+
+// rootText is an entry's text without the sim's hand edits (" e<n>").
+func rootText(s string) string {
+	if i := strings.Index(s, " e"); i >= 0 && strings.HasPrefix(s, "sim fact ") {
+		return s[:i]
+	}
+	return s
+}
+
+var simFactLine = regexp.MustCompile(`(?m)^- \[(fact-[a-z0-9]+)\] (sim fact [^(]*?) \(`)
+
+func (s *replicaSim) step(i int) {
+	r := s.rng.IntN(len(s.dirs))
+	dir := s.dirs[r]
+	name := filepath.Base(dir)
+	kind := []string{"add", "add", "consolidate", "consolidate", "sync", "sync", "sync-kill", "sync-crash", "hand-edit", "forget", "confirm"}[s.rng.IntN(11)]
+	s.log = append(s.log, fmt.Sprintf("%d %s %s", i, name, kind))
+	switch kind {
+	case "add":
+		s.memctl(dir, "add", fmt.Sprintf("sim fact %d-%d about item %d", i, r, s.rng.IntN(1000)), "-c", "fact")
+	case "consolidate":
+		s.memctl(dir, "consolidate", "--no-llm")
+		s.observe(dir)
+	case "sync":
+		code, out, errs := s.run(dir, nil, 0, "sync", "--machine", name, "--json")
+		if code != 0 && code != 7 {
+			s.fail("%s: sync exit %d\n%s%s", name, code, out, errs)
+		}
+		var res struct {
+			Action string `json:"action"`
+			Merge  *struct {
+				Conflicts []any `json:"conflicts"`
+				Renamed   []any `json:"renamed"`
+				Forgotten []any `json:"forgotten"`
+			} `json:"merge"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil || res.Action == "" {
+			s.fail("%s: sync --json printed no action: %v\n%s", name, err, out)
+		}
+		s.stats["sync-"+res.Action]++
+		if res.Merge != nil {
+			s.stats["conflicts"] += len(res.Merge.Conflicts)
+			s.stats["renamed"] += len(res.Merge.Renamed)
+			s.stats["forgot-by-merge"] += len(res.Merge.Forgotten)
+		}
+		s.observe(dir)
+	case "sync-kill":
+		if code, _, _ := s.run(dir, nil, time.Duration(s.rng.IntN(400))*time.Millisecond, "sync", "--machine", name); code == -1 {
+			s.stats["killed"]++
+		}
+	case "sync-crash":
+		fp := []string{"txn-staged", "txn-journaled", "txn-committed", "txn-half-files", "txn-files", "txn-indexed"}[s.rng.IntN(6)]
+		s.log[len(s.log)-1] += " " + fp
+		s.run(dir, []string{"MEMCTL_FAILPOINT=" + fp}, 0, "sync", "--machine", name)
+	case "hand-edit":
+		p := filepath.Join(dir, "MEMORY.md")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			s.fail("%v", err)
+		}
+		ms := simFactLine.FindAllSubmatchIndex(b, -1)
+		if len(ms) == 0 {
+			return
+		}
+		m := ms[s.rng.IntN(len(ms))]
+		b = append(b[:m[5]:m[5]], append([]byte(fmt.Sprintf(" e%d", i)), b[m[5]:]...)...)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			s.fail("%v", err)
+		}
+	case "forget":
+		es := s.entries(dir)
+		var ids []simEntry
+		for _, e := range es {
+			if strings.HasPrefix(e.ID, "fact-") {
+				ids = append(ids, e)
+			}
+		}
+		if len(ids) == 0 {
+			return
+		}
+		e := ids[s.rng.IntN(len(ids))]
+		out := s.memctl(dir, "forget", e.ID, "--reason", "sim", "--json")
+		var res struct {
+			EntryIDs []string `json:"entry_ids"`
+		}
+		_ = json.Unmarshal([]byte(out), &res)
+		for _, x := range es {
+			for _, id := range res.EntryIDs {
+				if x.ID == id {
+					s.forgot[id], s.forgoer[id] = x.Content, dir
+				}
+			}
+		}
+		s.log[len(s.log)-1] += " " + strings.Join(res.EntryIDs, ",")
+	case "confirm":
+		for _, e := range s.entries(dir) {
+			if e.Place == "pending" {
+				s.memctl(dir, "confirm", e.ID)
+				s.log[len(s.log)-1] += " " + e.ID
+				break
+			}
+		}
+	}
+}
+
+// quiesce syncs every replica in turn, twice, then once more.
+func (s *replicaSim) quiesce() {
+	for pass := 0; pass < 3; pass++ {
+		for _, dir := range s.dirs {
+			s.log = append(s.log, "quiesce "+filepath.Base(dir)+" sync")
+			code, out, errs := s.run(dir, nil, 0, "sync", "--machine", filepath.Base(dir))
+			if code != 0 && code != 7 {
+				s.fail("quiesce: %s: sync exit %d\n%s%s", filepath.Base(dir), code, out, errs)
+			}
+		}
+	}
+}
+
+func (s *replicaSim) check() {
+	s.final = true
+	want := strings.TrimSpace(s.git(s.remote, "rev-parse", "main^{tree}"))
+	for _, dir := range s.dirs {
+		if got := strings.TrimSpace(s.git(dir, "rev-parse", "HEAD^{tree}")); got != want {
+			s.fail("%s holds tree %s, the remote %s: not converged", filepath.Base(dir), got, want)
+		}
+		if st := strings.TrimSpace(s.git(dir, "status", "--porcelain")); st != "" {
+			s.fail("%s: git status not clean:\n%s", filepath.Base(dir), st)
+		}
+		s.observe(dir)
+	}
+	final := map[string]bool{}
+	texts := map[string]bool{}
+	for _, e := range s.entries(s.dirs[0]) {
+		final[e.ID] = true
+		texts[e.Content] = true
+	}
+	for id, txt := range s.live {
+		if _, gone := s.forgot[id]; gone {
+			continue
+		}
+		if !final[id] {
+			s.fail("%s (%q) was live and is lost", id, txt)
+		}
+	}
+	for id, txt := range s.forgot {
+		if texts[txt] {
+			s.fail("the text of forgotten %s is back", id)
+		}
+	}
+	// The remote only moved forward.
+	lines := strings.Split(strings.TrimSpace(s.git(s.remote, "reflog", "show", "--format=%H", "main")), "\n")
+	sort.SliceStable(lines, func(i, j int) bool { return false })
+	for i := 0; i+1 < len(lines); i++ {
+		newer, older := lines[i], lines[i+1]
+		cmd := exec.Command("git", "merge-base", "--is-ancestor", older, newer)
+		cmd.Dir = s.remote
+		if err := cmd.Run(); err != nil {
+			s.fail("the remote moved from %.12s to %.12s, not forward", older, newer)
+		}
+	}
+	// No committed memory file holds a conflict marker.
+	for _, f := range strings.Fields(s.git(s.dirs[0], "ls-files")) {
+		if f != "MEMORY.md" && !strings.HasPrefix(f, "topics/") {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join(s.dirs[0], f))
+		if regexp.MustCompile(`(?m)^(<<<<<<< |>>>>>>> |=======$)`).Match(b) {
+			s.fail("%s holds a conflict marker", f)
+		}
+	}
+}
