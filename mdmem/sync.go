@@ -62,6 +62,7 @@ type SyncResult struct {
 	Pushed     bool         `json:"pushed"`
 	Attempts   int          `json:"attempts"`
 	Merge      *MergeResult `json:"merge,omitempty"`
+	Resolved   string       `json:"resolved,omitempty"` // the commit that finished a person's unfinished git merge first
 }
 
 // SyncRefusedError is a sync memctl refuses to make, nothing changed: a
@@ -83,14 +84,21 @@ func (s *Store) Sync(ctx context.Context, opts SyncOptions) (*SyncResult, error)
 		return nil, &SyncRefusedError{Reason: fmt.Sprintf("the memory is the folder %s inside the repository %s; memctl syncs a memory that is a repository of its own", p, s.Repo.Root()),
 			Fix: "move the memory into a repository of its own (memctl init <dir>, memctl import), or sync the enclosing repository with git"}
 	}
+	resolved := ""
 	if _, err := os.Stat(filepath.Join(s.Repo.GitDir(), "MERGE_HEAD")); err == nil {
-		return nil, &SyncRefusedError{Reason: "a git merge is in progress in the memory", Fix: "finish it with `memctl resolve` (or abort it with `git merge --abort`), then sync again"}
+		// A person's own git pull stopped on conflicts: finish it first,
+		// with the same rules.
+		rr, err := s.Resolve(ctx, opts.Machine)
+		if err != nil {
+			return nil, err
+		}
+		resolved = rr.Commit
 	}
 	branch, err := s.Repo.Branch()
 	if err != nil {
 		return nil, err
 	}
-	res := &SyncResult{Remote: opts.Remote, Branch: branch}
+	res := &SyncResult{Remote: opts.Remote, Branch: branch, Resolved: resolved}
 	if res.Remote == "" {
 		if r, b, ok := s.Repo.Upstream(ctx); ok {
 			res.Remote, res.Branch = r, b

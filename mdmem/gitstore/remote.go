@@ -333,3 +333,26 @@ func (r *Repo) Contains(ctx context.Context, desc, anc string) (bool, error) {
 	}
 	return true, nil
 }
+
+// MergeHeads returns the commits a person's unfinished git merge is
+// merging in (.git/MERGE_HEAD), nil when no merge is in progress.
+func (r *Repo) MergeHeads() ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(r.gitDir, "MERGE_HEAD"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(b)), nil
+}
+
+// AbortMerge ends a person's unfinished git merge (git merge --abort):
+// the index and the merged files go back to HEAD; other uncommitted
+// changes stay.
+func (r *Repo) AbortMerge(ctx context.Context) error {
+	if _, stderr, err := r.gitCLI(ctx, time.Minute, "merge", "--abort"); err != nil {
+		return gitCmdErr("merge --abort", stderr, err)
+	}
+	return nil
+}
