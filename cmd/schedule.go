@@ -22,6 +22,7 @@ type scheduleOptions struct {
 	Every   string
 	Install bool
 	Print   bool
+	Sync    bool
 }
 
 func newScheduleCmd(f *Factory) *cobra.Command {
@@ -43,6 +44,10 @@ not overlap: consolidate takes the memory's lock, and a run that finds it
 held waits git.lock_wait, then exits 3. Exit 4 means the model could not be
 used (what the rules decided is committed; the rest stays queued).
 
+--sync runs memctl sync after each consolidate (even when consolidate
+could not use the model), so the memory is shared through its git remote
+(docs/SYNC.md).
+
 --every: hourly (the default), daily, or a period such as 15m, 30m, 2h or
 6h (minutes dividing an hour, hours dividing a day). The minute is derived
 from the directory, so that several memories do not all start at once.
@@ -53,7 +58,8 @@ memctl-consolidate-<name>.service and .timer to ~/.config/systemd/user/ and
 runs systemctl --user daemon-reload and enable --now on the timer.`,
 		Example: `  memctl schedule --print
   memctl schedule --kind systemd --every 30m --print
-  memctl schedule --install --every daily`,
+  memctl schedule --install --every daily
+  memctl schedule --sync --every 30m --print`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Install && opts.Print {
@@ -69,6 +75,7 @@ runs systemctl --user daemon-reload and enable --now on the timer.`,
 	cmd.Flags().StringVar(&opts.Every, "every", "hourly", "hourly, daily, or a period: 15m, 30m, 2h, 6h, …")
 	cmd.Flags().BoolVar(&opts.Install, "install", false, "install the job for the current user")
 	cmd.Flags().BoolVar(&opts.Print, "print", false, "print the job (the default)")
+	cmd.Flags().BoolVar(&opts.Sync, "sync", false, "run memctl sync after each consolidate (docs/SYNC.md)")
 	return cmd
 }
 
@@ -130,6 +137,7 @@ type scheduleJob struct {
 	Dir, Memctl, Log, EnvFile, Name string
 	Env                             [][2]string
 	When                            period
+	Sync                            bool // memctl sync after each consolidate
 }
 
 func newScheduleJob(f *Factory, every string) (*scheduleJob, error) {
@@ -181,6 +189,10 @@ func (j *scheduleJob) cronLine() string {
 	cmd := fmt.Sprintf("mkdir -p %s && { [ ! -f %s ] || { set -a; . %s; set +a; }; } && %s %s consolidate >> %s 2>&1",
 		shellQuote(filepath.Dir(j.Log)), shellQuote(j.EnvFile), shellQuote(j.EnvFile),
 		strings.Join(env, " "), shellQuote(j.Memctl), shellQuote(j.Log))
+	if j.Sync {
+		// sync after consolidate, even when consolidate could not use the model
+		cmd = "{ " + cmd + "; " + strings.Join(env, " ") + " " + shellQuote(j.Memctl) + " sync >> " + shellQuote(j.Log) + " 2>&1; }"
+	}
 	// cron turns an unescaped % into a newline
 	return j.When.cron() + " " + strings.ReplaceAll(cmd, "%", `\%`) + " " + j.cronMarker()
 }
@@ -191,8 +203,13 @@ func (j *scheduleJob) systemdUnits() (service, timer string) {
 	for _, kv := range j.Env {
 		fmt.Fprintf(&b, "Environment=%s\n", systemdQuote(kv[0]+"="+kv[1]))
 	}
-	fmt.Fprintf(&b, "EnvironmentFile=-%s\nExecStartPre=/bin/mkdir -p %s\nExecStart=%s consolidate\nStandardOutput=append:%s\nStandardError=append:%s\n",
-		j.EnvFile, systemdQuote(filepath.Dir(j.Log)), systemdQuote(j.Memctl), j.Log, j.Log)
+	consolidate := systemdQuote(j.Memctl) + " consolidate"
+	if j.Sync {
+		// "-": sync runs even when consolidate could not use the model
+		consolidate = "-" + consolidate + "\nExecStart=" + systemdQuote(j.Memctl) + " sync"
+	}
+	fmt.Fprintf(&b, "EnvironmentFile=-%s\nExecStartPre=/bin/mkdir -p %s\nExecStart=%s\nStandardOutput=append:%s\nStandardError=append:%s\n",
+		j.EnvFile, systemdQuote(filepath.Dir(j.Log)), consolidate, j.Log, j.Log)
 	service = b.String()
 	timer = fmt.Sprintf("[Unit]\nDescription=memctl consolidate %s, on a schedule\n\n[Timer]\nOnCalendar=%s\nPersistent=true\n\n[Install]\nWantedBy=timers.target\n", j.Dir, j.When.onCalendar())
 	return service, timer
@@ -207,6 +224,9 @@ func systemdQuote(s string) string {
 
 func runSchedule(ctx context.Context, f *Factory, opts *scheduleOptions) error {
 	j, err := newScheduleJob(f, opts.Every)
+	if j != nil {
+		j.Sync = opts.Sync
+	}
 	if err != nil {
 		return err
 	}
