@@ -260,26 +260,46 @@ func (s *Store) machineOf(ctx context.Context, commit string) string {
 // mergeRemote makes the two-parent merge commit of the local branch and
 // the remote's commit.
 func (s *Store) mergeRemote(ctx context.Context, res *SyncResult, base, local, tip string, opts SyncOptions) (string, error) {
-	all := func(string) bool { return true }
-	files := func(c string) (map[string][]byte, error) {
-		if c == "" {
-			return map[string][]byte{}, nil
-		}
-		snap, err := s.Repo.FilesAt(ctx, c, all)
+	// Only the files that differ between the three commits are read and
+	// merged: the others stay as they are.
+	var hashes [3]map[string]string
+	for i, c := range []string{base, local, tip} {
+		h, err := s.Repo.TreeHashes(ctx, c)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
-		return snap.Files, nil
+		hashes[i] = h
 	}
-	bf, err := files(base)
+	differ := map[string]bool{}
+	for _, hs := range hashes {
+		for p := range hs {
+			if hashes[0][p] != hashes[1][p] || hashes[1][p] != hashes[2][p] {
+				differ[p] = true
+			}
+		}
+	}
+	read := func(hs map[string]string) (map[string][]byte, error) {
+		out := map[string][]byte{}
+		for p := range differ {
+			if h, ok := hs[p]; ok {
+				b, err := s.Repo.ReadBlob(ctx, h)
+				if err != nil {
+					return nil, err
+				}
+				out[p] = b
+			}
+		}
+		return out, nil
+	}
+	bf, err := read(hashes[0])
 	if err != nil {
 		return "", err
 	}
-	lf, err := files(local)
+	lf, err := read(hashes[1])
 	if err != nil {
 		return "", err
 	}
-	tf, err := files(tip)
+	tf, err := read(hashes[2])
 	if err != nil {
 		return "", err
 	}

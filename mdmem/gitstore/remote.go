@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -238,29 +239,58 @@ func (r *Repo) SetRef(ctx context.Context, ref, commit, reason string) error {
 	return nil
 }
 
+// TreeHashes returns the blob hash of every file of a commit's tree,
+// by memory-relative path, without reading the blobs ("" = none).
+func (r *Repo) TreeHashes(ctx context.Context, commit string) (map[string]string, error) {
+	out := map[string]string{}
+	if commit == "" {
+		return out, nil
+	}
+	if !plumbing.IsHash(commit) {
+		return nil, fmt.Errorf("git: %q is not a commit hash", commit)
+	}
+	o := r.newObjStore()
+	defer o.close()
+	tree, err := o.commitTree(plumbing.NewHash(commit))
+	if err != nil {
+		return nil, err
+	}
+	if r.prefix != "" {
+		e, found, err := o.lookup(tree, r.prefix)
+		if err != nil || !found || !e.isTree() {
+			return out, err
+		}
+		tree = e.hash
+	}
+	enter := func(_ plumbing.Hash, dir string) (bool, error) { return path.Base(dir) != ".git", ctx.Err() }
+	file := func(p string, e treeEntry) error {
+		if e.mode != modeGitlnk && e.mode != modeLink {
+			out[p] = e.hash.String()
+		}
+		return nil
+	}
+	return out, o.walkTree(tree, "", enter, file)
+}
+
 // ChangedPaths returns the memory-relative paths whose blob differs
 // between two commits ("" = the empty tree), sorted.
 func (r *Repo) ChangedPaths(ctx context.Context, from, to string) ([]Change, error) {
-	all := func(string) bool { return true }
-	var a *Snapshot
-	var err error
-	if from == "" {
-		a = &Snapshot{Files: map[string][]byte{}, Hashes: map[string]string{}}
-	} else if a, err = r.FilesAt(ctx, from, all); err != nil {
+	a, err := r.TreeHashes(ctx, from)
+	if err != nil {
 		return nil, err
 	}
-	b, err := r.FilesAt(ctx, to, all)
+	b, err := r.TreeHashes(ctx, to)
 	if err != nil {
 		return nil, err
 	}
 	var out []Change
-	for p, h := range b.Hashes {
-		if a.Hashes[p] != h {
-			out = append(out, Change{Path: p, Old: a.Hashes[p], New: h})
+	for p, h := range b {
+		if a[p] != h {
+			out = append(out, Change{Path: p, Old: a[p], New: h})
 		}
 	}
-	for p, h := range a.Hashes {
-		if _, ok := b.Hashes[p]; !ok {
+	for p, h := range a {
+		if _, ok := b[p]; !ok {
 			out = append(out, Change{Path: p, Old: h})
 		}
 	}
