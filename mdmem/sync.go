@@ -169,8 +169,20 @@ func (s *Store) syncLocked(ctx context.Context, res *SyncResult, tip string, opt
 		return "", err
 	}
 	defer func() { _ = unlock() }()
-	if _, err := s.CommitHandEdits(ctx); err != nil {
+	// The person's uncommitted edits are committed first, as their own
+	// commit, so the merge holds them. (What follows a hand edit, such as
+	// renumbering a repeated id, is left to the next writer: it reads the
+	// whole memory, and sync need not.)
+	paths, _, err := s.handEditPaths(ctx)
+	if err != nil {
 		return "", err
+	}
+	if changed, err := s.Repo.Changed(ctx, paths, nil); err != nil {
+		return "", err
+	} else if len(changed) > 0 {
+		if _, err := s.CommitHandEdits(ctx); err != nil {
+			return "", err
+		}
 	}
 	local, err := s.Repo.HeadHash(ctx)
 	if err != nil {
@@ -194,19 +206,15 @@ func (s *Store) syncLocked(ctx context.Context, res *SyncResult, tip string, opt
 	if local == "" {
 		return s.fastForward(ctx, res, "", tip)
 	}
-	if ok, err := s.Repo.Contains(ctx, local, tip); err != nil {
-		return "", err
-	} else if ok {
-		return local, nil // the remote is behind: push only
-	}
-	if ok, err := s.Repo.Contains(ctx, tip, local); err != nil {
-		return "", err
-	} else if ok {
-		return s.fastForward(ctx, res, local, tip)
-	}
 	base, err := s.Repo.MergeBase(ctx, local, tip)
 	if err != nil {
 		return "", err
+	}
+	switch base {
+	case tip:
+		return local, nil // the remote is behind: push only
+	case local:
+		return s.fastForward(ctx, res, local, tip)
 	}
 	if base == "" && !opts.AdoptRemote {
 		return "", &SyncRefusedError{
