@@ -10,10 +10,11 @@ import (
 )
 
 type syncOptions struct {
-	NoPush      bool
-	AdoptRemote bool
-	Machine     string
-	JSON        bool
+	NoPush       bool
+	AdoptRemote  bool
+	PublishPurge bool
+	Machine      string
+	JSON         bool
 }
 
 func init() { register(newSyncCmd) }
@@ -58,6 +59,7 @@ See docs/SYNC.md.`,
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.NoPush, "no-push", false, "fetch and merge only; push nothing")
 	fl.BoolVar(&opts.AdoptRemote, "adopt-remote", false, "merge with a remote branch that shares no history with this memory (two separate inits)")
+	fl.BoolVar(&opts.PublishPurge, "publish-purge", false, "after forget --purge-history: replace the remote's history with this one (leased: refused if anyone pushed since)")
 	fl.StringVar(&opts.Machine, "machine", "", "this machine's name in merge commits (default: the host name)")
 	fl.BoolVar(&opts.JSON, "json", false, "print what sync did as JSON")
 	return cmd
@@ -68,7 +70,7 @@ func runSync(ctx context.Context, f *Factory, remote string, opts *syncOptions) 
 	if err != nil {
 		return err
 	}
-	res, err := s.Sync(ctx, mdmem.SyncOptions{Remote: remote, NoPush: opts.NoPush, AdoptRemote: opts.AdoptRemote, Machine: opts.Machine})
+	res, err := s.Sync(ctx, mdmem.SyncOptions{Remote: remote, NoPush: opts.NoPush, AdoptRemote: opts.AdoptRemote, PublishPurge: opts.PublishPurge, Machine: opts.Machine})
 	if err != nil {
 		return err
 	}
@@ -95,6 +97,8 @@ func printSync(f *Factory, res *mdmem.SyncResult) {
 		fmt.Fprintf(out, "pushed %.12s to %s\n", res.Head, where)
 	case "fast-forward":
 		fmt.Fprintf(out, "took %s's commits: now at %.12s\n", where, res.Head)
+	case "published-purge":
+		fmt.Fprintf(out, "published the purged history to %s at %.12s: every other clone must be re-cloned (docs/SYNC.md)\n", where, res.Head)
 	case "merged":
 		fmt.Fprintf(out, "merged %s: %.12s", where, res.Head)
 		if res.Pushed {

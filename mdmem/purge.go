@@ -109,6 +109,13 @@ func (s *Store) purgeLocked(ctx context.Context, ids, extra []string) (*PurgeRes
 	if err := pu.findTexts(ctx, s, extra); err != nil {
 		return nil, err
 	}
+	// A memory that syncs keeps the remote's commits under refs memctl
+	// does not rewrite; they are the remote's copy, which only `memctl
+	// sync --publish-purge` replaces: set aside here (the commit each
+	// remote is at is kept as a lease, a hash), so they keep nothing.
+	if err := s.leaveSyncedRemotes(ctx); err != nil {
+		return nil, err
+	}
 	rr, err := s.Repo.RewriteHistory(ctx, pu.rewrite(), s.Signature(), s.now())
 	if err != nil {
 		return nil, err

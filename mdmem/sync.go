@@ -3,8 +3,10 @@ package mdmem
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -49,7 +51,11 @@ type SyncOptions struct {
 	// this memory (two separate `memctl init`s), from an empty base.
 	AdoptRemote bool
 	Machine     string // this machine's name in the merge commit ("" = host name)
-	Attempts    int    // fetch-merge-push rounds when the remote keeps moving (0 = 5)
+	// PublishPurge replaces the remote branch with this memory's rewritten
+	// history after a forget --purge-history (a force-push, leased on the
+	// remote commit this copy last synced: refused if anyone pushed since).
+	PublishPurge bool
+	Attempts     int // fetch-merge-push rounds when the remote keeps moving (0 = 5)
 }
 
 // SyncResult says what a sync did.
@@ -109,16 +115,28 @@ func (s *Store) Sync(ctx context.Context, opts SyncOptions) (*SyncResult, error)
 	if _, err := s.Repo.RemoteURL(ctx, res.Remote); err != nil {
 		return nil, &SyncRefusedError{Reason: err.Error(), Fix: "add the remote with `git remote add " + res.Remote + " <url>` (a URL without a password; credentials belong in a credential helper or ssh-agent)"}
 	}
+	if lease, ok := s.purgeLeases()[res.Remote]; ok {
+		// A history purge set this remote aside: nothing is fetched from
+		// it (its commits would bring the purged text back) until the
+		// purge is published.
+		return s.publishPurge(ctx, res, lease, opts)
+	}
 	attempts := opts.Attempts
 	if attempts <= 0 {
 		attempts = 5
 	}
 	for res.Attempts = 1; ; res.Attempts++ {
+		// What this copy last saw of the remote: the commit it last synced,
+		// else (a plain clone, or git fetch) the remote-tracking branch.
+		seen, _ := s.Repo.ReadRefHash(SyncedRefPrefix + res.Remote)
+		if seen == "" {
+			seen, _ = s.Repo.ReadRefHash("refs/remotes/" + res.Remote + "/" + res.Branch)
+		}
 		tip, err := s.Repo.Fetch(ctx, res.Remote, res.Branch)
 		if err != nil {
 			return nil, err
 		}
-		head, err := s.syncLocked(ctx, res, tip, opts)
+		head, err := s.syncLocked(ctx, res, tip, seen, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -162,8 +180,10 @@ func (s *Store) Sync(ctx context.Context, opts SyncOptions) (*SyncResult, error)
 }
 
 // syncLocked takes the fetched remote commit (tip; "" = none) into the
-// local branch under the lock, and returns the branch's commit.
-func (s *Store) syncLocked(ctx context.Context, res *SyncResult, tip string, opts SyncOptions) (string, error) {
+// local branch under the lock, and returns the branch's commit. seen is
+// the remote commit this copy saw before the fetch: a tip whose history
+// does not hold it was rewritten.
+func (s *Store) syncLocked(ctx context.Context, res *SyncResult, tip, seen string, opts SyncOptions) (string, error) {
 	unlock, err := s.Lock(ctx)
 	if err != nil {
 		return "", err
@@ -191,7 +211,7 @@ func (s *Store) syncLocked(ctx context.Context, res *SyncResult, tip string, opt
 	if tip == "" || tip == local {
 		return local, nil
 	}
-	if synced, _ := s.Repo.ReadRefHash(SyncedRefPrefix + res.Remote); synced != "" && synced != tip {
+	if synced := seen; synced != "" && synced != tip {
 		if ok, err := s.Repo.Contains(ctx, tip, synced); err != nil {
 			return "", err
 		} else if !ok {
@@ -199,7 +219,8 @@ func (s *Store) syncLocked(ctx context.Context, res *SyncResult, tip string, opt
 			_ = s.Repo.SetRef(ctx, rescue, synced, "memctl sync: the remote was rewritten")
 			return "", &SyncRefusedError{
 				Reason: fmt.Sprintf("the history of %s/%s was rewritten: it no longer holds %.12s, which this memory last synced (now %.12s); memctl never merges with or resets to a rewritten remote", res.Remote, res.Branch, synced, tip),
-				Fix:    fmt.Sprintf("the old remote commit is kept as %s; find out who rewrote the remote (git log %s/%s), then either push this memory back with git push --force-with-lease, or reclone", rescue, res.Remote, res.Branch),
+				Fix: fmt.Sprintf("the old remote commit is kept as %s. If another machine published a history purge (memctl sync --publish-purge), re-clone this memory (commits not yet pushed from here: git log %s..HEAD). Otherwise find out who rewrote %s/%s before anything else",
+					rescue, tip, res.Remote, res.Branch),
 			}
 		}
 	}
@@ -223,6 +244,52 @@ func (s *Store) syncLocked(ctx context.Context, res *SyncResult, tip string, opt
 		}
 	}
 	return s.mergeRemote(ctx, res, base, local, tip, opts)
+}
+
+// publishPurge publishes a history purge: the remote branch, still at
+// the commit the purge set aside (lease), is replaced by this memory's
+// rewritten history with a push leased on it. Without --publish-purge,
+// or when the remote moved since, it refuses.
+func (s *Store) publishPurge(ctx context.Context, res *SyncResult, lease string, opts SyncOptions) (*SyncResult, error) {
+	if !opts.PublishPurge {
+		return nil, &SyncRefusedError{
+			Reason: fmt.Sprintf("a history purge (forget --purge-history) rewrote this memory's history; %s still holds the old commits, and syncing as usual would bring the purged text back", res.Remote),
+			Fix:    "to replace the remote's history with this one, run `memctl sync --publish-purge` (every other clone must then be re-cloned; docs/SYNC.md \"Purging history\")",
+		}
+	}
+	unlock, err := s.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = unlock() }()
+	local, err := s.Repo.HeadHash(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tip, err := s.Repo.RemoteHead(ctx, res.Remote, res.Branch)
+	if err != nil {
+		return nil, err
+	}
+	if tip != lease {
+		return nil, &SyncRefusedError{
+			Reason: fmt.Sprintf("%s/%s moved since the purge set it aside (%.12s, now %.12s): publishing the purge would drop those commits", res.Remote, res.Branch, lease, tip),
+			Fix:    "re-clone the memory elsewhere, take the other machine's entries there, and purge again from that clone",
+		}
+	}
+	if err := s.checkOutgoing(ctx, "", local); err != nil {
+		return nil, err
+	}
+	if err := s.Repo.PushLeased(ctx, res.Remote, local, res.Branch, lease); err != nil {
+		return nil, err
+	}
+	_ = s.Repo.SetRef(ctx, SyncedRefPrefix+res.Remote, local, "memctl sync: published a history purge")
+	leases := s.purgeLeases()
+	delete(leases, res.Remote)
+	if err := s.writePurgeLeases(ctx, leases); err != nil {
+		return nil, err
+	}
+	res.Action, res.Pushed, res.Head, res.RemoteHead, res.Attempts = "published-purge", true, local, local, 1
+	return res, nil
 }
 
 // fastForward moves the branch to the remote's commit, which holds it, and
@@ -475,6 +542,70 @@ func (s *Store) checkOutgoing(ctx context.Context, tip, head string) error {
 					return &SyncRefusedError{Reason: fmt.Sprintf("commit %.12s adds a secret (%s) at %s:%d; nothing was pushed: history cannot be unpushed", c, f[0].Kind, ch.Path, i+1),
 						Fix: "remove the entry with `memctl forget <id> --purge-history` (it rewrites local history, before anything is published), then sync again"}
 				}
+			}
+		}
+	}
+	return nil
+}
+
+// purgeLeasePath records, per remote, the remote commit a history purge
+// set aside (leaveSyncedRemotes): sync --publish-purge replaces exactly
+// that commit.
+const purgeLeasePath = CacheDir + "/sync-purge.json"
+
+func (s *Store) purgeLeases() map[string]string {
+	out := map[string]string{}
+	if b, err := os.ReadFile(s.abs(purgeLeasePath)); err == nil {
+		_ = json.Unmarshal(b, &out)
+	}
+	return out
+}
+
+func (s *Store) writePurgeLeases(ctx context.Context, leases map[string]string) error {
+	if len(leases) == 0 {
+		if err := os.Remove(s.abs(purgeLeasePath)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if err := EnsureDir(s.Dir, CacheDir); err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(leases, "", "  ")
+	return WriteFileAtomic(ctx, s.abs(purgeLeasePath), append(b, '\n'), PrivateFileMode)
+}
+
+// leaveSyncedRemotes sets aside what this copy holds of the remotes it
+// syncs with before a history purge: their synced and remote-tracking
+// refs are deleted, and the commit each remote was at is kept as a lease.
+func (s *Store) leaveSyncedRemotes(ctx context.Context) error {
+	synced, err := s.Repo.RefsUnder(ctx, SyncedRefPrefix)
+	if err != nil || len(synced) == 0 {
+		return err
+	}
+	leases := s.purgeLeases()
+	for ref, h := range synced {
+		remote := strings.TrimPrefix(ref, SyncedRefPrefix)
+		if _, ok := leases[remote]; !ok {
+			leases[remote] = h
+		}
+	}
+	if err := s.writePurgeLeases(ctx, leases); err != nil {
+		return err
+	}
+	for remote := range leases {
+		tracking, err := s.Repo.RefsUnder(ctx, "refs/remotes/"+remote+"/")
+		if err != nil {
+			return err
+		}
+		for ref := range tracking {
+			if err := s.Repo.DeleteRef(ctx, ref); err != nil {
+				return err
+			}
+		}
+		if _, ok := synced[SyncedRefPrefix+remote]; ok {
+			if err := s.Repo.DeleteRef(ctx, SyncedRefPrefix+remote); err != nil {
+				return err
 			}
 		}
 	}

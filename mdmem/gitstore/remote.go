@@ -201,6 +201,24 @@ func (r *Repo) Push(ctx context.Context, remote, commit, branch string) error {
 	return fmt.Errorf("%w: %w", gitCmdErr("push "+remote, stderr, err), ErrRemote)
 }
 
+// PushLeased replaces the remote branch with commit, only if the remote
+// branch is still at expect (git push --force-with-lease): how a history
+// purge is published.
+func (r *Repo) PushLeased(ctx context.Context, remote, commit, branch, expect string) error {
+	if !plumbing.IsHash(commit) || !plumbing.IsHash(expect) || !validBranchName(branch) {
+		return fmt.Errorf("git push: bad commit %q, %q or branch %q", commit, expect, branch)
+	}
+	_, stderr, err := r.gitCLI(ctx, 5*RemoteTimeout, "push", "--quiet", "--no-verify",
+		"--force-with-lease=refs/heads/"+branch+":"+expect, "--", remote, commit+":refs/heads/"+branch)
+	if err == nil {
+		return nil
+	}
+	if strings.Contains(string(stderr), "stale info") || strings.Contains(string(stderr), "[rejected]") {
+		return fmt.Errorf("%w: %s", ErrPushRejected, gitCmdErr("push "+remote, stderr, err))
+	}
+	return fmt.Errorf("%w: %w", gitCmdErr("push "+remote, stderr, err), ErrRemote)
+}
+
 // MergeBase returns the best common ancestor of two commits, "" when they
 // share no history.
 func (r *Repo) MergeBase(ctx context.Context, a, b string) (string, error) {
@@ -385,4 +403,41 @@ func (r *Repo) AbortMerge(ctx context.Context) error {
 		return gitCmdErr("merge --abort", stderr, err)
 	}
 	return nil
+}
+
+// RefsUnder lists the refs under the given prefixes with their objects.
+func (r *Repo) RefsUnder(ctx context.Context, prefixes ...string) (map[string]string, error) {
+	out, stderr, err := r.gitCLI(ctx, 30*time.Second, append([]string{"for-each-ref", "--format=%(refname) %(objectname)"}, prefixes...)...)
+	if err != nil {
+		return nil, gitCmdErr("for-each-ref", stderr, err)
+	}
+	refs := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if name, h, ok := strings.Cut(l, " "); ok {
+			refs[name] = h
+		}
+	}
+	return refs, nil
+}
+
+// DeleteRef deletes a memctl or remote-tracking ref.
+func (r *Repo) DeleteRef(ctx context.Context, ref string) error {
+	if !(strings.HasPrefix(ref, "refs/memctl/") || strings.HasPrefix(ref, "refs/remotes/")) || !validRefPath(ref) {
+		return fmt.Errorf("refusing to delete ref %q", ref)
+	}
+	if _, stderr, err := r.gitCLI(ctx, 30*time.Second, "update-ref", "-d", ref); err != nil {
+		return gitCmdErr("update-ref -d "+ref, stderr, err)
+	}
+	return nil
+}
+
+// RemoteHead returns the commit of a remote branch without fetching
+// anything ("" when the branch does not exist).
+func (r *Repo) RemoteHead(ctx context.Context, remote, branch string) (string, error) {
+	out, stderr, err := r.gitCLI(ctx, RemoteTimeout, "ls-remote", "--heads", "--", remote, "refs/heads/"+branch)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", gitCmdErr("ls-remote "+remote, stderr, err), ErrRemote)
+	}
+	h, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
+	return h, nil
 }
