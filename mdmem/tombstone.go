@@ -115,9 +115,12 @@ func (e *ForgottenError) Error() string {
 // bytes, and a line is decoded only when it matches.
 type Tombstones struct {
 	data  []byte
-	key   []byte
+	key   []byte // the key this copy writes tombstones with
 	keyID string
-	lines int
+	// others are further keys imported (ImportTombstoneKey) while this
+	// copy had one: their tombstones are checked as this key's are.
+	others []heldKey
+	lines  int
 	// foreign is set when some tombstone was made with another key (or
 	// this copy has none): those are checked by their public hash.
 	foreign bool
@@ -194,6 +197,20 @@ func keyID(key []byte) string {
 	return hex.EncodeToString(h[:6])
 }
 
+// heldKey is a tombstone key and its id.
+type heldKey struct {
+	id  string
+	key []byte
+}
+
+// held returns every key this copy holds, its own first.
+func (t *Tombstones) held() []heldKey {
+	if t.key == nil {
+		return t.others
+	}
+	return append([]heldKey{{t.keyID, t.key}}, t.others...)
+}
+
 // salt is the salt of the public hashes this copy writes: derived from the
 // key, so one per key (and per memory that made one), public in every
 // line, and telling nothing of the key.
@@ -222,12 +239,12 @@ func (t *Tombstones) publicMatch(norm, phash string) bool {
 	return hmac.Equal([]byte(got[len(got)-len(sum):]), []byte(sum))
 }
 
-// hash returns the tombstone hash of a text under the key.
-func (t *Tombstones) hash(text string) string { return t.mac(NormalizeForget(text)) }
-
 // mac is the hex HMAC-SHA256 of s under the key.
-func (t *Tombstones) mac(s string) string {
-	m := hmac.New(sha256.New, t.key)
+func (t *Tombstones) mac(s string) string { return macWith(t.key, s) }
+
+// macWith is the hex HMAC-SHA256 of s under key.
+func macWith(key []byte, s string) string {
+	m := hmac.New(sha256.New, key)
 	m.Write([]byte(s))
 	return hex.EncodeToString(m.Sum(nil))
 }
@@ -246,11 +263,14 @@ const nearDuplicate = 0.9
 // digit replaced), so numbers are compared apart. They tell a near repeat
 // of a forgotten text without holding its words (a fingerprint is keyed
 // and short).
-func (t *Tombstones) near(text string) []string {
+func (t *Tombstones) near(text string) []string { return nearWith(t.key, text) }
+
+// nearWith is near under key.
+func nearWith(key []byte, text string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, w := range strings.Fields(NormalizeForget(text)) {
-		h := t.mac("word:" + w)[:8]
+		h := macWith(key, "word:"+w)[:8]
 		if strings.ContainsAny(w, "0123456789") {
 			h = "n" + h[1:]
 		}
@@ -321,6 +341,9 @@ func (s *Store) LoadTombstones() (*Tombstones, error) {
 	if len(key) > 0 {
 		t.key, t.keyID = key, keyID(key)
 	}
+	if t.others, err = s.otherKeys(t.keyID); err != nil {
+		return nil, err
+	}
 	if t.lines == 0 || t.keyID != "" && bytes.Count(data, []byte(`"`+t.keyID+`"`)) == t.lines {
 		return t, nil // the usual case: every line names this key
 	}
@@ -328,10 +351,14 @@ func (s *Store) LoadTombstones() (*Tombstones, error) {
 	if err != nil {
 		return nil, err
 	}
+	have := map[string]bool{}
+	for _, k := range t.held() {
+		have[k.id] = true
+	}
 	for _, ts := range all {
-		if ts.Key != t.keyID && ts.PHash != "" {
+		if !have[ts.Key] && ts.PHash != "" {
 			t.foreign = true
-		} else if ts.Key != t.keyID {
+		} else if !have[ts.Key] {
 			return nil, fmt.Errorf("%w: %s holds tombstones made with key %s, and %s holds %s; copy the key file from the memory directory where they were made",
 				ErrTombstoneKey, TombstonesPath, ts.Key, s.tombstoneKeyPath(), orNone(t.keyID))
 		}
@@ -388,31 +415,43 @@ func (t *Tombstones) Match(text string) (Tombstone, bool) { return t.match(text,
 // one slow hash per entry would take minutes.
 func (t *Tombstones) MatchKeyed(text string) (Tombstone, bool) { return t.match(text, false) }
 
-// match is Match; public says whether other keys' tombstones are checked
-// by their public hash.
+// match is Match; public says whether tombstones of keys this copy
+// lacks are checked by their public hash.
 func (t *Tombstones) match(text string, public bool) (Tombstone, bool) {
 	foreign := t.foreign && public
-	if t.lines == 0 || t.key == nil && !foreign {
+	held := t.held()
+	if t.lines == 0 || len(held) == 0 && !foreign {
 		return Tombstone{}, false
 	}
-	var h, old string
-	var words []string
+	// Per key held: the text's hashes (now and as older tombstones
+	// normalised) and, when no hash is in the file, its fingerprints.
+	type keyed struct {
+		h, old string
+		words  []string
+	}
+	per := make(map[string]*keyed, len(held))
 	exact := false
-	if t.key != nil {
-		h, old = t.hash(text), t.mac(legacyNormalizeForget(text))
-		exact = bytes.Contains(t.data, []byte(h)) || bytes.Contains(t.data, []byte(old))
-		if !exact && bytes.Contains(t.data, []byte(`"near"`)) {
-			words = t.near(text)
+	for _, k := range held {
+		kd := &keyed{h: macWith(k.key, NormalizeForget(text)), old: macWith(k.key, legacyNormalizeForget(text))}
+		exact = exact || bytes.Contains(t.data, []byte(kd.h)) || bytes.Contains(t.data, []byte(kd.old))
+		per[k.id] = kd
+	}
+	near := false
+	if !exact && bytes.Contains(t.data, []byte(`"near"`)) {
+		for _, k := range held {
+			w := nearWith(k.key, text)
+			per[k.id].words = w
+			near = near || len(w) >= minNearWords
 		}
 	}
-	if !exact && !foreign && len(words) < minNearWords {
+	if !exact && !near && !foreign {
 		return Tombstone{}, false
 	}
 	all, _ := t.All()
 	norm, normed := "", false
 	for _, ts := range all {
-		if t.key != nil && ts.Key == t.keyID {
-			if ts.Hash == h || ts.Hash == old || len(words) >= minNearWords && nearRepeat(words, ts.Near) {
+		if kd := per[ts.Key]; kd != nil {
+			if ts.Hash == kd.h || ts.Hash == kd.old || len(kd.words) >= minNearWords && nearRepeat(kd.words, ts.Near) {
 				return ts, true
 			}
 			continue
