@@ -31,7 +31,8 @@ it over a channel you trust, never through the repository:
 
 A copy without a key takes the imported one as its own; a copy that has
 one keeps both.`,
-		Args: cobra.NoArgs,
+		Example: "  memctl key export | ssh laptop memctl key import\n  memctl key import --json < key.txt",
+		Args:    cobra.NoArgs,
 	}
 	export := &cobra.Command{
 		Use:     "export",
@@ -92,7 +93,7 @@ its own, or was already there.`,
 			return nil
 		},
 	}
-	imp.Flags().BoolVar(&asJSON, "json", false, "print what was done as JSON ({\"key\", \"as\"})")
+	imp.Flags().BoolVar(&asJSON, "json", false, "print what was done as JSON ({\"key_id\", \"as\"})")
 	key.AddCommand(export, imp)
 	return key
 }

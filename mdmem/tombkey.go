@@ -74,7 +74,7 @@ func (s *Store) ExportTombstoneKey() ([]byte, error) {
 
 // KeyImport says what ImportTombstoneKey did with a key.
 type KeyImport struct {
-	ID string `json:"key"` // the key's id, as tombstones name it
+	ID string `json:"key_id"` // the key's id, as tombstones name it
 	// As is "own" (this copy had no key: it writes its tombstones with
 	// this one from now on), "added" (kept beside this copy's own key)
 	// or "present" (this copy held it already).
