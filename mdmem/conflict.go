@@ -220,7 +220,8 @@ func (s *Store) CheckConflicts() error {
 }
 
 // unmergedPaths returns the memory-relative paths git's index holds at a
-// merge stage (1, 2 or 3), each once; none without an index.
+// merge stage (1, 2 or 3), each once; none without an index, or with one
+// it cannot read.
 func (s *Store) unmergedPaths() ([]string, error) {
 	f, err := os.Open(filepath.Join(s.Repo.GitDir(), "index"))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -231,8 +232,11 @@ func (s *Store) unmergedPaths() ([]string, error) {
 	}
 	defer f.Close()
 	var idx index.Index
-	if err := index.NewDecoder(f).Decode(&idx); err != nil {
-		return nil, fmt.Errorf("read git's index: %w", err)
+	if index.NewDecoder(f).Decode(&idx) != nil {
+		// An index this decoder cannot read (a newer format) tells
+		// nothing here; the markers are still checked, and the commit
+		// itself is refused while git's MERGE_HEAD is there.
+		return nil, nil
 	}
 	prefix := s.Repo.Prefix()
 	if prefix != "" {

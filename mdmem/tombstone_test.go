@@ -260,3 +260,35 @@ func BenchmarkKeylessCheck(b *testing.B) {
 	}
 	b.Run("without-key", check)
 }
+
+// TestTombstonesNeverExpire: a later forget, and retention's deletion of
+// an old archived entry, only append to the tombstones: every earlier
+// line stays byte for byte, and its text stays refused, key or not.
+func TestTombstonesNeverExpire(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	s.Config.Consolidate.ArchiveDays = 30
+	writeFiles(t, s, map[string][]byte{
+		MainFile:      []byte("# Core profile\n## User preferences\n- [pref-001] Alex lives at 12 Harbour Road (user · 2020-01-01)\n- [pref-002] Prefers tea (user · 2026-01-01)\n\n# Archive\n- [pref-003] Old value (user · 2020-01-01 · superseded by pref-002 on 2020-02-01)\n"),
+		"topics/x.md": []byte("# X\n- [fact-001] Another fact (user · 2026-01-01)\n"),
+	})
+	_, err := Forget(ctx, s, []string{"pref-001"}, "pii", ForgetOptions{Now: time.Date(2020, 3, 1, 0, 0, 0, 0, time.UTC)})
+	must(t, err)
+	first := readOrAbsent(t, s, TombstonesPath)
+	if _, err := Forget(ctx, s, []string{"fact-001"}, "", ForgetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ApplyRetention(ctx, s, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	all := readOrAbsent(t, s, TombstonesPath)
+	if !strings.HasPrefix(all, first) || strings.Count(all, "\n") != 3 || !strings.Contains(all, `"id":"pref-003"`) {
+		t.Fatalf("tombstones after a later forget and retention:\n%s\nfirst:\n%s", all, first)
+	}
+	must(t, os.Remove(s.tombstoneKeyPath()))
+	ts, err := s.LoadTombstones()
+	must(t, err)
+	if got, ok := ts.Match("Alex lives at 12 Harbour Road"); !ok || got.ID != "pref-001" {
+		t.Errorf("the first forgotten text, without the key: %v %v", got.ID, ok)
+	}
+}
