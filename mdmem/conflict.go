@@ -200,11 +200,8 @@ func (s *Store) CheckConflicts() error {
 	}
 	for _, rel := range files {
 		src, err := ReadMemoryFile(s.Dir, rel)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
 		if err != nil {
-			return err
+			continue // missing, or refused (a symbolic link, too large): the writer's own read says so
 		}
 		if marks, _ := findConflicts(src); len(marks) > 0 {
 			e.Markers = append(e.Markers, ConflictMarker{File: rel, Line: marks[0].line, Marker: marks[0].marker})
