@@ -74,7 +74,7 @@ const publicHashScheme = "pbkdf2-sha256"
 func publicHash(norm string, salt []byte, iter int) string {
 	k, err := pbkdf2.Key(sha256.New, norm, salt, iter, sha256.Size)
 	if err != nil {
-		panic(err) // only for FIPS-140 mode limits, which these parameters meet
+		panic(err) // cannot happen: a salt of 16 bytes or more (publicParams, salt) and a 32-byte result meet every limit, FIPS 140-only mode's too
 	}
 	return publicHashScheme + "$" + strconv.Itoa(iter) + "$" + hex.EncodeToString(salt) + "$" + hex.EncodeToString(k)
 }
@@ -92,7 +92,7 @@ func publicParams(phash string) (params string, salt []byte, iter int, sum strin
 		return "", nil, 0, "", false
 	}
 	salt, err = hex.DecodeString(parts[2])
-	if err != nil || len(salt) < 8 || len(parts[3]) != 2*sha256.Size {
+	if err != nil || len(salt) < 16 || len(parts[3]) != 2*sha256.Size {
 		return "", nil, 0, "", false
 	}
 	return parts[0] + "$" + parts[1] + "$" + parts[2], salt, iter, parts[3], true
@@ -110,9 +110,10 @@ func (e *ForgottenError) Error() string {
 	return fmt.Sprintf("this text was forgotten (%s, %s); memctl does not bring it back unless told to", e.Tombstone.ID, e.Tombstone.Date)
 }
 
-// Tombstones is the tombstone list with its key. It is checked on every
+// Tombstones is the tombstone list with its keys. It is checked on every
 // add, so it is kept as read: Match looks for the text's hash in the raw
-// bytes, and a line is decoded only when it matches.
+// bytes, and the lines are decoded only when one may match (or when some
+// were made with a key this copy lacks, to check their public hashes).
 type Tombstones struct {
 	data  []byte
 	key   []byte // the key this copy writes tombstones with

@@ -214,7 +214,7 @@ func TestPublicHashIsSlowSaltedAndKeyless(t *testing.T) {
 	if !c.publicMatch("alex lives at 12 harbour road leith", ha) || c.publicMatch("alex", ha) {
 		t.Error("publicMatch does not tell the text")
 	}
-	for _, bad := range []string{"", "sha1$1000$00$00", "pbkdf2-sha256$0$0011223344556677$" + sum, "pbkdf2-sha256$999999999$0011223344556677$" + sum, "pbkdf2-sha256$1000$00$" + sum} {
+	for _, bad := range []string{"", "sha1$1000$00$00", "pbkdf2-sha256$0$0011223344556677$" + sum, "pbkdf2-sha256$999999999$0011223344556677$" + sum, "pbkdf2-sha256$1000$00$" + sum, "pbkdf2-sha256$1000$0011223344556677$" + sum} {
 		if _, _, _, _, ok := publicParams(bad); ok {
 			t.Errorf("publicParams(%q) accepted", bad)
 		}
