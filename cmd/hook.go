@@ -357,6 +357,7 @@ func hookContext(ctx context.Context, f *Factory, event string, in *hookInput, o
 	if err != nil {
 		return "", err
 	}
+	f.warnConflicts(corpus.Conflicts())
 	start, err := hookBlock(corpus, o)
 	if err != nil || event == "SessionStart" {
 		if start != nil && len(start.Items) == 0 {

@@ -176,6 +176,7 @@ func runInject(ctx context.Context, f *Factory, opts *injectOptions) error {
 	if err != nil {
 		return err
 	}
+	f.warnConflicts(corpus.Conflicts())
 	io.Dense = injectDense(ctx, f, s, io.Task)
 	res, err := inject.Inject(corpus, io)
 	if err != nil {
@@ -341,6 +342,7 @@ func loadCorpus(ctx context.Context, f *Factory) (*mdmem.Store, *inject.Corpus, 
 	if err != nil {
 		return nil, nil, err
 	}
+	f.warnConflicts(c.Conflicts())
 	return s, c, nil
 }
 

@@ -262,7 +262,11 @@ func mcpCorpus(ctx context.Context, f *Factory) (*mdmem.Store, *inject.Corpus, e
 		return nil, nil, err
 	}
 	c, err := inject.LoadCorpusFor(ctx, s.Dir, true, configCounter(s))
-	return s, c, err
+	if err != nil {
+		return nil, nil, err
+	}
+	f.warnConflicts(c.Conflicts())
+	return s, c, nil
 }
 
 func splitScopeArg(s string) ([]string, error) {
@@ -358,6 +362,7 @@ func mcpShow(f *Factory, opts *mcpOptions) mcp.ToolHandlerFor[showIn, any] {
 		if err != nil {
 			return nil, nil, err
 		}
+		f.warnConflicts(mem.Conflicts())
 		var out []any
 		var unknown []string
 		for _, id := range in.IDs {
@@ -414,6 +419,7 @@ func mcpInject(f *Factory, opts *mcpOptions) mcp.ToolHandlerFor[injectIn, any] {
 		if err != nil {
 			return nil, nil, err
 		}
+		f.warnConflicts(corpus.Conflicts())
 		o.Dense = injectDense(ctx, f, s, o.Task)
 		res, err := inject.Inject(corpus, o)
 		if err != nil {

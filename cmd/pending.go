@@ -48,6 +48,7 @@ func runPending(ctx context.Context, f *Factory, opts *pendingOptions) error {
 	if err != nil {
 		return err
 	}
+	f.warnConflicts(m.Conflicts())
 	items := consolidate.Pending(m)
 	if opts.JSON {
 		return f.printJSON(items)

@@ -131,7 +131,14 @@ func (f *Factory) Memory(ctx context.Context) (*mdmem.Store, *mdmem.Memory, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	f.warnConflicts(mem.Conflicts())
 	return s, mem, nil
+}
+
+// warnConflicts tells, on stderr, of git conflict markers in the memory
+// files: their conflicted lines were not read as memory.
+func (f *Factory) warnConflicts(markers []mdmem.ConflictMarker) {
+	fmt.Fprint(f.IO.ErrOut, mdmem.ConflictWarning(markers))
 }
 
 // FlagError is a usage error: wrong flags or arguments.

@@ -74,6 +74,7 @@ func runStats(ctx context.Context, f *Factory, opts *statsOptions) error {
 	if err != nil {
 		return err
 	}
+	f.warnConflicts(c.Conflicts())
 	recs, bad, err := mdmem.ReadUsageLog(s.Dir)
 	if err != nil {
 		return err

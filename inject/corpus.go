@@ -69,7 +69,15 @@ type Corpus struct {
 	topicIdx map[string]int
 	indexes  map[string]*Index // by analyzer key, built on demand
 	tok      *tokTable         // token counts of the notes' lines, from the cache build
+
+	conflicts []mdmem.ConflictMarker // git conflict markers in the files read
 }
+
+// Conflicts returns the git conflict markers of the memory files: their
+// conflicted lines are not in the corpus (mdmem.ParseDoc), and a reader
+// warns with mdmem.ConflictWarning. A corpus with conflicts is never
+// cached, so every read finds them again until the merge is finished.
+func (c *Corpus) Conflicts() []mdmem.ConflictMarker { return c.conflicts }
 
 // NewCorpus copies the entries of a loaded memory.
 func NewCorpus(m *mdmem.Memory) *Corpus {
@@ -78,6 +86,7 @@ func NewCorpus(m *mdmem.Memory) *Corpus {
 	for _, e := range entries {
 		c.notes = append(c.notes, noteOf(e))
 	}
+	c.conflicts = m.Conflicts()
 	for _, slug := range m.TopicSlugs() {
 		c.Topics = append(c.Topics, topicInfo(slug, m.Topics[slug]))
 	}
@@ -174,7 +183,7 @@ func LoadCorpusFor(ctx context.Context, dir string, useCache bool, cnt Counter) 
 	if err != nil {
 		return nil, err
 	}
-	if key != nil {
+	if key != nil && len(c.conflicts) == 0 {
 		// The token counts and the index read only the notes: build
 		// them side by side.
 		var tok *tokTable

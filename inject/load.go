@@ -62,6 +62,7 @@ func readCorpus(ctx context.Context, v *mdmem.ReadView, dir string) (*Corpus, er
 }
 
 func (c *Corpus) addDoc(d *mdmem.Doc) {
+	c.conflicts = append(c.conflicts, d.Conflicts...)
 	for _, e := range d.Entries {
 		c.notes = append(c.notes, noteOf(e))
 	}

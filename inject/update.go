@@ -253,6 +253,9 @@ func (u *cacheUpdate) parseFile(v *mdmem.ReadView, p string, main bool) (*mdmem.
 		return nil, err
 	}
 	d := mdmem.ParseDoc(p, src)
+	if len(d.Conflicts) > 0 {
+		return nil, errNoUpdate // read whole, and not cached, while a merge is unfinished
+	}
 	for _, e := range d.Entries {
 		u.freshOf = append(u.freshOf, int32(len(u.from)))
 		u.from = append(u.from, int32(-1-len(u.fresh.notes)))

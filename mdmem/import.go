@@ -359,9 +359,12 @@ func (m *Memory) CheckUniqueIDs() error {
 }
 
 // CheckEditable refuses to edit a memory whose files memctl cannot splice
-// safely (invalid UTF-8).
+// safely (invalid UTF-8, git conflict markers).
 func (m *Memory) CheckEditable() error {
 	for _, d := range m.Docs() {
+		if len(d.Conflicts) > 0 {
+			return &ConflictError{Markers: d.Conflicts[:1]}
+		}
 		for _, p := range d.Problems {
 			if strings.Contains(p.Message, "not valid UTF-8") {
 				return fmt.Errorf("%s is not valid UTF-8: fix it by hand (memctl lint shows where) before memctl edits the memory", d.Path)

@@ -63,6 +63,10 @@ type Doc struct {
 	Entries   []*Entry
 	Index     []IndexLine
 	Problems  []Problem
+	// Conflicts are the git conflict markers of the file. The conflicted
+	// regions are blank in Src (see findConflicts): an unfinished merge is
+	// never read as memory, and a memory holding one is never written.
+	Conflicts []ConflictMarker
 	lineStart []int  // byte offset of each line start, for offset → line
 	str       string // Src as a string: entry fields are substrings of it
 	slab      []Entry
@@ -97,11 +101,21 @@ var mdParser = parser.NewParser(
 
 // ParseDoc parses a memory file. path decides the kind: MainFile or
 // topics/<slug>.md. It never fails: what it cannot read becomes a Problem,
-// and every byte stays in Src.
+// and every byte stays in Src, except the lines of a git conflict, which
+// are blanked (Doc.Conflicts).
 func ParseDoc(path string, src []byte) *Doc {
+	marks, regions := findConflicts(src)
+	if len(regions) > 0 {
+		src = blankRegions(src, regions)
+	}
 	d := &Doc{Path: path, Src: src, str: string(src)}
 	if path != MainFile {
 		d.Topic = TopicSlug(path)
+	}
+	for _, m := range marks {
+		d.Conflicts = append(d.Conflicts, ConflictMarker{File: path, Line: m.line, Marker: m.marker})
+		d.Problems = append(d.Problems, Problem{File: path, Line: m.line, Message: fmt.Sprintf(
+			"git conflict marker %s: an unfinished merge; memctl reads none of its conflicted lines and writes nothing until it is finished: %s", m.marker, ConflictHint)})
 	}
 	if !utf8.Valid(src) {
 		d.problem(0, "file is not valid UTF-8; memctl will not edit it")

@@ -186,3 +186,39 @@ func writeFile(t *testing.T, dir, rel, text string) {
 		t.Fatal(err)
 	}
 }
+
+// TestDuplicateRenumberedToARandomID: with [git] ids = "random", the
+// hand-edit follow-up gives a copied line a random id, not a number, and
+// leaves state.json alone.
+func TestDuplicateRenumberedToARandomID(t *testing.T) {
+	s := handEditStore(t)
+	s.Config.Git.IDs = IDsRandom
+	before := readOrAbsent(t, s, StatePath)
+	writeRel(t, s, "topics/db.md", baseDB+"- [pref-002] Prefers short answers, copied\n")
+	he := commitHandEdits(t, s)
+	if len(he.Renumbered) != 1 || he.Renumbered[0].From != "pref-002" || !IsRandomID(he.Renumbered[0].To) || !strings.HasPrefix(he.Renumbered[0].To, "pref-") {
+		t.Fatalf("Renumbered = %+v", he.Renumbered)
+	}
+	if got := readOrAbsent(t, s, StatePath); got != before {
+		t.Errorf("state.json changed:\n%s\nwas\n%s", got, before)
+	}
+}
+
+// TestSeedLocalMarksReadsRandomIDsAndRanges: the local marks a fresh
+// clone seeds from the history hold the random ids the trailers name and
+// the top of each numbered range.
+func TestSeedLocalMarksReadsRandomIDsAndRanges(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	_, err := s.Write(ctx, map[string][]byte{"topics/x.md": []byte("# X\n")}, CommitMessage{Subject: "test", Op: "test", Entries: []string{"fact-kqxzbt"},
+		Extra: [][2]string{{TrailerEntry, "fact-001..fact-250"}}})
+	must(t, err)
+	must(t, os.Remove(s.abs(IDMarksPath)))
+	unlock, err := s.Lock(ctx)
+	must(t, err)
+	must(t, unlock())
+	m := s.localMarks()
+	if m.LastID["fact"] != 250 || len(m.Random) != 1 || m.Random[0] != "fact-kqxzbt" {
+		t.Errorf("seeded marks %+v", m)
+	}
+}

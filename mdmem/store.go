@@ -46,6 +46,12 @@ type Store struct {
 	Getenv func(string) string
 	Exit   func(code int)
 
+	// AllowConflicts lets Lock go on while a merge of memory files is
+	// unfinished (conflict markers, unmerged index entries): for the
+	// commands that finish such a merge (resolve, sync). Every other
+	// writer is refused (CheckConflicts).
+	AllowConflicts bool
+
 	locked  bool
 	settle  RecoverChoice  // how Lock's recovery settles edits that do not merge
 	cleaned *forgetCleanup // what the last forget's cleanup removed
@@ -106,7 +112,9 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 
 // Lock takes the exclusive writer lock, waiting up to the configured
 // lock_wait, and finishes a write an earlier process was killed in the
-// middle of (see Recovered).
+// middle of (see Recovered). While a git merge of memory files is
+// unfinished it refuses with a *ConflictError, changing nothing (unless
+// AllowConflicts).
 func (s *Store) Lock(ctx context.Context) (unlock func() error, err error) {
 	if err := s.Config.Check("git"); err != nil {
 		return nil, err
@@ -118,6 +126,12 @@ func (s *Store) Lock(ctx context.Context) (unlock func() error, err error) {
 	if err := checkWriteDirs(s.Dir); err != nil {
 		_ = repoUnlock()
 		return nil, err
+	}
+	if !s.AllowConflicts {
+		if err := s.CheckConflicts(); err != nil {
+			_ = repoUnlock()
+			return nil, err
+		}
 	}
 	s.locked = true
 	release := func() error {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
+	"crypto/pbkdf2"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -44,6 +46,56 @@ type Tombstone struct {
 	// Near are keyed fingerprints of the text's words, for near repeats
 	// (Tombstones.near); absent in tombstones written before them.
 	Near []string `json:"near,omitempty"`
+	// PHash is the public hash of the normalised text, checkable without
+	// the key: "pbkdf2-sha256$<iterations>$<salt hex>$<hash hex>"
+	// (publicHash); absent in tombstones written before it.
+	PHash string `json:"phash,omitempty"`
+}
+
+// PublicHashIterations is the PBKDF2-HMAC-SHA256 cost of a new
+// tombstone's public hash: about 15 ms a hash on the machine it was
+// chosen on, the price of one guess for whoever holds only the
+// repository, and of one check per distinct salt for a copy without the
+// key. Each tombstone records its own count, so it can rise later.
+const PublicHashIterations = 25_000
+
+// newPublicHashIterations is the count new tombstones get: tests that
+// make many tombstones lower it.
+var newPublicHashIterations = PublicHashIterations
+
+// maxPublicHashIterations bounds the count a tombstone may ask for, so a
+// hand-made line cannot stall every add.
+const maxPublicHashIterations = 2_000_000
+
+// publicHashScheme names the public hash in a tombstone's phash field.
+const publicHashScheme = "pbkdf2-sha256"
+
+// publicHash returns the phash field of a normalised text.
+func publicHash(norm string, salt []byte, iter int) string {
+	k, err := pbkdf2.Key(sha256.New, norm, salt, iter, sha256.Size)
+	if err != nil {
+		panic(err) // cannot happen: a salt of 16 bytes or more (publicParams, salt) and a 32-byte result meet every limit, FIPS 140-only mode's too
+	}
+	return publicHashScheme + "$" + strconv.Itoa(iter) + "$" + hex.EncodeToString(salt) + "$" + hex.EncodeToString(k)
+}
+
+// publicParams splits a phash field into its salt and iteration count
+// (the part it is computed with) and the hash; ok is false for a field
+// memctl did not write.
+func publicParams(phash string) (params string, salt []byte, iter int, sum string, ok bool) {
+	parts := strings.Split(phash, "$")
+	if len(parts) != 4 || parts[0] != publicHashScheme {
+		return "", nil, 0, "", false
+	}
+	iter, err := strconv.Atoi(parts[1])
+	if err != nil || iter < 1 || iter > maxPublicHashIterations {
+		return "", nil, 0, "", false
+	}
+	salt, err = hex.DecodeString(parts[2])
+	if err != nil || len(salt) < 16 || len(parts[3]) != 2*sha256.Size {
+		return "", nil, 0, "", false
+	}
+	return parts[0] + "$" + parts[1] + "$" + parts[2], salt, iter, parts[3], true
 }
 
 // ErrTombstoneKey is returned (wrapped) when the memory has tombstones made
@@ -58,14 +110,23 @@ func (e *ForgottenError) Error() string {
 	return fmt.Sprintf("this text was forgotten (%s, %s); memctl does not bring it back unless told to", e.Tombstone.ID, e.Tombstone.Date)
 }
 
-// Tombstones is the tombstone list with its key. It is checked on every
+// Tombstones is the tombstone list with its keys. It is checked on every
 // add, so it is kept as read: Match looks for the text's hash in the raw
-// bytes, and a line is decoded only when it matches.
+// bytes, and the lines are decoded only when one may match (or when some
+// were made with a key this copy lacks, to check their public hashes).
 type Tombstones struct {
 	data  []byte
-	key   []byte
+	key   []byte // the key this copy writes tombstones with
 	keyID string
-	lines int
+	// others are further keys imported (ImportTombstoneKey) while this
+	// copy had one: their tombstones are checked as this key's are.
+	others []heldKey
+	lines  int
+	// foreign is set when some tombstone was made with another key (or
+	// this copy has none): those are checked by their public hash.
+	foreign bool
+	all     []Tombstone       // decoded on first need
+	public  map[string]string // computed public hashes, by params and text
 }
 
 // NormalizeForget folds the variations that do not change what a text
@@ -137,12 +198,54 @@ func keyID(key []byte) string {
 	return hex.EncodeToString(h[:6])
 }
 
-// hash returns the tombstone hash of a text under the key.
-func (t *Tombstones) hash(text string) string { return t.mac(NormalizeForget(text)) }
+// heldKey is a tombstone key and its id.
+type heldKey struct {
+	id  string
+	key []byte
+}
+
+// held returns every key this copy holds, its own first.
+func (t *Tombstones) held() []heldKey {
+	if t.key == nil {
+		return t.others
+	}
+	return append([]heldKey{{t.keyID, t.key}}, t.others...)
+}
+
+// salt is the salt of the public hashes this copy writes: derived from the
+// key, so one per key (and per memory that made one), public in every
+// line, and telling nothing of the key.
+func (t *Tombstones) salt() []byte {
+	m := hmac.New(sha256.New, t.key)
+	m.Write([]byte("memctl-tombstone-public-salt"))
+	return m.Sum(nil)[:16]
+}
+
+// publicMatch reports whether the normalised text has the public hash
+// phash; each (salt, count, text) is hashed once per Tombstones.
+func (t *Tombstones) publicMatch(norm, phash string) bool {
+	params, salt, iter, sum, ok := publicParams(phash)
+	if !ok {
+		return false
+	}
+	k := params + "\x00" + norm
+	got, done := t.public[k]
+	if !done {
+		got = publicHash(norm, salt, iter)
+		if t.public == nil {
+			t.public = map[string]string{}
+		}
+		t.public[k] = got
+	}
+	return hmac.Equal([]byte(got[len(got)-len(sum):]), []byte(sum))
+}
 
 // mac is the hex HMAC-SHA256 of s under the key.
-func (t *Tombstones) mac(s string) string {
-	m := hmac.New(sha256.New, t.key)
+func (t *Tombstones) mac(s string) string { return macWith(t.key, s) }
+
+// macWith is the hex HMAC-SHA256 of s under key.
+func macWith(key []byte, s string) string {
+	m := hmac.New(sha256.New, key)
 	m.Write([]byte(s))
 	return hex.EncodeToString(m.Sum(nil))
 }
@@ -161,11 +264,14 @@ const nearDuplicate = 0.9
 // digit replaced), so numbers are compared apart. They tell a near repeat
 // of a forgotten text without holding its words (a fingerprint is keyed
 // and short).
-func (t *Tombstones) near(text string) []string {
+func (t *Tombstones) near(text string) []string { return nearWith(t.key, text) }
+
+// nearWith is near under key.
+func nearWith(key []byte, text string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, w := range strings.Fields(NormalizeForget(text)) {
-		h := t.mac("word:" + w)[:8]
+		h := macWith(key, "word:"+w)[:8]
 		if strings.ContainsAny(w, "0123456789") {
 			h = "n" + h[1:]
 		}
@@ -211,7 +317,9 @@ func (s *Store) tombstoneKeyPath() string {
 }
 
 // LoadTombstones reads the memory's tombstones. A memory without any needs
-// no key; one whose tombstones were made with a key this copy lacks is an
+// no key. Tombstones made with another key (a clone, another machine)
+// are checked by their public hash (PHash); one made with a key this
+// copy lacks and without a public hash (written before them) is an
 // error wrapping ErrTombstoneKey (the check cannot be made, and is never
 // skipped silently), and a line that is not a tombstone an error naming it.
 func (s *Store) LoadTombstones() (*Tombstones, error) {
@@ -234,6 +342,9 @@ func (s *Store) LoadTombstones() (*Tombstones, error) {
 	if len(key) > 0 {
 		t.key, t.keyID = key, keyID(key)
 	}
+	if t.others, err = s.otherKeys(t.keyID); err != nil {
+		return nil, err
+	}
 	if t.lines == 0 || t.keyID != "" && bytes.Count(data, []byte(`"`+t.keyID+`"`)) == t.lines {
 		return t, nil // the usual case: every line names this key
 	}
@@ -241,8 +352,14 @@ func (s *Store) LoadTombstones() (*Tombstones, error) {
 	if err != nil {
 		return nil, err
 	}
+	have := map[string]bool{}
+	for _, k := range t.held() {
+		have[k.id] = true
+	}
 	for _, ts := range all {
-		if ts.Key != t.keyID {
+		if !have[ts.Key] && ts.PHash != "" {
+			t.foreign = true
+		} else if !have[ts.Key] {
 			return nil, fmt.Errorf("%w: %s holds tombstones made with key %s, and %s holds %s; copy the key file from the memory directory where they were made",
 				ErrTombstoneKey, TombstonesPath, ts.Key, s.tombstoneKeyPath(), orNone(t.keyID))
 		}
@@ -252,6 +369,9 @@ func (s *Store) LoadTombstones() (*Tombstones, error) {
 
 // All decodes every tombstone.
 func (t *Tombstones) All() ([]Tombstone, error) {
+	if t.all != nil {
+		return t.all, nil
+	}
 	var out []Tombstone
 	sc := bufio.NewScanner(bytes.NewReader(t.data))
 	sc.Buffer(nil, 1<<20)
@@ -264,11 +384,15 @@ func (t *Tombstones) All() ([]Tombstone, error) {
 		if err := json.Unmarshal(line, &ts); err != nil || ts.ID == "" || ts.Hash == "" {
 			return nil, fmt.Errorf("%s line %d: not a tombstone (want {\"id\",\"date\",\"hash\",\"key\"})", TombstonesPath, n)
 		}
+		if _, _, _, _, ok := publicParams(ts.PHash); ts.PHash != "" && !ok {
+			return nil, fmt.Errorf("%s line %d: phash is not %s$<iterations up to %d>$<salt hex>$<hash hex>", TombstonesPath, n, publicHashScheme, maxPublicHashIterations)
+		}
 		out = append(out, ts)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", TombstonesPath, err)
 	}
+	t.all = out
 	return out, nil
 }
 
@@ -282,26 +406,64 @@ func orNone(s string) string {
 // Match returns the tombstone a text repeats, if any: the same text once
 // normalised (NormalizeForget; or as tombstones written before it hashed
 // it), or a near repeat (nearRepeat: it holds the forgotten text's
-// numbers and nearly all its words).
-func (t *Tombstones) Match(text string) (Tombstone, bool) {
-	if t.lines == 0 || t.key == nil {
+// numbers and nearly all its words). Tombstones of this copy's key are
+// checked by keyed hash and fingerprints; those of another key by their
+// public hash (exact repeats only), one slow hash per distinct salt.
+func (t *Tombstones) Match(text string) (Tombstone, bool) { return t.match(text, true) }
+
+// MatchKeyed is Match without the public hashes: only tombstones of this
+// copy's key count. For checking every entry of a memory (lint), where
+// one slow hash per entry would take minutes.
+func (t *Tombstones) MatchKeyed(text string) (Tombstone, bool) { return t.match(text, false) }
+
+// match is Match; public says whether tombstones of keys this copy
+// lacks are checked by their public hash.
+func (t *Tombstones) match(text string, public bool) (Tombstone, bool) {
+	foreign := t.foreign && public
+	held := t.held()
+	if t.lines == 0 || len(held) == 0 && !foreign {
 		return Tombstone{}, false
 	}
-	h, old := t.hash(text), t.mac(legacyNormalizeForget(text))
-	exact := bytes.Contains(t.data, []byte(h)) || bytes.Contains(t.data, []byte(old))
-	var words []string
-	if !exact {
-		if words = t.near(text); len(words) < minNearWords || !bytes.Contains(t.data, []byte(`"near"`)) {
-			return Tombstone{}, false
+	// Per key held: the text's hashes (now and as older tombstones
+	// normalised) and, when no hash is in the file, its fingerprints.
+	type keyed struct {
+		h, old string
+		words  []string
+	}
+	per := make(map[string]*keyed, len(held))
+	exact := false
+	for _, k := range held {
+		kd := &keyed{h: macWith(k.key, NormalizeForget(text)), old: macWith(k.key, legacyNormalizeForget(text))}
+		exact = exact || bytes.Contains(t.data, []byte(kd.h)) || bytes.Contains(t.data, []byte(kd.old))
+		per[k.id] = kd
+	}
+	near := false
+	if !exact && bytes.Contains(t.data, []byte(`"near"`)) {
+		for _, k := range held {
+			w := nearWith(k.key, text)
+			per[k.id].words = w
+			near = near || len(w) >= minNearWords
 		}
 	}
+	if !exact && !near && !foreign {
+		return Tombstone{}, false
+	}
 	all, _ := t.All()
+	norm, normed := "", false
 	for _, ts := range all {
-		if ts.Hash == h || ts.Hash == old {
-			return ts, true
+		if kd := per[ts.Key]; kd != nil {
+			if ts.Hash == kd.h || ts.Hash == kd.old || len(kd.words) >= minNearWords && nearRepeat(kd.words, ts.Near) {
+				return ts, true
+			}
+			continue
 		}
-		if nearRepeat(words, ts.Near) {
-			return ts, true
+		if foreign && ts.PHash != "" {
+			if !normed {
+				norm, normed = NormalizeForget(text), true
+			}
+			if t.publicMatch(norm, ts.PHash) {
+				return ts, true
+			}
 		}
 	}
 	return Tombstone{}, false
@@ -354,11 +516,14 @@ func (s *Store) ensureKey(ctx context.Context, t *Tombstones) error {
 // appended to base.
 func (t *Tombstones) add(base []byte, ents []*Entry, date string) []byte {
 	out := bytes.Clone(base)
+	salt := t.salt()
 	if len(out) > 0 && out[len(out)-1] != '\n' {
 		out = append(out, '\n')
 	}
 	for _, e := range ents {
-		line, _ := json.Marshal(Tombstone{ID: e.ID, Date: date, Hash: t.hash(e.Content), Key: t.keyID, Near: t.near(e.Content)})
+		norm := NormalizeForget(e.Content)
+		line, _ := json.Marshal(Tombstone{ID: e.ID, Date: date, Hash: t.mac(norm), Key: t.keyID, Near: t.near(e.Content),
+			PHash: publicHash(norm, salt, newPublicHashIterations)})
 		out = append(append(out, line...), '\n')
 	}
 	return out

@@ -6,14 +6,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
 
-// tombstoneStore returns a new memory with n tombstones of "fact n" texts.
+// tombstoneStore returns a new memory with n tombstones of "fact n" texts
+// (their public hashes made cheap: the cost is not what these tests are
+// about).
 func tombstoneStore(t testing.TB, n int) *Store {
 	t.Helper()
+	defer func(n int) { newPublicHashIterations = n }(newPublicHashIterations)
+	newPublicHashIterations = 100
 	s, _, err := Init(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -60,18 +65,51 @@ func TestTombstones(t *testing.T) {
 	if string(data) == "" || strings.Contains(string(data), "Forgotten") || strings.Contains(string(data), "number") {
 		t.Errorf("tombstones hold the text or nothing:\n%s", data)
 	}
-	// another key: the tombstones cannot be checked, and say so
-	if err := os.WriteFile(s.tombstoneKeyPath(), []byte("another key of 32 bytes, really!"), 0o600); err != nil {
+	// another key, or none (a plain clone): exact repeats are still refused,
+	// by the public hash; near repeats need the key
+	for _, key := range []string{"another key of 32 bytes, really!", ""} {
+		if key == "" {
+			if err := os.Remove(s.tombstoneKeyPath()); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := os.WriteFile(s.tombstoneKeyPath(), []byte(key), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ts, err := s.LoadTombstones()
+		if err != nil {
+			t.Fatalf("LoadTombstones with key %q: %v", key, err)
+		}
+		for text, want := range map[string]string{
+			"Forgotten fact number 1":        "fact-002",
+			"Note: FORGOTTEN fact number 1!": "fact-002",
+			"Forgotten fact number 11":       "",
+		} {
+			got, ok := ts.Match(text)
+			if ok != (want != "") || ok && got.ID != want {
+				t.Errorf("key %q: Match(%q) = %v %v, want %q", key, text, got.ID, ok, want)
+			}
+		}
+	}
+}
+
+// TestTombstonesWithoutPublicHashNeedTheKey: tombstones written before
+// the public hash cannot be checked without their key, and say so.
+func TestTombstonesWithoutPublicHashNeedTheKey(t *testing.T) {
+	s := tombstoneStore(t, 2)
+	p := filepath.Join(s.Dir, TombstonesPath)
+	data, _ := os.ReadFile(p)
+	old := regexp.MustCompile(`,"phash":"[^"]*"`).ReplaceAll(data, nil)
+	if err := os.WriteFile(p, old, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.LoadTombstones(); !errors.Is(err, ErrTombstoneKey) {
-		t.Errorf("LoadTombstones with another key: %v, want ErrTombstoneKey", err)
+	if _, err := s.LoadTombstones(); err != nil {
+		t.Fatalf("with the key: %v", err)
 	}
 	if err := os.Remove(s.tombstoneKeyPath()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.LoadTombstones(); !errors.Is(err, ErrTombstoneKey) {
-		t.Errorf("LoadTombstones without the key: %v, want ErrTombstoneKey", err)
+		t.Errorf("old tombstones without the key: %v, want ErrTombstoneKey", err)
 	}
 }
 
@@ -146,5 +184,111 @@ func TestTombstoneMatchesWhatSaysTheSame(t *testing.T) {
 		if _, got := ts.Match(tc.text); got != tc.want {
 			t.Errorf("Match(%q) = %v, want %v", tc.text, got, tc.want)
 		}
+	}
+}
+
+// TestPublicHashIsSlowSaltedAndKeyless pins the public hash: the line
+// records its scheme, count and salt; the salt is the key's (one per
+// key), not the text; another text or salt gives another hash.
+func TestPublicHashIsSlowSaltedAndKeyless(t *testing.T) {
+	a := &Tombstones{key: []byte("key one of thirty-two bytes long")}
+	b := &Tombstones{key: []byte("key two of thirty-two bytes long")}
+	ha := publicHash("alex lives at 12 harbour road leith", a.salt(), 1000)
+	params, salt, iter, sum, ok := publicParams(ha)
+	if !ok || iter != 1000 || string(salt) != string(a.salt()) || len(sum) != 64 || !strings.HasPrefix(params, "pbkdf2-sha256$1000$") {
+		t.Fatalf("publicParams(%q) = %q %x %d %q %v", ha, params, salt, iter, sum, ok)
+	}
+	if string(a.salt()) == string(b.salt()) {
+		t.Error("two keys, one salt")
+	}
+	for _, other := range []string{
+		publicHash("alex lives at 12 harbour road leith", b.salt(), 1000),
+		publicHash("alex lives at 14 harbour road leith", a.salt(), 1000),
+		publicHash("alex lives at 12 harbour road leith", a.salt(), 1001),
+	} {
+		if other == ha {
+			t.Errorf("%s repeats %s", other, ha)
+		}
+	}
+	var c Tombstones
+	if !c.publicMatch("alex lives at 12 harbour road leith", ha) || c.publicMatch("alex", ha) {
+		t.Error("publicMatch does not tell the text")
+	}
+	for _, bad := range []string{"", "sha1$1000$00$00", "pbkdf2-sha256$0$0011223344556677$" + sum, "pbkdf2-sha256$999999999$0011223344556677$" + sum, "pbkdf2-sha256$1000$00$" + sum, "pbkdf2-sha256$1000$0011223344556677$" + sum} {
+		if _, _, _, _, ok := publicParams(bad); ok {
+			t.Errorf("publicParams(%q) accepted", bad)
+		}
+	}
+}
+
+// BenchmarkKeylessCheck measures the check of one new text in a copy
+// without the key (a plain clone): one public hash per distinct salt at
+// the real cost, against the same check where the key is.
+func BenchmarkKeylessCheck(b *testing.B) {
+	s, _, err := Init(context.Background(), b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts, err := s.LoadTombstones()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.ensureKey(context.Background(), ts); err != nil {
+		b.Fatal(err)
+	}
+	ents := make([]*Entry, 20)
+	for i := range ents {
+		ents[i] = &Entry{ID: FormatID("fact", i+1), Content: fmt.Sprintf("Forgotten fact number %d", i)}
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir, TombstonesPath), ts.add(nil, ents, "2026-12-02"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	check := func(b *testing.B) {
+		ts, err := s.LoadTombstones()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; b.Loop(); i++ {
+			if _, ok := ts.Match(fmt.Sprintf("A new text number %d", i)); ok {
+				b.Fatal("matched")
+			}
+		}
+	}
+	b.Run("with-key", check)
+	if err := os.Remove(s.tombstoneKeyPath()); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("without-key", check)
+}
+
+// TestTombstonesNeverExpire: a later forget, and retention's deletion of
+// an old archived entry, only append to the tombstones: every earlier
+// line stays byte for byte, and its text stays refused, key or not.
+func TestTombstonesNeverExpire(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	s.Config.Consolidate.ArchiveDays = 30
+	writeFiles(t, s, map[string][]byte{
+		MainFile:      []byte("# Core profile\n## User preferences\n- [pref-001] Alex lives at 12 Harbour Road (user · 2020-01-01)\n- [pref-002] Prefers tea (user · 2026-01-01)\n\n# Archive\n- [pref-003] Old value (user · 2020-01-01 · superseded by pref-002 on 2020-02-01)\n"),
+		"topics/x.md": []byte("# X\n- [fact-001] Another fact (user · 2026-01-01)\n"),
+	})
+	_, err := Forget(ctx, s, []string{"pref-001"}, "pii", ForgetOptions{Now: time.Date(2020, 3, 1, 0, 0, 0, 0, time.UTC)})
+	must(t, err)
+	first := readOrAbsent(t, s, TombstonesPath)
+	if _, err := Forget(ctx, s, []string{"fact-001"}, "", ForgetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ApplyRetention(ctx, s, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	all := readOrAbsent(t, s, TombstonesPath)
+	if !strings.HasPrefix(all, first) || strings.Count(all, "\n") != 3 || !strings.Contains(all, `"id":"pref-003"`) {
+		t.Fatalf("tombstones after a later forget and retention:\n%s\nfirst:\n%s", all, first)
+	}
+	must(t, os.Remove(s.tombstoneKeyPath()))
+	ts, err := s.LoadTombstones()
+	must(t, err)
+	if got, ok := ts.Match("Alex lives at 12 Harbour Road"); !ok || got.ID != "pref-001" {
+		t.Errorf("the first forgotten text, without the key: %v %v", got.ID, ok)
 	}
 }
