@@ -52,6 +52,7 @@ type replicaSim struct {
 	created map[string]string // id → the text it was minted for
 	forgot  map[string]string // forgotten id → its text
 	forgoer map[string]string // forgotten id → the replica that forgot it
+	seed    uint64
 	stats   map[string]int    // what happened, for the summary line
 	final   bool              // quiesced: every replica holds every forget
 }
@@ -86,7 +87,7 @@ func TestReplicaSimulation(t *testing.T) {
 
 func newReplicaSim(t *testing.T, bin string, seed uint64) *replicaSim {
 	root := t.TempDir()
-	s := &replicaSim{t: t, bin: bin, rng: rand.New(rand.NewPCG(seed, 24)), root: root, remote: filepath.Join(root, "remote.git"),
+	s := &replicaSim{seed: seed, t: t, bin: bin, rng: rand.New(rand.NewPCG(seed, 24)), root: root, remote: filepath.Join(root, "remote.git"),
 		live: map[string]string{}, created: map[string]string{}, forgot: map[string]string{}, forgoer: map[string]string{}, stats: map[string]int{}}
 	s.git(root, "init", "-q", "--bare", "-b", "main", s.remote)
 	s.git(s.remote, "config", "core.logAllRefUpdates", "always")
@@ -113,14 +114,31 @@ func newReplicaSim(t *testing.T, bin string, seed uint64) *replicaSim {
 		s.git(root, "clone", "-q", s.remote, d)
 		s.dirs = append(s.dirs, d)
 	}
-	// The tombstone key, copied out of band to every replica (docs/SYNC.md).
-	key := make([]byte, 32)
-	for i := range key {
-		key[i] = byte(s.rng.IntN(256))
-	}
-	for _, d := range s.dirs {
-		if err := os.WriteFile(filepath.Join(d, ".git", "memctl-tombstone.key"), key, 0o600); err != nil {
+	// The tombstone key, copied out of band (memctl key export | memctl
+	// key import) to r1 only: r0 makes its own on its first forget, and
+	// the last clone has none (it checks forgotten texts by the public
+	// hash, and makes its own key when it forgets).
+	if len(s.dirs) > 2 {
+		s.memctl(first, "add", "seed fact for the key", "-c", "fact")
+		s.memctl(first, "consolidate", "--no-llm")
+		seed := ""
+		for _, e := range s.entries(first) {
+			if e.Content == "seed fact for the key" {
+				seed = e.ID
+			}
+		}
+		s.memctl(first, "forget", seed, "--reason", "sim")
+		s.memctl(first, "sync", "--machine", "r0")
+		s.git(s.dirs[1], "pull", "-q", "--ff-only")
+		s.git(s.dirs[2], "pull", "-q", "--ff-only")
+		key, err := exec.Command(s.bin, "--dir", first, "key", "export").Output()
+		if err != nil {
 			t.Fatal(err)
+		}
+		imp := exec.Command(s.bin, "--dir", s.dirs[1], "key", "import")
+		imp.Stdin = bytes.NewReader(key)
+		if out, err := imp.CombinedOutput(); err != nil {
+			t.Fatalf("key import: %v\n%s", err, out)
 		}
 	}
 	return s
@@ -128,7 +146,7 @@ func newReplicaSim(t *testing.T, bin string, seed uint64) *replicaSim {
 
 func (s *replicaSim) fail(format string, args ...any) {
 	s.t.Helper()
-	s.t.Fatalf("replica simulation: %s\nsteps:\n  %s\nreplay: go test -run TestReplicaSimulation -replica.seed=<seed> -replica.seeds=1", fmt.Sprintf(format, args...), strings.Join(s.log, "\n  "))
+	s.t.Fatalf("replica simulation: seed %d: %s\nsteps:\n  %s\nreplay: go test -run TestReplicaSimulation -replica.seed=%d -replica.seeds=1 -replica.steps=%d -v", s.seed, fmt.Sprintf(format, args...), strings.Join(s.log, "\n  "), s.seed, *replSteps)
 }
 
 func (s *replicaSim) git(dir string, args ...string) string {
@@ -222,7 +240,7 @@ func (s *replicaSim) step(i int) {
 	r := s.rng.IntN(len(s.dirs))
 	dir := s.dirs[r]
 	name := filepath.Base(dir)
-	kind := []string{"add", "add", "consolidate", "consolidate", "sync", "sync", "sync-kill", "sync-crash", "hand-edit", "forget", "confirm"}[s.rng.IntN(11)]
+	kind := []string{"add", "add", "consolidate", "consolidate", "sync", "sync", "sync-kill", "sync-crash", "hand-edit", "forget", "confirm", "re-add"}[s.rng.IntN(12)]
 	s.log = append(s.log, fmt.Sprintf("%d %s %s", i, name, kind))
 	switch kind {
 	case "add":
@@ -301,6 +319,20 @@ func (s *replicaSim) step(i int) {
 			}
 		}
 		s.log[len(s.log)-1] += " " + strings.Join(res.EntryIDs, ",")
+	case "re-add":
+		// an agent adds a forgotten text again, anywhere: refused where the
+		// tombstone is known, and never live at the end either way
+		var texts []string
+		for _, txt := range s.forgot {
+			texts = append(texts, txt)
+		}
+		if len(texts) == 0 {
+			return
+		}
+		sort.Strings(texts)
+		txt := texts[s.rng.IntN(len(texts))]
+		code, _, _ := s.run(dir, nil, 0, "add", txt, "-c", "fact")
+		s.log[len(s.log)-1] += fmt.Sprintf(" %q exit %d", txt, code)
 	case "confirm":
 		for _, e := range s.entries(dir) {
 			if e.Place == "pending" {
@@ -343,9 +375,16 @@ func (s *replicaSim) check() {
 		final[e.ID] = true
 		texts[e.Content] = true
 	}
+	forgotTexts := map[string]bool{}
+	for _, txt := range s.forgot {
+		forgotTexts[rootText(txt)] = true
+	}
 	for id, txt := range s.live {
 		if _, gone := s.forgot[id]; gone {
 			continue
+		}
+		if forgotTexts[rootText(txt)] {
+			continue // a forgotten text added again where the forget was not known yet: forget wins
 		}
 		if !final[id] {
 			s.fail("%s (%q) was live and is lost", id, txt)

@@ -35,7 +35,10 @@ var ErrNoMerge = errors.New("no git merge is in progress in the memory")
 
 // Resolve finishes an unfinished git merge (see above).
 func (s *Store) Resolve(ctx context.Context, machine string) (*ResolveResult, error) {
+	allow := s.AllowConflicts
+	s.AllowConflicts = true // this is the command that finishes the merge
 	unlock, err := s.Lock(ctx)
+	s.AllowConflicts = allow
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +92,7 @@ func (s *Store) resolveLocked(ctx context.Context, machine string) (*ResolveResu
 	if err != nil {
 		return nil, err
 	}
-	key, _ := os.ReadFile(s.tombstoneKeyPath())
-	in := MergeInput{Base: bf, Key: key, Sides: [2]MergeSide{{Files: hf, Machine: s.machineOf(ctx, head)}, {Files: tf, Machine: s.machineOf(ctx, theirs)}}}
+	in := MergeInput{Base: bf, Forgotten: s.repeatsForgotten, Sides: [2]MergeSide{{Files: hf, Machine: s.machineOf(ctx, head)}, {Files: tf, Machine: s.machineOf(ctx, theirs)}}}
 	mr, err := MergeReplicas(in)
 	var other *OtherFileConflictError
 	if errors.As(err, &other) {

@@ -36,10 +36,11 @@ type MergeSide struct {
 type MergeInput struct {
 	Base  map[string][]byte // the common ancestor's files (empty: no common history)
 	Sides [2]MergeSide
-	// Key is the tombstone key, when this copy holds one: an entry one
-	// side added is then also checked against the texts the other side
-	// forgot.
-	Key []byte
+	// Forgotten reports whether a text repeats one of the given
+	// tombstone lines (Tombstones.Match with this copy's keys): an entry
+	// one side added is checked against the texts only the other side
+	// forgot. nil checks nothing.
+	Forgotten func(tombstones []byte, text string) bool
 }
 
 // MergeResult is the merged memory and what the merge decided.
@@ -86,7 +87,7 @@ func MergeReplicas(in MergeInput) (*MergeResult, error) {
 	} else if d0 == d1 {
 		return &MergeResult{Files: copyFiles(s0.Files)}, nil
 	}
-	mg := &replicaMerge{base: in.Base, sides: [2]MergeSide{s0, s1}, key: in.Key, res: &MergeResult{Files: map[string][]byte{}}}
+	mg := &replicaMerge{base: in.Base, sides: [2]MergeSide{s0, s1}, forgotten: in.Forgotten, res: &MergeResult{Files: map[string][]byte{}}}
 	if err := mg.run(); err != nil {
 		return nil, err
 	}
@@ -117,10 +118,10 @@ func isMemoryFile(p string) bool {
 }
 
 type replicaMerge struct {
-	base  map[string][]byte
-	sides [2]MergeSide
-	key   []byte
-	res   *MergeResult
+	base      map[string][]byte
+	sides     [2]MergeSide
+	forgotten func([]byte, string) bool
+	res       *MergeResult
 }
 
 func (mg *replicaMerge) run() error {
@@ -414,7 +415,8 @@ func (mg *replicaMerge) mergeMemory(paths []string) error {
 		}
 	}
 	tombs := tombstoneIDs(mg.res.Files[TombstonesPath])
-	forgotBy := [2]*Tombstones{}
+	// forgotBy[s]: the tombstone lines only side s holds.
+	var forgotBy [2][]byte
 	for s := range 2 {
 		other := mg.sides[1-s].Files[TombstonesPath]
 		own := tombstoneIDs(mg.sides[s].Files[TombstonesPath])
@@ -425,9 +427,8 @@ func (mg *replicaMerge) mergeMemory(paths []string) error {
 				fresh = append(fresh, l)
 			}
 		}
-		if len(fresh) > 0 && len(mg.key) > 0 {
-			data := bytes.Join(fresh, []byte("\n"))
-			forgotBy[1-s] = &Tombstones{data: data, key: mg.key, keyID: keyID(mg.key), lines: len(fresh)}
+		if len(fresh) > 0 && mg.forgotten != nil {
+			forgotBy[1-s] = append(bytes.Join(fresh, []byte("\n")), '\n')
 		}
 	}
 
@@ -607,7 +608,7 @@ func rawHash(raw string) string {
 
 // decide sets the fate of one id: dec[id] and, for a renamed variant, the
 // new id's; it returns the conflicting edits that go to Pending.
-func (mg *replicaMerge) decide(dec map[string]*decision, id string, b *entryAt, sides [2]*entryAt, tombs map[string]bool, forgotBy [2]*Tombstones) []*Entry {
+func (mg *replicaMerge) decide(dec map[string]*decision, id string, b *entryAt, sides [2]*entryAt, tombs map[string]bool, forgotBy [2][]byte) []*Entry {
 	keepAt := func(s int, x *entryAt) *decision {
 		return &decision{keep: true, raw: x.raw, file: x.file, section: x.section, from: s}
 	}
@@ -648,7 +649,7 @@ func (mg *replicaMerge) decide(dec map[string]*decision, id string, b *entryAt, 
 				s = 1
 			}
 			if ts := forgotBy[1-s]; ts != nil {
-				if _, hit := ts.Match(sides[s].e.Content); hit {
+				if mg.forgotten(ts, sides[s].e.Content) {
 					mg.res.Dropped = append(mg.res.Dropped, id)
 					dec[id] = &decision{}
 					return nil

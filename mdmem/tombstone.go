@@ -327,6 +327,12 @@ func (s *Store) LoadTombstones() (*Tombstones, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	return s.tombstonesFrom(data)
+}
+
+// tombstonesFrom is LoadTombstones of the given lines (a version of the
+// tombstone file), with the keys this copy holds.
+func (s *Store) tombstonesFrom(data []byte) (*Tombstones, error) {
 	t := &Tombstones{data: data}
 	for rest := data; len(rest) > 0; {
 		l, r, _ := bytes.Cut(rest, []byte("\n"))
