@@ -322,9 +322,10 @@ func (p *planner) checkMerge(d *Decision, ds *decSources) (wording string, err e
 	target := ds.target
 	merged := target.entry.Content
 	for _, s := range ds.cands {
-		// A candidate that negates the entry, or gives it in another
-		// unit, is not a duplicate, whatever text the merge keeps.
-		if why := changedMeaning(target.entry.Content, s.ce.Content); why != "" {
+		// A candidate that negates the entry, gives it in another unit,
+		// or says it of another thing is not a duplicate, whatever text
+		// the merge keeps.
+		if why := p.notOneFact(target.entry.Content, s.ce.Content); why != "" {
 			return "", fmt.Errorf("candidate %s %s of entry %s (an update is a supersede)", s.c.ID, why, target.entry.ID)
 		}
 	}
@@ -334,7 +335,7 @@ func (p *planner) checkMerge(d *Decision, ds *decSources) (wording string, err e
 			ces = append(ces, s.ce)
 		}
 		if wording = newerWording(target.entry, ces, p.now); wording != "" {
-			if why := changedMeaning(target.entry.Content, wording); why != "" {
+			if why := p.notOneFact(target.entry.Content, wording); why != "" {
 				return "", fmt.Errorf("candidate's wording %s of entry %s (an update is a supersede)", why, target.entry.ID)
 			}
 			merged = wording
@@ -350,69 +351,30 @@ func (p *planner) checkMerge(d *Decision, ds *decSources) (wording string, err e
 		if lost := inventedFacts(s.ce.Content, []string{merged}); len(lost) > 0 {
 			return "", fmt.Errorf("merging would drop %s of candidate %s (not a duplicate of %s)", strings.Join(lost, ", "), s.c.ID, target.entry.ID)
 		}
-		// The same statement about another thing ("Backups of the jackal
-		// database …" / "… egret database …"): whichever text the merge
-		// keeps, the other thing's value would be gone.
-		if gone, came := swappedWords(target.entry.Content, s.ce.Content); len(gone) > 0 {
-			if lost := missingWords(merged, gone, came); len(lost) > 0 {
-				return "", fmt.Errorf("candidate %s says of %q what entry %s says of %q; merging would drop %q (not a duplicate: add it, or supersede for an update)",
-					s.c.ID, strings.Join(came, " "), target.entry.ID, strings.Join(gone, " "), strings.Join(lost, " "))
-			}
-		}
 	}
 	return wording, nil
 }
 
-// swappedWords returns the content words of old (gone) and of newer
-// (came) when newer is old's sentence with a few words swapped in place:
-// the same tokens in the same order but at fewer than half of the
-// positions, where content words differ ("the jackal database" / "the
-// egret database"). Otherwise both are nil: a rewording, or another fact.
-func swappedWords(old, newer string) (gone, came []string) {
-	a, b := tokens(old), tokens(newer)
-	if len(a) != len(b) {
-		return nil, nil
+// notOneFact says why a merge may not fold newer into old whatever the
+// model says ("" when it may): compare finds a negation added or
+// removed, another unit, the same statement about another thing
+// ("Backups of the jackal database …" / "… egret database …"), or the
+// same statement with another value ("… at the main gate …" / "… at the
+// side gate …"): whichever wording survived, the other value would be
+// gone without an archive record.
+func (p *planner) notOneFact(old, newer string) string {
+	cmp := sameFactTexts(old, newer, p.cfg.Consolidate.NearDuplicate, p.cfg.Consolidate.Related)
+	switch {
+	case cmp.negation:
+		return "adds or removes a negation"
+	case cmp.unit:
+		return "changes a unit (" + cmp.why + ")"
+	case cmp.v == factAnother:
+		return fmt.Sprintf("says of another thing what the entry says (%s; merging would drop one of them)", cmp.why)
+	case cmp.v == factUpdate, cmp.v == factChanged && cmp.swap:
+		return fmt.Sprintf("is the entry's statement with %s (merging would drop one value)", cmp.why)
 	}
-	diff := 0
-	for i := range a {
-		if a[i] == b[i] {
-			continue
-		}
-		diff++
-		if isContentWord(a[i]) && isContentWord(b[i]) {
-			gone, came = append(gone, a[i]), append(came, b[i])
-		}
-	}
-	if len(gone) == 0 || 2*diff >= len(a) {
-		return nil, nil
-	}
-	return gone, came
-}
-
-// missingWords returns the words of the lists that text's content words
-// lack.
-func missingWords(text string, lists ...[]string) []string {
-	have := contentWords(text)
-	var out []string
-	for _, l := range lists {
-		for _, w := range l {
-			if !have[w] {
-				out = append(out, w)
-			}
-		}
-	}
-	return out
-}
-
-// contentWords returns the set of a text's tokens that carry meaning.
-func contentWords(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, t := range tokens(s) {
-		if isContentWord(t) {
-			m[t] = true
-		}
-	}
-	return m
+	return ""
 }
 
 // isContentWord reports whether a token carries meaning: not a filler,
@@ -599,55 +561,6 @@ func (p *planner) archiveDecisions() {
 	}
 }
 
-// newerWording is the text a merge of candidates into entry e keeps when
-// the model gave none: the newest candidate's wording when it is not
-// older than e and not the same text after normalisation, so a merge
-// never keeps an older wording over a newer one ("…at the main gate" is
-// not what survives "…at the side gate"). It returns "" (keep e's text)
-// when e's text is as new, or when the newer wording would drop a name
-// or number of e or of another candidate (then the merge is not a plain
-// restatement and e's text, which holds them all, stays).
-// changedMeaning says how the newer text turns what an entry states
-// into something else although names and numbers stay ("" if it does
-// not): a negation added or removed ("are not kept"), or another unit
-// after the same number ("7 days" → "7 weeks").
-func changedMeaning(old, newer string) string {
-	if mdmem.Negated(mdmem.FoldWords(old)) != mdmem.Negated(mdmem.FoldWords(newer)) {
-		return "adds or removes a negation"
-	}
-	if was, now, ok := caseChange(old, newer); ok {
-		return fmt.Sprintf("spells %q as %q (a unit or a name may change with the case)", was, now)
-	}
-	units := func(s string) map[string]string {
-		m := map[string]string{}
-		t := tokens(s)
-		for i := 0; i+1 < len(t); i++ {
-			if r, _ := utf8.DecodeRuneInString(t[i]); unicode.IsDigit(r) && unitWords[t[i+1]] {
-				m[t[i]] = strings.TrimSuffix(t[i+1], "s")
-			}
-		}
-		return m
-	}
-	a, b := units(old), units(newer)
-	for n, u := range a {
-		if v, ok := b[n]; ok && v != u {
-			return fmt.Sprintf("changes the unit of %s (%s → %s)", n, u, v)
-		}
-	}
-	return ""
-}
-
-// sameMarks reports whether two texts whose tokens compare equal also
-// agree in what the comparison leaves out: the other symbols (symbolsOf)
-// and the case of a unit after a number (caseChange).
-func sameMarks(a, b string) bool {
-	if symbolsOf(a) != symbolsOf(b) {
-		return false
-	}
-	_, _, changed := caseChange(a, b)
-	return !changed
-}
-
 // symbolsOf returns, in order, the symbols of a text that tokens leaves
 // out but that may carry meaning ("&&" / ";", "*/5", "✓" / "✗", "@"):
 // every rune but letters, digits, spaces and sentence punctuation, with
@@ -667,6 +580,14 @@ func symbolsOf(s string) string {
 	return b.String()
 }
 
+// newerWording is the text a merge of candidates into entry e keeps when
+// the model gave none: the newest candidate's wording when it is not
+// older than e and not the same text after normalisation, so a merge
+// never keeps an older wording over a newer one ("…at the main gate" is
+// not what survives "…at the side gate"). It returns "" (keep e's text)
+// when e's text is as new, or when the newer wording would drop a name
+// or number of e or of another candidate (then the merge is not a plain
+// restatement and e's text, which holds them all, stays).
 func newerWording(e *mdmem.Entry, cands []*mdmem.Entry, now time.Time) string {
 	var newest *mdmem.Entry
 	for _, c := range cands {
@@ -677,7 +598,7 @@ func newerWording(e *mdmem.Entry, cands []*mdmem.Entry, now time.Time) string {
 	if newest == nil || newest.Date().Before(mdmem.TrustedDate(e.Date(), now)) {
 		return ""
 	}
-	if strings.Join(tokens(newest.Content), " ") == strings.Join(tokens(e.Content), " ") && sameMarks(newest.Content, e.Content) {
+	if strings.Join(tokens(newest.Content), " ") == strings.Join(tokens(e.Content), " ") && sameFactTexts(e.Content, newest.Content, 1, 1).v == factDuplicate {
 		return "" // the same words, symbols and case: nothing to reword
 	}
 	srcs := []string{e.Content}

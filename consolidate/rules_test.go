@@ -427,7 +427,7 @@ func TestRulesRelatedGoesPending(t *testing.T) {
 	for _, c := range []struct {
 		c    *mdmem.Candidate
 		note string
-	}{{upd, "may update pref-001: on the same subject"}, {mixed, "may update pref-003: on the same subject"}} {
+	}{{upd, "may update pref-001: on the same subject"}, {mixed, "may update pref-003: nearly the same text"}} {
 		es := byText(after, c.c.Content)
 		if len(es) != 1 || es[0].Place != mdmem.PlacePending || !strings.Contains(strings.Join(es[0].Notes, "|"), c.note) {
 			t.Fatalf("%q: not pending with %q: %s", c.c.Content, c.note, opKinds(p))
