@@ -150,14 +150,14 @@ func (p *planner) tryDecide(d *Decision) error {
 	if needTarget && ds.target == nil {
 		return fmt.Errorf("needs a target entry")
 	}
-	wording, err := p.checkMerge(d, ds)
+	mw, err := p.checkMerge(d, ds)
 	if err != nil {
 		return err
 	}
 	if d.Op != OpArchive && len(ds.cands) == 0 {
 		return fmt.Errorf("consumes no candidate")
 	}
-	return p.applyDecision(d, ds, wording)
+	return p.applyDecision(d, ds, mw)
 }
 
 // maxReasonBytes caps the model's reason as memctl writes it.
@@ -311,13 +311,26 @@ func (p *planner) checkDecisionText(d *Decision, ds *decSources) error {
 	return nil
 }
 
+// mergeWording is what a merge or noop without text writes: the newer
+// wording that the entry takes, if any, and the other wording, which
+// goes to the archive as superseded by the entry when the two texts
+// spell the fact differently (each has a name or number the other lacks:
+// "O+" / "O positive"), so that a duplicate the model confirms is merged
+// and neither wording is lost.
+type mergeWording struct {
+	wording string
+	archive string
+}
+
 // checkMerge checks a merge or noop. A merge says the texts are one fact:
 // the entry keeps its value, and no candidate's value is folded away (an
-// update is a supersede, which archives the old value). wording is the
-// newer wording that survives a merge or noop without text, if any.
-func (p *planner) checkMerge(d *Decision, ds *decSources) (wording string, err error) {
+// update is a supersede, which archives the old value): compare must not
+// find a new value, a negation, another unit or another thing
+// (notOneFact). d.keepText (an agent's candidate for the core) keeps the
+// entry's words.
+func (p *planner) checkMerge(d *Decision, ds *decSources) (mw mergeWording, err error) {
 	if (d.Op != OpMerge && d.Op != OpNoop) || ds.target == nil {
-		return "", nil
+		return mw, nil
 	}
 	target := ds.target
 	merged := target.entry.Content
@@ -326,33 +339,40 @@ func (p *planner) checkMerge(d *Decision, ds *decSources) (wording string, err e
 		// or says it of another thing is not a duplicate, whatever text
 		// the merge keeps.
 		if why := p.notOneFact(target.entry.Content, s.ce.Content); why != "" {
-			return "", fmt.Errorf("candidate %s %s of entry %s (an update is a supersede)", s.c.ID, why, target.entry.ID)
+			return mw, fmt.Errorf("candidate %s %s of entry %s (an update is a supersede)", s.c.ID, why, target.entry.ID)
 		}
 	}
-	if d.Text == "" {
+	if d.Text == "" && !d.keepText {
 		var ces []*mdmem.Entry
 		for _, s := range ds.cands {
 			ces = append(ces, s.ce)
 		}
-		if wording = newerWording(target.entry, ces, p.now); wording != "" {
-			if why := p.notOneFact(target.entry.Content, wording); why != "" {
-				return "", fmt.Errorf("candidate's wording %s of entry %s (an update is a supersede)", why, target.entry.ID)
-			}
-			merged = wording
+		if mw.wording = newerWording(target.entry, ces, p.now); mw.wording != "" {
+			merged = mw.wording
 		}
 	}
 	if d.Text != "" {
 		merged = d.Text
 		if lost := inventedFacts(target.entry.Content, []string{d.Text}); len(lost) > 0 {
-			return "", fmt.Errorf("its text drops %s of entry %s (an update is a supersede)", strings.Join(lost, ", "), target.entry.ID)
+			return mw, fmt.Errorf("its text drops %s of entry %s (an update is a supersede)", strings.Join(lost, ", "), target.entry.ID)
 		}
 	}
 	for _, s := range ds.cands {
-		if lost := inventedFacts(s.ce.Content, []string{merged}); len(lost) > 0 {
-			return "", fmt.Errorf("merging would drop %s of candidate %s (not a duplicate of %s)", strings.Join(lost, ", "), s.c.ID, target.entry.ID)
+		lost := inventedFacts(s.ce.Content, []string{merged})
+		if len(lost) == 0 {
+			continue
+		}
+		if d.Text != "" || d.keepText || len(ds.cands) > 1 || p.batchArchived+1 > p.batchCap {
+			return mw, fmt.Errorf("merging would drop %s of candidate %s (not a duplicate of %s)", strings.Join(lost, ", "), s.c.ID, target.entry.ID)
+		}
+		// One fact in two spellings: the newer wording stays, the other
+		// goes to the archive beside it.
+		mw = mergeWording{archive: s.ce.Content}
+		if !s.ce.Date().Before(mdmem.TrustedDate(target.entry.Date(), p.now)) {
+			mw = mergeWording{wording: s.ce.Content, archive: target.entry.Content}
 		}
 	}
-	return wording, nil
+	return mw, nil
 }
 
 // notOneFact says why a merge may not fold newer into old whatever the
@@ -383,7 +403,7 @@ func isContentWord(t string) bool { return !fillerWords[t] && strings.IndexFunc(
 
 // applyDecision applies a checked decision to the plan, or says why its
 // operation cannot be applied.
-func (p *planner) applyDecision(d *Decision, ds *decSources, wording string) error {
+func (p *planner) applyDecision(d *Decision, ds *decSources, mw mergeWording) error {
 	cands := ds.cands
 	switch d.Op {
 	case OpAdd:
@@ -395,7 +415,7 @@ func (p *planner) applyDecision(d *Decision, ds *decSources, wording string) err
 		if d.Op == OpNoop && d.Text != "" {
 			return fmt.Errorf("noop cannot rewrite text")
 		}
-		p.applyMerge(d, ds, wording)
+		p.applyMerge(d, ds, mw)
 	case OpSupersede:
 		if old := ds.target.current(); cands[0].ce.Date().Before(mdmem.TrustedDate(old.Date(), p.now)) {
 			// The model would replace a newer value with an older one (a
@@ -449,19 +469,31 @@ func (p *planner) applyDecision(d *Decision, ds *decSources, wording string) err
 }
 
 // applyMerge folds the candidates of a merge or noop into the target
-// entry, rewriting its text to the model's text or the newer wording.
-func (p *planner) applyMerge(d *Decision, ds *decSources, wording string) {
+// entry, rewriting its text to the model's text or the newer wording; the
+// other wording of a fact spelled two ways goes to the archive,
+// superseded by the entry.
+func (p *planner) applyMerge(d *Decision, ds *decSources, mw mergeWording) {
 	ed := p.edit(ds.target.entry)
 	ed.changed = true
 	if d.Text != "" {
 		ed.e.Content = mdmem.OneLine(d.Text)
-	} else if wording != "" {
-		ed.e.Content = wording
+	} else if mw.wording != "" {
+		ed.e.Content = mw.wording
 	}
 	var ids []string
 	for _, s := range ds.cands {
 		foldProvenance(ed.e, s.c, s.ce, true)
 		ids = append(ids, s.c.ID)
+	}
+	if mw.archive != "" && p.countBatchArchive() {
+		old := ds.cands[0].ce
+		if mw.archive == ds.target.entry.Content {
+			old = cloneEntry(ds.target.entry)
+			old.Updated, old.Notes, old.See = time.Time{}, nil, nil
+		}
+		old.ID = p.newID(old.Category)
+		old.SupersededBy, old.SupersededOn = ed.e.ID, p.today
+		p.insert(old, mdmem.Target{Place: mdmem.PlaceArchive}, ids[0])
 	}
 	p.consume(ids...)
 	p.ops = append(p.ops, Op{Kind: d.Op, Entry: ed.e.ID, Targets: []string{ed.e.ID}, Candidates: ids, Text: d.Text, Reason: d.Reason, By: "llm"})

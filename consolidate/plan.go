@@ -70,6 +70,9 @@ type Decision struct {
 	Category   string
 	Reason     string
 	Snap       map[string]string
+	// keepText: the candidate is an agent's for the core
+	// (consolidate.hold_agent_core); a merge keeps the entry's words.
+	keepText bool
 }
 
 // Input is everything a plan is computed from. Plan is a pure function of
@@ -900,6 +903,9 @@ func (p *planner) waitsForPerson(t *candTurn) bool {
 		return true
 	}
 	if mdmem.HoldsAgentCore(ce.Category, ce.Source, p.cfg.Consolidate.HoldAgentCore) {
+		if p.judgedAgentCore(t) {
+			return true
+		}
 		// It names the entry it may update, as for any other source:
 		// confirming the new value then archives the old one, rather
 		// than leave two contradicting live values.
@@ -914,6 +920,52 @@ func (p *planner) waitsForPerson(t *candTurn) bool {
 		return true
 	}
 	return false
+}
+
+// judgedAgentCore lets the model judge an agent's candidate for the core
+// as any other (it is shown with its neighbours), within what the person
+// keeps: a duplicate the model confirms folds into the entry, which keeps
+// its words; a new value the model finds waits in Pending naming the
+// entry it updates (confirm supersedes it). It reports false when there
+// is no usable judgement (the rules' Pending note then).
+func (p *planner) judgedAgentCore(t *candTurn) bool {
+	c := t.c
+	if p.triage {
+		p.recordNeighbours(t)
+		return false
+	}
+	d := p.byCand[c.ID]
+	if !p.in.LLMCands[c.ID] || d == nil || p.rejected[d] != "" || len(d.Candidates) != 1 || d.Target == "" {
+		return false
+	}
+	switch d.Op {
+	case OpMerge, OpNoop:
+		kept := *d
+		kept.keepText, kept.Text = true, ""
+		if err := p.tryDecide(&kept); err == nil {
+			return true
+		}
+	case OpSupersede, OpConflict:
+		if it := p.liveByID(d.Target); it != nil && it.entry != nil {
+			why := fmt.Sprintf("may update %s: the model judged it a new value (%s); confirm to supersede %s, or reject", d.Target, p.safeReason(d.Reason), d.Target)
+			if p.pending(c, t.ce, OpPending, mdmem.AgentCoreNote, []string{d.Target}, "llm") {
+				t.ce.Notes = append(t.ce.Notes, why)
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// recordNeighbours records, when triaging, the entries retrieval finds
+// for a candidate and the earlier candidates of this run it resembles:
+// what the model is shown with it.
+func (p *planner) recordNeighbours(t *candTurn) {
+	its := p.neighbors(t.c, t.q, t.upd)
+	cs, _ := p.idx.best(t.q, p.cfg.Consolidate.Related, 4, func(it *item) bool { return it.cand != "" && p.liveOK(it) })
+	if len(its)+len(cs) > 0 {
+		p.amb[t.c.ID] = append(its, cs...)
+	}
 }
 
 // directUpdateRule is stage 4, a direct update: the candidate names a
@@ -961,13 +1013,9 @@ func (p *planner) archiveOlder(c *mdmem.Candidate, ce *mdmem.Entry, old *mdmem.E
 // triaging, it records them; when the model was asked about the
 // candidate, it applies the model's decision or holds the candidate.
 func (p *planner) llmTurn(t *candTurn) bool {
-	c, q := t.c, t.q
+	c := t.c
 	if p.triage {
-		its := p.neighbors(c, q, t.upd)
-		cs, _ := p.idx.best(q, p.cfg.Consolidate.Related, 4, func(it *item) bool { return it.cand != "" && p.liveOK(it) })
-		if len(its)+len(cs) > 0 {
-			p.amb[c.ID] = append(its, cs...)
-		}
+		p.recordNeighbours(t)
 	}
 	if !p.in.LLMCands[c.ID] {
 		return false

@@ -82,7 +82,7 @@ type comparison struct {
 	why      string
 	negation bool
 	unit     bool
-	swap     bool // a word or number of one text stands in place of another's (not a mere insertion)
+	swap     bool // words or numbers of one text stand in place of the other's, token for token (not an insertion or a rewording)
 }
 
 // sameFactTexts compares two texts with every word weighted alike (no
@@ -140,6 +140,7 @@ func compareItems(old, newer *item, near, related float64, overlap func() float6
 	}
 	matched += hs.tail
 	var values, another, named, changed, adds, words int
+	inPlace := true
 	var whys []string
 	pa, pb := predicateStart(ca), predicateStart(cb)
 	for _, h := range hs.hunks {
@@ -170,12 +171,13 @@ func compareItems(old, newer *item, near, related float64, overlap func() float6
 				words++
 			}
 		}
-		c.swap = c.swap || len(ga) > 0 && len(gb) > 0
+		inPlace = inPlace && len(ga) == len(gb)
 		if w := changedWords(strings.Join(ga, " "), strings.Join(gb, " ")); w != "" {
 			whys = append(whys, w)
 		}
 	}
 	c.why = strings.Join(whys, ", ")
+	c.swap = inPlace && len(whys) > 0
 	if c.negation {
 		c.why = "adds or removes a negation"
 	}
