@@ -199,7 +199,9 @@ func compareItems(old, newer *item, near, related float64, overlap func() float6
 		}
 	case c.negation:
 		c.v = factChanged
-	case another > 0 && changed == 0:
+	case another > 0:
+		// Another subject ("Order service …" / "Billing service …"):
+		// what its predicate says is that thing's, whatever it is.
 		c.v = factAnother
 	case changed > 0 || words > 0 || another > 0:
 		c.v = factChanged
@@ -378,12 +380,16 @@ func unitChanged(a, b []string) bool {
 }
 
 // predicateStart is the index of the first verb of a statement (cased
-// tokens): an auxiliary or common verb (subjectVerbs), or a lower-case
-// word in -s after the first token ("pays", "runs", "listens"). The
+// tokens): an auxiliary or common verb (subjectVerbs, baseVerbs), or a
+// lower-case word in -s after the first token, not after a determiner or
+// a preposition ("pays", "runs", "listens"; not "for systems"). The
 // tokens before it are the subject, which says what the statement is
-// about; 0 when no verb is found (then no part of the text is known to
-// name the thing, and every change is left to a model or a person).
+// about; len(toks) when no verb is found: a label ("ordered note number
+// 007") names its thing throughout.
 func predicateStart(toks []string) int {
+	if len(toks) > 0 && (baseVerbs[strings.ToLower(toks[0])] || openingVerbs[strings.ToLower(toks[0])]) {
+		return 0 // "Prefers C++ for …", "Use C# for …": no subject
+	}
 	for i := 1; i < len(toks); i++ {
 		t := toks[i]
 		lt := strings.ToLower(t)
@@ -395,11 +401,11 @@ func predicateStart(toks []string) int {
 			continue
 		}
 		if strings.HasSuffix(t, "s") && !strings.HasSuffix(t, "ss") && !strings.HasSuffix(t, "us") && !strings.HasSuffix(t, "is") &&
-			!determiners[strings.ToLower(toks[i-1])] && !unitWords[lt] && !numberWords[strings.ToLower(toks[i-1])] {
+			!determiners[strings.ToLower(toks[i-1])] && !prepositions[strings.ToLower(toks[i-1])] && !unitWords[lt] && !numberWords[strings.ToLower(toks[i-1])] {
 			return i
 		}
 	}
-	return 0
+	return len(toks)
 }
 
 func allFillers(toks []string) bool {
@@ -448,4 +454,19 @@ get sees see meet stay start end open close cost costs`) {
 		v[w] = true
 	}
 	return n, v
+}()
+
+// openingVerbs open an instruction or a preference without a subject
+// ("Prefers dark mode", "Avoid global state"); prepositions are never
+// followed by a verb.
+var openingVerbs, prepositions = func() (map[string]bool, map[string]bool) {
+	o, p := map[string]bool{}, map[string]bool{}
+	for _, w := range strings.Fields(`uses prefers avoid avoids keeps runs never always do don't check ask asks sends stores books buys pays
+call calls give gives write writes read reads add adds set sets put puts make makes allow allows require requires`) {
+		o[w] = true
+	}
+	for _, w := range strings.Fields(`for of in on at with to from by about into over under after before during per via than like`) {
+		p[w] = true
+	}
+	return o, p
 }()
