@@ -857,10 +857,10 @@ func (p *planner) nearDuplicate(t *candTurn) bool {
 
 // nearLookup is the shingle Jaccard at or above which an entry is
 // compared with a candidate as a possible near duplicate or new value:
-// a cut for the index lookup only (compare decides), low enough for a
-// short statement with a new number ("Rent is 80 pounds" / "Rent is 90
-// pounds": 0.4).
-const nearLookup = 0.25
+// a cut for the index lookup only (compare decides, on the 8 closest),
+// low enough for a statement with several new values ("… on Mondays and
+// Thursdays" / "… on Tuesdays and Wednesdays now": 0.24).
+const nearLookup = 0.15
 
 // mergeKeepingNewerWording merges a candidate into an entry that states
 // the same: the newer wording survives (and, being the candidate's text,
@@ -1090,15 +1090,16 @@ func (p *planner) mayUpdateOf(t *candTurn, related bool) (upd *item, why string)
 func (p *planner) relatedEntry(c *mdmem.Candidate, q *item) (*item, comparison) {
 	for _, it := range p.neighbors(c, q, nil) {
 		if it.cat != q.cat {
-			break
+			continue
 		}
-		switch cmp := p.compare(it, q); cmp.v {
+		cmp := p.compare(it, q)
+		switch cmp.v {
 		case factAnother:
 			continue
 		case factRelated, factChanged, factUpdate:
 			return it, cmp
 		}
-		break
+		return nil, comparison{} // the best neighbour of the category is not on the same subject
 	}
 	return nil, comparison{}
 }

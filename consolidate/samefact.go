@@ -311,6 +311,9 @@ func hunkKind(a, b, ca, cb []string, h hunk, subject bool) int {
 	if len(ga) == 0 || len(gb) == 0 {
 		return hunkWords
 	}
+	if !subject && timeSide(ga) && timeSide(gb) {
+		return hunkValue // "on Tuesdays and Wednesdays" → "on Mondays and Thursdays", "at lunchtime" → "in the morning"
+	}
 	if !numericSide(ga) || !numericSide(gb) {
 		if len(ga) == 1 && len(gb) == 1 && unitWords[ga[0]] && unitWords[gb[0]] && h.a0 > 0 && isNumber(a[h.a0-1]) {
 			return hunkValue // "7 days" → "7 weeks"
@@ -341,6 +344,38 @@ func hunkKind(a, b, ca, cb []string, h hunk, subject bool) int {
 	return kind
 }
 
+// timeSide reports whether the tokens name a time of a schedule: days,
+// months, parts of the day ("Mondays and Thursdays", "in the morning"),
+// with the small words that join them and fillers ("now").
+func timeSide(toks []string) bool {
+	n := 0
+	for _, t := range toks {
+		switch {
+		case timeWords[t] || monthNames[t]:
+			n++
+		case !timeGlue[t] && isContentWord(t) && !updateMarkers[t]:
+			return false
+		}
+	}
+	return n > 0
+}
+
+// timeWords name days and parts of the day; timeGlue joins them.
+var timeWords, timeGlue = func() (map[string]bool, map[string]bool) {
+	w, g := map[string]bool{}, map[string]bool{}
+	for _, d := range strings.Fields(`monday tuesday wednesday thursday friday saturday sunday weekday weekend
+morning afternoon evening night`) {
+		w[d], w[d+"s"] = true, true
+	}
+	for _, d := range strings.Fields(`lunchtime noon midday midnight dawn dusk daily weekly fortnightly monthly yearly annually`) {
+		w[d] = true
+	}
+	for _, d := range strings.Fields(`in on at the a and or every each other`) {
+		g[d] = true
+	}
+	return w, g
+}()
+
 // numericSide reports whether the tokens are a number with at most a
 // short unit or symbol beside it ("8", "%"; "1", "gig"; "500", "mb").
 func numericSide(toks []string) bool {
@@ -349,7 +384,8 @@ func numericSide(toks []string) bool {
 		switch {
 		case isNumber(t):
 			digits++
-		case unitWords[t] || len(t) <= 4 || !isContentWord(t):
+		case !isContentWord(t) || updateMarkers[t]:
+		case unitWords[t] || len(t) <= 4:
 			other++
 		default:
 			return false

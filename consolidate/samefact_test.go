@@ -25,6 +25,9 @@ func TestCompareVerdicts(t *testing.T) {
 		{"an amount with a thousands separator", "The summer holiday budget is 3,000 pounds for the whole family", "The summer holiday budget is 3,500 pounds for the whole family", factUpdate},
 		{"two values of one slot", "Lena is 8 years old and in Year 3", "Lena is 9 years old and in Year 4", factUpdate},
 		{"a time is a value", "Standup starts at 9:30 every weekday", "Standup starts at 10:00 every weekday", factUpdate},
+		{"days of a schedule are a value", "Alex works from the office on Mondays and Thursdays", "Alex works from the office on Tuesdays and Wednesdays", factUpdate},
+		{"a part of the day is a value", "The dog walker takes Biscuit out at lunchtime with two other dogs", "The dog walker takes Biscuit out in the morning with two other dogs", factUpdate},
+		{"a day in the subject names the thing", "Saturday classes are full until June", "Sunday classes are full until June", factAnother},
 		{"a version that is the value", "Example code uses Python 3.11", "Example code uses Python 3.12", factUpdate},
 		{"another unit after the same number", "Backups are kept for 7 days", "Backups are kept for 7 weeks", factUpdate},
 		// identifiers are never versions
