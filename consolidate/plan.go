@@ -1085,19 +1085,29 @@ func (p *planner) mayUpdateOf(t *candTurn, related bool) (upd *item, why string)
 // more). Entries that state the same of another thing ("room 110 has a
 // projector" for "room 111 has a projector") are passed over, not taken
 // for the verdict: "room 111 has a projector" still conflicts with "room
-// 111 has no projector" beside it. A candidate that says it adds to the
+// 111 has no projector" beside it; past one, only the same statement of
+// the candidate's own thing counts. A candidate that says it adds to the
 // entry ("… mango either") updates nothing.
 func (p *planner) relatedEntry(c *mdmem.Candidate, q *item) (*item, comparison) {
+	passed := false
 	for _, it := range p.neighbors(c, q, nil) {
 		if it.cat != q.cat {
 			continue
 		}
 		cmp := p.compare(it, q)
-		switch cmp.v {
-		case factAnother:
+		switch {
+		case cmp.v == factAnother:
+			passed = true
 			continue
-		case factRelated, factChanged, factUpdate:
+		case cmp.v == factChanged, cmp.v == factUpdate:
 			return it, cmp
+		case cmp.v == factRelated && !passed:
+			return it, cmp
+		case passed:
+			// Past another thing's statement, only the same statement
+			// of the candidate's own thing counts ("room 111 has no
+			// projector"), not a looser relative.
+			continue
 		}
 		return nil, comparison{} // the best neighbour of the category is not on the same subject
 	}

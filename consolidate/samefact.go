@@ -145,12 +145,12 @@ func compareItems(old, newer *item, near, related float64, overlap func() float6
 	pa, pb := predicateStart(ca), predicateStart(cb)
 	for _, h := range hs.hunks {
 		ga, gb := a[h.a0:h.a1], b[h.b0:h.b1]
+		if anyOf(gb, additiveWords) && !anyOf(ga, additiveWords) {
+			adds++ // "also" is a filler, but says the text adds
+		}
 		if allFillers(ga) && allFillers(gb) {
 			matched += max(len(ga), len(gb))
 			continue
-		}
-		if anyOf(gb, additiveWords) && !anyOf(ga, additiveWords) {
-			adds++
 		}
 		subject := h.a0 < pa && h.b0 < pb
 		switch kind := hunkKind(a, b, ca, cb, h, subject); kind {

@@ -48,6 +48,7 @@ func TestCompareVerdicts(t *testing.T) {
 		{"the same words in another order are not one fact", "Alice reviews for Bob", "Bob reviews for Alice", factRelated},
 		// additions and rewordings
 		{"also says it adds", "Lena must not eat kiwi; it gives her a rash", "Lena must not eat mango either; it also gives her a rash", factAdds},
+		{"also alone says it adds", "The family dentist is Clifton Dental Care", "The kids' orthodontist is also at Clifton Dental Care", factAdds},
 		{"a rewording on the same subject", "Alex's mum Ruth lives in Bath and is 71", "Ruth, Alex's mother, is 71 and lives in Bath", factRelated},
 		{"nothing in common", "The family car is a 2019 Skoda Octavia estate", "Alex plays acoustic guitar", factOther},
 	} {
