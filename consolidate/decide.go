@@ -150,14 +150,14 @@ func (p *planner) tryDecide(d *Decision) error {
 	if needTarget && ds.target == nil {
 		return fmt.Errorf("needs a target entry")
 	}
-	wording, err := p.checkMerge(d, ds)
+	mw, err := p.checkMerge(d, ds)
 	if err != nil {
 		return err
 	}
 	if d.Op != OpArchive && len(ds.cands) == 0 {
 		return fmt.Errorf("consumes no candidate")
 	}
-	return p.applyDecision(d, ds, wording)
+	return p.applyDecision(d, ds, mw)
 }
 
 // maxReasonBytes caps the model's reason as memctl writes it.
@@ -311,108 +311,90 @@ func (p *planner) checkDecisionText(d *Decision, ds *decSources) error {
 	return nil
 }
 
+// mergeWording is what a merge or noop without text writes: the newer
+// wording that the entry takes, if any, and the other wording, which
+// goes to the archive as superseded by the entry when the two texts
+// spell the fact differently (each has a name or number the other lacks:
+// "O+" / "O positive"), so that a duplicate the model confirms is merged
+// and neither wording is lost.
+type mergeWording struct {
+	wording string
+	archive string
+}
+
 // checkMerge checks a merge or noop. A merge says the texts are one fact:
 // the entry keeps its value, and no candidate's value is folded away (an
-// update is a supersede, which archives the old value). wording is the
-// newer wording that survives a merge or noop without text, if any.
-func (p *planner) checkMerge(d *Decision, ds *decSources) (wording string, err error) {
+// update is a supersede, which archives the old value): compare must not
+// find a new value, a negation, another unit or another thing
+// (notOneFact). d.keepText (an agent's candidate for the core) keeps the
+// entry's words.
+func (p *planner) checkMerge(d *Decision, ds *decSources) (mw mergeWording, err error) {
 	if (d.Op != OpMerge && d.Op != OpNoop) || ds.target == nil {
-		return "", nil
+		return mw, nil
 	}
 	target := ds.target
 	merged := target.entry.Content
 	for _, s := range ds.cands {
-		// A candidate that negates the entry, or gives it in another
-		// unit, is not a duplicate, whatever text the merge keeps.
-		if why := changedMeaning(target.entry.Content, s.ce.Content); why != "" {
-			return "", fmt.Errorf("candidate %s %s of entry %s (an update is a supersede)", s.c.ID, why, target.entry.ID)
+		// A candidate that negates the entry, gives it in another unit,
+		// or says it of another thing is not a duplicate, whatever text
+		// the merge keeps.
+		if why := p.notOneFact(target.entry.Content, s.ce.Content); why != "" {
+			return mw, fmt.Errorf("candidate %s %s of entry %s (an update is a supersede)", s.c.ID, why, target.entry.ID)
 		}
 	}
-	if d.Text == "" {
+	if d.Text == "" && !d.keepText {
 		var ces []*mdmem.Entry
 		for _, s := range ds.cands {
 			ces = append(ces, s.ce)
 		}
-		if wording = newerWording(target.entry, ces, p.now); wording != "" {
-			if why := changedMeaning(target.entry.Content, wording); why != "" {
-				return "", fmt.Errorf("candidate's wording %s of entry %s (an update is a supersede)", why, target.entry.ID)
-			}
-			merged = wording
+		if mw.wording = newerWording(target.entry, ces, p.now); mw.wording != "" {
+			merged = mw.wording
 		}
 	}
 	if d.Text != "" {
 		merged = d.Text
 		if lost := inventedFacts(target.entry.Content, []string{d.Text}); len(lost) > 0 {
-			return "", fmt.Errorf("its text drops %s of entry %s (an update is a supersede)", strings.Join(lost, ", "), target.entry.ID)
+			return mw, fmt.Errorf("its text drops %s of entry %s (an update is a supersede)", strings.Join(lost, ", "), target.entry.ID)
 		}
 	}
 	for _, s := range ds.cands {
-		if lost := inventedFacts(s.ce.Content, []string{merged}); len(lost) > 0 {
-			return "", fmt.Errorf("merging would drop %s of candidate %s (not a duplicate of %s)", strings.Join(lost, ", "), s.c.ID, target.entry.ID)
-		}
-		// The same statement about another thing ("Backups of the jackal
-		// database …" / "… egret database …"): whichever text the merge
-		// keeps, the other thing's value would be gone.
-		if gone, came := swappedWords(target.entry.Content, s.ce.Content); len(gone) > 0 {
-			if lost := missingWords(merged, gone, came); len(lost) > 0 {
-				return "", fmt.Errorf("candidate %s says of %q what entry %s says of %q; merging would drop %q (not a duplicate: add it, or supersede for an update)",
-					s.c.ID, strings.Join(came, " "), target.entry.ID, strings.Join(gone, " "), strings.Join(lost, " "))
-			}
-		}
-	}
-	return wording, nil
-}
-
-// swappedWords returns the content words of old (gone) and of newer
-// (came) when newer is old's sentence with a few words swapped in place:
-// the same tokens in the same order but at fewer than half of the
-// positions, where content words differ ("the jackal database" / "the
-// egret database"). Otherwise both are nil: a rewording, or another fact.
-func swappedWords(old, newer string) (gone, came []string) {
-	a, b := tokens(old), tokens(newer)
-	if len(a) != len(b) {
-		return nil, nil
-	}
-	diff := 0
-	for i := range a {
-		if a[i] == b[i] {
+		lost := inventedFacts(s.ce.Content, []string{merged})
+		if len(lost) == 0 {
 			continue
 		}
-		diff++
-		if isContentWord(a[i]) && isContentWord(b[i]) {
-			gone, came = append(gone, a[i]), append(came, b[i])
+		if d.Text != "" || d.keepText || len(ds.cands) > 1 || p.batchArchived+1 > p.batchCap {
+			return mw, fmt.Errorf("merging would drop %s of candidate %s (not a duplicate of %s)", strings.Join(lost, ", "), s.c.ID, target.entry.ID)
+		}
+		// One fact in two spellings: the newer wording stays, the other
+		// goes to the archive beside it.
+		mw = mergeWording{archive: s.ce.Content}
+		if !s.ce.Date().Before(mdmem.TrustedDate(target.entry.Date(), p.now)) {
+			mw = mergeWording{wording: s.ce.Content, archive: target.entry.Content}
 		}
 	}
-	if len(gone) == 0 || 2*diff >= len(a) {
-		return nil, nil
-	}
-	return gone, came
+	return mw, nil
 }
 
-// missingWords returns the words of the lists that text's content words
-// lack.
-func missingWords(text string, lists ...[]string) []string {
-	have := contentWords(text)
-	var out []string
-	for _, l := range lists {
-		for _, w := range l {
-			if !have[w] {
-				out = append(out, w)
-			}
-		}
+// notOneFact says why a merge may not fold newer into old whatever the
+// model says ("" when it may): compare finds a negation added or
+// removed, another unit, the same statement about another thing
+// ("Backups of the jackal database …" / "… egret database …"), or the
+// same statement with another value ("… at the main gate …" / "… at the
+// side gate …"): whichever wording survived, the other value would be
+// gone without an archive record.
+func (p *planner) notOneFact(old, newer string) string {
+	cmp := sameFactTexts(old, newer, p.cfg.Consolidate.NearDuplicate, p.cfg.Consolidate.Related)
+	switch {
+	case cmp.negation:
+		return "adds or removes a negation"
+	case cmp.unit:
+		return "changes a unit (" + cmp.why + ")"
+	case cmp.v == factAnother:
+		return fmt.Sprintf("says of another thing what the entry says (%s; merging would drop one of them)", cmp.why)
+	case cmp.v == factUpdate, cmp.v == factChanged && cmp.swap:
+		return fmt.Sprintf("is the entry's statement with %s (merging would drop one value)", cmp.why)
 	}
-	return out
-}
-
-// contentWords returns the set of a text's tokens that carry meaning.
-func contentWords(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, t := range tokens(s) {
-		if isContentWord(t) {
-			m[t] = true
-		}
-	}
-	return m
+	return ""
 }
 
 // isContentWord reports whether a token carries meaning: not a filler,
@@ -421,7 +403,7 @@ func isContentWord(t string) bool { return !fillerWords[t] && strings.IndexFunc(
 
 // applyDecision applies a checked decision to the plan, or says why its
 // operation cannot be applied.
-func (p *planner) applyDecision(d *Decision, ds *decSources, wording string) error {
+func (p *planner) applyDecision(d *Decision, ds *decSources, mw mergeWording) error {
 	cands := ds.cands
 	switch d.Op {
 	case OpAdd:
@@ -433,7 +415,7 @@ func (p *planner) applyDecision(d *Decision, ds *decSources, wording string) err
 		if d.Op == OpNoop && d.Text != "" {
 			return fmt.Errorf("noop cannot rewrite text")
 		}
-		p.applyMerge(d, ds, wording)
+		p.applyMerge(d, ds, mw)
 	case OpSupersede:
 		if old := ds.target.current(); cands[0].ce.Date().Before(mdmem.TrustedDate(old.Date(), p.now)) {
 			// The model would replace a newer value with an older one (a
@@ -487,19 +469,31 @@ func (p *planner) applyDecision(d *Decision, ds *decSources, wording string) err
 }
 
 // applyMerge folds the candidates of a merge or noop into the target
-// entry, rewriting its text to the model's text or the newer wording.
-func (p *planner) applyMerge(d *Decision, ds *decSources, wording string) {
+// entry, rewriting its text to the model's text or the newer wording; the
+// other wording of a fact spelled two ways goes to the archive,
+// superseded by the entry.
+func (p *planner) applyMerge(d *Decision, ds *decSources, mw mergeWording) {
 	ed := p.edit(ds.target.entry)
 	ed.changed = true
 	if d.Text != "" {
 		ed.e.Content = mdmem.OneLine(d.Text)
-	} else if wording != "" {
-		ed.e.Content = wording
+	} else if mw.wording != "" {
+		ed.e.Content = mw.wording
 	}
 	var ids []string
 	for _, s := range ds.cands {
 		foldProvenance(ed.e, s.c, s.ce, true)
 		ids = append(ids, s.c.ID)
+	}
+	if mw.archive != "" && p.countBatchArchive() {
+		old := ds.cands[0].ce
+		if mw.archive == ds.target.entry.Content {
+			old = cloneEntry(ds.target.entry)
+			old.Updated, old.Notes, old.See = time.Time{}, nil, nil
+		}
+		old.ID = p.newID(old.Category)
+		old.SupersededBy, old.SupersededOn = ed.e.ID, p.today
+		p.insert(old, mdmem.Target{Place: mdmem.PlaceArchive}, ids[0])
 	}
 	p.consume(ids...)
 	p.ops = append(p.ops, Op{Kind: d.Op, Entry: ed.e.ID, Targets: []string{ed.e.ID}, Candidates: ids, Text: d.Text, Reason: d.Reason, By: "llm"})
@@ -599,55 +593,6 @@ func (p *planner) archiveDecisions() {
 	}
 }
 
-// newerWording is the text a merge of candidates into entry e keeps when
-// the model gave none: the newest candidate's wording when it is not
-// older than e and not the same text after normalisation, so a merge
-// never keeps an older wording over a newer one ("…at the main gate" is
-// not what survives "…at the side gate"). It returns "" (keep e's text)
-// when e's text is as new, or when the newer wording would drop a name
-// or number of e or of another candidate (then the merge is not a plain
-// restatement and e's text, which holds them all, stays).
-// changedMeaning says how the newer text turns what an entry states
-// into something else although names and numbers stay ("" if it does
-// not): a negation added or removed ("are not kept"), or another unit
-// after the same number ("7 days" → "7 weeks").
-func changedMeaning(old, newer string) string {
-	if mdmem.Negated(mdmem.FoldWords(old)) != mdmem.Negated(mdmem.FoldWords(newer)) {
-		return "adds or removes a negation"
-	}
-	if was, now, ok := caseChange(old, newer); ok {
-		return fmt.Sprintf("spells %q as %q (a unit or a name may change with the case)", was, now)
-	}
-	units := func(s string) map[string]string {
-		m := map[string]string{}
-		t := tokens(s)
-		for i := 0; i+1 < len(t); i++ {
-			if r, _ := utf8.DecodeRuneInString(t[i]); unicode.IsDigit(r) && unitWords[t[i+1]] {
-				m[t[i]] = strings.TrimSuffix(t[i+1], "s")
-			}
-		}
-		return m
-	}
-	a, b := units(old), units(newer)
-	for n, u := range a {
-		if v, ok := b[n]; ok && v != u {
-			return fmt.Sprintf("changes the unit of %s (%s → %s)", n, u, v)
-		}
-	}
-	return ""
-}
-
-// sameMarks reports whether two texts whose tokens compare equal also
-// agree in what the comparison leaves out: the other symbols (symbolsOf)
-// and the case of a unit after a number (caseChange).
-func sameMarks(a, b string) bool {
-	if symbolsOf(a) != symbolsOf(b) {
-		return false
-	}
-	_, _, changed := caseChange(a, b)
-	return !changed
-}
-
 // symbolsOf returns, in order, the symbols of a text that tokens leaves
 // out but that may carry meaning ("&&" / ";", "*/5", "✓" / "✗", "@"):
 // every rune but letters, digits, spaces and sentence punctuation, with
@@ -667,6 +612,14 @@ func symbolsOf(s string) string {
 	return b.String()
 }
 
+// newerWording is the text a merge of candidates into entry e keeps when
+// the model gave none: the newest candidate's wording when it is not
+// older than e and not the same text after normalisation, so a merge
+// never keeps an older wording over a newer one ("…at the main gate" is
+// not what survives "…at the side gate"). It returns "" (keep e's text)
+// when e's text is as new, or when the newer wording would drop a name
+// or number of e or of another candidate (then the merge is not a plain
+// restatement and e's text, which holds them all, stays).
 func newerWording(e *mdmem.Entry, cands []*mdmem.Entry, now time.Time) string {
 	var newest *mdmem.Entry
 	for _, c := range cands {
@@ -677,7 +630,7 @@ func newerWording(e *mdmem.Entry, cands []*mdmem.Entry, now time.Time) string {
 	if newest == nil || newest.Date().Before(mdmem.TrustedDate(e.Date(), now)) {
 		return ""
 	}
-	if strings.Join(tokens(newest.Content), " ") == strings.Join(tokens(e.Content), " ") && sameMarks(newest.Content, e.Content) {
+	if strings.Join(tokens(newest.Content), " ") == strings.Join(tokens(e.Content), " ") && sameFactTexts(e.Content, newest.Content, 1, 1).v == factDuplicate {
 		return "" // the same words, symbols and case: nothing to reword
 	}
 	srcs := []string{e.Content}

@@ -15,8 +15,6 @@ type item struct {
 	text  string       // the text the item was made of
 	norm  string       // the tokens, space-separated
 	key   string       // contentKey of the tokens
-	skel  string
-	words int
 	sh    []uint64
 	uni   []uint64 // the content words' unigram shingles (no fillers)
 	scope string
@@ -30,17 +28,16 @@ func (it *item) current() *mdmem.Entry {
 	return it.entry
 }
 
-// index finds exact, same-skeleton and near duplicates among items.
+// index finds exact and near duplicates among items (compare decides).
 type index struct {
 	items  []*item
 	exact  map[string][]int32
-	skel   map[string][]int32
 	post   map[uint64][]int32
 	counts []int32
 }
 
 func newIndex(n int) *index {
-	return &index{exact: make(map[string][]int32, n), skel: map[string][]int32{}, post: make(map[uint64][]int32, 4*n)}
+	return &index{exact: make(map[string][]int32, n), post: make(map[uint64][]int32, 4*n)}
 }
 
 func scopeKey(s []string) string {
@@ -55,7 +52,6 @@ func scopeKey(s []string) string {
 func newItem(text string, cat string, scope []string) *item {
 	toks := tokens(text)
 	it := &item{text: text, norm: strings.Join(toks, " "), key: contentKey(toks), sh: shingles(toks), uni: unigrams(toks), scope: scopeKey(scope), cat: cat}
-	it.skel, it.words = skeleton(toks)
 	return it
 }
 
@@ -67,9 +63,6 @@ func (x *index) addItem(it *item) {
 		return
 	}
 	x.exact[it.norm] = append(x.exact[it.norm], i)
-	if it.skel != it.norm && it.words >= 2 {
-		x.skel[it.skel] = append(x.skel[it.skel], i)
-	}
 	for _, h := range it.sh {
 		x.post[h] = append(x.post[h], i)
 	}
@@ -80,21 +73,6 @@ func (x *index) addItem(it *item) {
 func (x *index) findExact(q *item, ok func(*item) bool) *item {
 	for _, i := range x.exact[q.norm] {
 		if it := x.items[i]; it.scope == q.scope && ok(it) {
-			return it
-		}
-	}
-	return nil
-}
-
-// findSkeleton returns the latest item with the same skeleton but other
-// numbers, same category and scope, accepted by ok.
-func (x *index) findSkeleton(q *item, ok func(*item) bool) *item {
-	if q.skel == q.norm || q.words < 2 {
-		return nil
-	}
-	l := x.skel[q.skel]
-	for k := len(l) - 1; k >= 0; k-- {
-		if it := x.items[l[k]]; it.scope == q.scope && it.cat == q.cat && it.norm != q.norm && ok(it) {
 			return it
 		}
 	}

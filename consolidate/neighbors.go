@@ -10,9 +10,8 @@ import (
 
 // neighbors returns the live entries of the candidate's scope most likely
 // to be what it updates, restates or complements, best first, at most
-// consolidate.neighbors of them: the rule's own find first (a near
-// duplicate that changes a word, upd; the same statement with other
-// numbers), then the inject ranking (BM25 over stemmed text, topic and
+// consolidate.neighbors of them: the rule's own find first (upd: the
+// same statement with a new value or another change; see compare), then the inject ranking (BM25 over stemmed text, topic and
 // tags, with feedback) of the candidate's text and topic, fused with the
 // ranking by embedding when Input.Vectors holds them (without
 // Input.Retrieval, the embedding ranking alone). Entries of the
@@ -36,9 +35,6 @@ func (p *planner) neighbors(c *mdmem.Candidate, q *item, upd *item) []*item {
 	ok := func(it *item) bool { return it.entry != nil && it.scope == q.scope && p.liveOK(it) }
 	if upd != nil && ok(upd) {
 		take(upd)
-	}
-	if it := p.idx.findSkeleton(q, ok); it != nil {
-		take(it)
 	}
 	rule := len(out)
 	if p.search == nil && p.in.Retrieval != nil {

@@ -70,6 +70,9 @@ type Decision struct {
 	Category   string
 	Reason     string
 	Snap       map[string]string
+	// keepText: the candidate is an agent's for the core
+	// (consolidate.hold_agent_core); a merge keeps the entry's words.
+	keepText bool
 }
 
 // Input is everything a plan is computed from. Plan is a pure function of
@@ -773,6 +776,7 @@ type candTurn struct {
 	instr bool
 	why   string
 	upd   *item
+	cmp   comparison // compare(upd, q)
 }
 
 // exactDuplicate is stage 1: the same tokens (case, spacing and
@@ -783,16 +787,17 @@ type candTurn struct {
 // for a person when it restates an archived entry.
 func (p *planner) exactDuplicate(t *candTurn) bool {
 	c, ce, q := t.c, t.ce, t.q
+	same := func(it *item) bool { return p.compare(it, q).v == factDuplicate }
 	if it := p.idx.findExact(q, func(it *item) bool {
 		pl := p.place(it)
-		return it.cat == q.cat && live(pl) && (!t.instr || pl == mdmem.PlacePending) && sameMarks(it.current().Content, c.Content)
+		return it.cat == q.cat && live(pl) && (!t.instr || pl == mdmem.PlacePending) && same(it)
 	}); it != nil {
 		p.mergeKeepingNewerWording(it, c, ce, "exact duplicate of "+it.current().ID, true)
 		return true
 	}
 	// A text a person rejected is not re-added, in any category.
 	if it := p.idx.findExact(q, func(it *item) bool {
-		return p.place(it) == mdmem.PlaceArchive && isRejected(it.current()) && sameMarks(it.current().Content, c.Content)
+		return p.place(it) == mdmem.PlaceArchive && isRejected(it.current()) && same(it)
 	}); it != nil {
 		cur := it.current()
 		p.consume(c.ID)
@@ -800,7 +805,7 @@ func (p *planner) exactDuplicate(t *candTurn) bool {
 		return true
 	}
 	if it := p.idx.findExact(q, func(it *item) bool {
-		return it.cat == q.cat && p.place(it) == mdmem.PlaceArchive && sameMarks(it.current().Content, c.Content)
+		return it.cat == q.cat && p.place(it) == mdmem.PlaceArchive && same(it)
 	}); it != nil && !t.instr {
 		cur := it.current()
 		if ed := p.edits[it.entry]; it.add == nil && ed != nil {
@@ -819,28 +824,39 @@ func (p *planner) exactDuplicate(t *candTurn) bool {
 	return false
 }
 
-// nearDuplicate is stage 2: a near duplicate (shingle Jaccard) of a live
-// entry of the same category. It is merged only when it states the same
-// content words; one that changes a word (t.upd) may update the entry and
-// is never merged: the LLM decides, or, without one, a person (stage 6).
+// nearDuplicate is stage 2: the live entries of the candidate's category
+// that share most of its words (nearLookup) are compared with it
+// (compare). The first that states the same fact takes it in (a near
+// duplicate); otherwise the closest one that states the same with a new
+// value (factUpdate), or with a change rules cannot class (factChanged),
+// is what the candidate may update (t.upd): the next stages supersede it
+// by rule, show it to the model first, or name it in Pending.
 func (p *planner) nearDuplicate(t *candTurn) bool {
 	c, ce, q := t.c, t.ce, t.q
-	its, js := p.idx.best(q, p.cfg.Consolidate.NearDuplicate, 4, func(it *item) bool {
+	its, js := p.idx.best(q, nearLookup, 8, func(it *item) bool {
 		pl := p.place(it)
-		return live(pl) && it.cat == q.cat && (!t.instr || pl == mdmem.PlacePending) && !hasDigitDiff(q, it)
+		return live(pl) && it.cat == q.cat && (!t.instr || pl == mdmem.PlacePending)
 	})
 	for i, it := range its {
-		if it.key == q.key && sameMarks(it.current().Content, c.Content) {
-			// The same content words: one fact.
+		cmp := p.compare(it, q)
+		switch {
+		case cmp.v == factDuplicate:
 			p.mergeKeepingNewerWording(it, c, ce, fmt.Sprintf("near duplicate of %s (similarity %.2f, same content words)", it.current().ID, js[i]), false)
 			return true
+		case t.instr:
+		case cmp.v == factUpdate && (t.upd == nil || t.cmp.v != factUpdate), cmp.v == factChanged && t.upd == nil:
+			t.upd, t.cmp = it, cmp
 		}
-	}
-	if len(its) > 0 && !t.instr {
-		t.upd = its[0]
 	}
 	return false
 }
+
+// nearLookup is the shingle Jaccard at or above which an entry is
+// compared with a candidate as a possible near duplicate or new value:
+// a cut for the index lookup only (compare decides, on the 8 closest),
+// low enough for a statement with several new values ("… on Mondays and
+// Thursdays" / "… on Tuesdays and Wednesdays now": 0.24).
+const nearLookup = 0.15
 
 // mergeKeepingNewerWording merges a candidate into an entry that states
 // the same: the newer wording survives (and, being the candidate's text,
@@ -883,6 +899,9 @@ func (p *planner) waitsForPerson(t *candTurn) bool {
 		return true
 	}
 	if mdmem.HoldsAgentCore(ce.Category, ce.Source, p.cfg.Consolidate.HoldAgentCore) {
+		if p.judgedAgentCore(t) {
+			return true
+		}
 		// It names the entry it may update, as for any other source:
 		// confirming the new value then archives the old one, rather
 		// than leave two contradicting live values.
@@ -899,13 +918,59 @@ func (p *planner) waitsForPerson(t *candTurn) bool {
 	return false
 }
 
+// judgedAgentCore lets the model judge an agent's candidate for the core
+// as any other (it is shown with its neighbours), within what the person
+// keeps: a duplicate the model confirms folds into the entry, which keeps
+// its words; a new value the model finds waits in Pending naming the
+// entry it updates (confirm supersedes it). It reports false when there
+// is no usable judgement (the rules' Pending note then).
+func (p *planner) judgedAgentCore(t *candTurn) bool {
+	c := t.c
+	if p.triage {
+		p.recordNeighbours(t)
+		return false
+	}
+	d := p.byCand[c.ID]
+	if !p.in.LLMCands[c.ID] || d == nil || p.rejected[d] != "" || len(d.Candidates) != 1 || d.Target == "" {
+		return false
+	}
+	switch d.Op {
+	case OpMerge, OpNoop:
+		kept := *d
+		kept.keepText, kept.Text = true, ""
+		if err := p.tryDecide(&kept); err == nil {
+			return true
+		}
+	case OpSupersede, OpConflict:
+		if it := p.liveByID(d.Target); it != nil && it.entry != nil {
+			why := fmt.Sprintf("may update %s: the model judged it a new value (%s); confirm to supersede %s, or reject", d.Target, p.safeReason(d.Reason), d.Target)
+			if p.pending(c, t.ce, OpPending, mdmem.AgentCoreNote, []string{d.Target}, "llm") {
+				t.ce.Notes = append(t.ce.Notes, why)
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// recordNeighbours records, when triaging, the entries retrieval finds
+// for a candidate and the earlier candidates of this run it resembles:
+// what the model is shown with it.
+func (p *planner) recordNeighbours(t *candTurn) {
+	its := p.neighbors(t.c, t.q, t.upd)
+	cs, _ := p.idx.best(t.q, p.cfg.Consolidate.Related, 4, func(it *item) bool { return it.cand != "" && p.liveOK(it) })
+	if len(its)+len(cs) > 0 {
+		p.amb[t.c.ID] = append(its, cs...)
+	}
+}
+
 // directUpdateRule is stage 4, a direct update: the candidate names a
 // live entry of its category in its refs, or states the same as one with
 // one other number. Newer wins; with an LLM, the number case is the
 // model's call.
 func (p *planner) directUpdateRule(t *candTurn) bool {
 	c, ce := t.c, t.ce
-	it := p.directUpdate(c, t.q)
+	it := p.directUpdate(t)
 	if it == nil {
 		return false
 	}
@@ -944,13 +1009,9 @@ func (p *planner) archiveOlder(c *mdmem.Candidate, ce *mdmem.Entry, old *mdmem.E
 // triaging, it records them; when the model was asked about the
 // candidate, it applies the model's decision or holds the candidate.
 func (p *planner) llmTurn(t *candTurn) bool {
-	c, q := t.c, t.q
+	c := t.c
 	if p.triage {
-		its := p.neighbors(c, q, t.upd)
-		cs, _ := p.idx.best(q, p.cfg.Consolidate.Related, 4, func(it *item) bool { return it.cand != "" && p.liveOK(it) })
-		if len(its)+len(cs) > 0 {
-			p.amb[c.ID] = append(its, cs...)
-		}
+		p.recordNeighbours(t)
 	}
 	if !p.in.LLMCands[c.ID] {
 		return false
@@ -984,35 +1045,23 @@ func (p *planner) mayUpdate(t *candTurn) {
 	p.add(t.c, t.ce, "", "new", "rule")
 }
 
-// changeOf says, for a reason line, what a near duplicate changes: words
-// ("main" → "side"), the case of a word ("MB" → "Mb"), symbols, or only
-// the word order. old and newer are the texts, oldKey and newKey their
-// contentKeys.
-func changeOf(old, oldKey, newer, newKey string) string {
-	if w := changedWords(oldKey, newKey); w != "" {
-		return w
-	}
-	if was, now, ok := caseChange(old, newer); ok {
-		return fmt.Sprintf("%q → %q", was, now)
-	}
-	if a, b := symbolsOf(old), symbolsOf(newer); a != b {
-		return fmt.Sprintf("symbols %q → %q", a, b)
-	}
-	return "word order"
-}
-
 // mayUpdateOf returns the live entry a candidate may be a new value of
-// (its near duplicate, or with related the entry retrieval finds closely
-// related: relatedEntry) and the "may update" note that names it, which
-// makes a person's confirm supersede it. upd is nil when there is none.
+// (t.upd, the same statement with a change compare cannot class, or with
+// related the entry retrieval finds on the same subject: relatedEntry)
+// and the "may update" note that names it, which makes a person's
+// confirm supersede it. upd is nil when there is none.
 func (p *planner) mayUpdateOf(t *candTurn, related bool) (upd *item, why string) {
 	c, ce, q := t.c, t.ce, t.q
 	upd = t.upd
 	if upd != nil {
-		why = fmt.Sprintf("nearly the same text, but %s", changeOf(upd.current().Content, upd.key, c.Content, q.key))
+		change := t.cmp.why
+		if change == "" {
+			change = "word order"
+		}
+		why = "nearly the same text, but " + change
 	} else if related {
-		if it, ov := p.relatedEntry(c, q); it != nil {
-			upd, why = it, fmt.Sprintf("on the same subject (it shares %.0f%% of the candidate's telling words)", 100*ov)
+		if it, cmp := p.relatedEntry(c, q); it != nil {
+			upd, why = it, fmt.Sprintf("on the same subject (it shares %.0f%% of the candidate's telling words)", 100*cmp.overlap)
 		}
 	}
 	if upd == nil {
@@ -1027,30 +1076,46 @@ func (p *planner) mayUpdateOf(t *candTurn, related bool) (upd *item, why string)
 }
 
 // relatedEntry returns the entry retrieval ranks first for a candidate
-// the rules could not settle, with their weighted word overlap, when it
-// is of the candidate's category and the overlap is at least
-// consolidate.related. Entries that state the same with other
-// identifier numbers only ("room 110" for "room 111": another thing) are
-// passed over.
-func (p *planner) relatedEntry(c *mdmem.Candidate, q *item) (*item, float64) {
-	nb := p.neighbors(c, q, nil)
-	// An entry that states the same of another thing (other identifier
-	// numbers: "room 110 has a projector") is passed over, not taken for
-	// the verdict: "room 111 has a projector" still conflicts with "room
-	// 111 has no projector" beside it.
-	for len(nb) > 0 && nb[0].skel == q.skel && nb[0].norm != q.norm && skeletonRelationTo(q, nb[0]) == numbersAreNames {
-		nb = nb[1:]
+// the rules could not settle, with compare's answer, when it is of the
+// candidate's category and on the same subject (compare: related or
+// more). Entries that state the same of another thing ("room 110 has a
+// projector" for "room 111 has a projector") are passed over, not taken
+// for the verdict: "room 111 has a projector" still conflicts with "room
+// 111 has no projector" beside it; past one, only the same statement of
+// the candidate's own thing counts. A candidate that says it adds to the
+// entry ("… mango either") updates nothing.
+func (p *planner) relatedEntry(c *mdmem.Candidate, q *item) (*item, comparison) {
+	passed := false
+	for _, it := range p.neighbors(c, q, nil) {
+		if it.cat != q.cat {
+			continue
+		}
+		cmp := p.compare(it, q)
+		switch {
+		case cmp.v == factAnother:
+			passed = true
+			continue
+		case cmp.v == factChanged, cmp.v == factUpdate:
+			return it, cmp
+		case cmp.v == factRelated && !passed:
+			return it, cmp
+		case passed:
+			// Past another thing's statement, only the same statement
+			// of the candidate's own thing counts ("room 111 has no
+			// projector"), not a looser relative.
+			continue
+		}
+		return nil, comparison{} // the best neighbour of the category is not on the same subject
 	}
-	if len(nb) == 0 || nb[0].cat != q.cat {
-		return nil, 0
-	}
-	if ov := p.overlap(q, nb[0]); ov >= p.cfg.Consolidate.Related {
-		return nb[0], ov
-	}
-	return nil, 0
+	return nil, comparison{}
 }
 
-func (p *planner) directUpdate(c *mdmem.Candidate, q *item) *item {
+// directUpdate returns the live entry the candidate states a new value
+// of: the entry its refs name, or without a model the same statement
+// with new values of the same slot (compare: factUpdate), found by
+// nearDuplicate. With a model, the latter is the model's call.
+func (p *planner) directUpdate(t *candTurn) *item {
+	c, q := t.c, t.q
 	for _, r := range c.Refs {
 		if e := p.in.Mem.Find(strings.TrimSpace(r)); e != nil && e.Category == q.cat {
 			for _, i := range p.idx.exact[newItem(e.Content, e.Category, e.Scope).norm] {
@@ -1063,75 +1128,10 @@ func (p *planner) directUpdate(c *mdmem.Candidate, q *item) *item {
 	if p.in.LLMCands != nil || p.triage && p.llmMode {
 		return nil
 	}
-	it, rel := p.skeletonRelation(q)
-	if rel != numbersAreValues {
-		return nil
+	if t.upd != nil && t.cmp.v == factUpdate {
+		return t.upd
 	}
-	return it
-}
-
-// How a candidate relates to a live entry with the same skeleton (the
-// same tokens at the same places but for numbers).
-const (
-	noSkeleton         = iota
-	numbersAreValues   // every changed number is the statement's value: an update
-	numbersAreNames    // every changed number names a thing ("room 111"): another thing
-	numbersAreMixed    // some of each: undecidable by rule
-	skeletonTooShort   // under three words besides the numbers
-	skeletonOtherShape // the same skeleton, but not token for token
-)
-
-// skeletonRelation finds the latest live entry with q's skeleton and
-// says what the changed numbers are (see identifier).
-func (p *planner) skeletonRelation(q *item) (*item, int) {
-	it := p.idx.findSkeleton(q, p.liveOK)
-	if it == nil {
-		return nil, noSkeleton
-	}
-	return it, skeletonRelationTo(q, it)
-}
-
-// skeletonRelationTo is how q relates to an item of the same skeleton:
-// which of the numbers that differ are values and which are names.
-func skeletonRelationTo(q, it *item) int {
-	if it.words < 3 {
-		return skeletonTooShort
-	}
-	a, b := strings.Fields(q.norm), strings.Fields(it.norm)
-	if len(a) != len(b) {
-		return skeletonOtherShape
-	}
-	ca, cb := casedTokens(q.text), casedTokens(it.text)
-	if len(ca) != len(a) || len(cb) != len(b) {
-		return skeletonOtherShape
-	}
-	values, names, unsure := 0, 0, 0
-	for i := range a {
-		if a[i] == b[i] {
-			continue
-		}
-		switch {
-		case identifier(a, i) || identifier(b, i):
-			names++
-		case dateLike(a, i) || dateLike(b, i):
-			unsure++ // a date, a year or an address: the value, or what is meant?
-		case versionOfName(ca, i) || versionOfName(cb, i):
-			unsure++ // "Python 3.11 is the default", "the Node 18 image has 2 GB": a new version, or another thing?
-		default:
-			values++
-		}
-	}
-	switch {
-	case unsure > 0:
-		return numbersAreMixed
-	case values == 0 && names == 0:
-		return skeletonOtherShape
-	case names == 0:
-		return numbersAreValues
-	case values == 0:
-		return numbersAreNames
-	}
-	return numbersAreMixed
+	return nil
 }
 
 // identifier reports whether the number toks[i] names a thing rather
@@ -1248,34 +1248,6 @@ func supersededNote(e *mdmem.Entry) string {
 		return ", superseded by " + e.SupersededBy
 	}
 	return ""
-}
-
-// hasDigitDiff reports whether two near-duplicate texts differ in a number:
-// that is an update or a different fact, never a plain duplicate.
-func hasDigitDiff(a, b *item) bool {
-	if a.skel == a.norm && b.skel == b.norm {
-		return false
-	}
-	na, nb := numbers(a.norm), numbers(b.norm)
-	if len(na) != len(nb) {
-		return true
-	}
-	for i := range na {
-		if na[i] != nb[i] {
-			return true
-		}
-	}
-	return false
-}
-
-func numbers(norm string) []string {
-	var out []string
-	for _, t := range strings.Fields(norm) {
-		if hasDigit(t) {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 var errPlanInvariant = errors.New("internal invariant violated in the consolidation plan; nothing written")

@@ -419,7 +419,7 @@ func TestRulesRelatedGoesPending(t *testing.T) {
 		"- [pref-002] Alex drinks oat milk flat whites with no sugar (user · 2025-06-01)",
 		"- [pref-003] The review is at 9:30 in room 110 every Monday (user · 2025-06-01)")}
 	m := loadMem(t, files)
-	upd := cand("Alex works from the office on Tuesdays and Wednesdays", "preference", testNow)
+	upd := cand("Alex goes into the office on Tuesdays and Wednesdays now", "preference", testNow)
 	mixed := cand("The review is at 10:00 in room 111 every Monday", "preference", testNow)
 	other := cand("Alex prefers window seats on trains", "preference", testNow)
 	p := compute(t, m, upd, mixed, other)
@@ -427,7 +427,7 @@ func TestRulesRelatedGoesPending(t *testing.T) {
 	for _, c := range []struct {
 		c    *mdmem.Candidate
 		note string
-	}{{upd, "may update pref-001: on the same subject"}, {mixed, "may update pref-003: on the same subject"}} {
+	}{{upd, "may update pref-001: nearly the same text"}, {mixed, "may update pref-003: nearly the same text"}} {
 		es := byText(after, c.c.Content)
 		if len(es) != 1 || es[0].Place != mdmem.PlacePending || !strings.Contains(strings.Join(es[0].Notes, "|"), c.note) {
 			t.Fatalf("%q: not pending with %q: %s", c.c.Content, c.note, opKinds(p))

@@ -52,24 +52,3 @@ func TestModelMergeOfARewordingStillApplies(t *testing.T) {
 		t.Fatalf("the merge was refused: %+v", rep.Plan.Ops)
 	}
 }
-
-func TestSwappedWords(t *testing.T) {
-	for _, tt := range []struct {
-		old, newer, gone, came string
-	}{
-		{"Backups of the jackal database are kept for 4339 days", "Backups of the egret database are kept for 4339 days", "jackal", "egret"},
-		{"Visitors sign in at the main gate of building 4", "Visitors sign in at the side gate of building 4", "main", "side"},
-		{"The order service uses Redis for caching", "Order service caching is done with Redis", "", ""},
-		{"Prefers dark mode", "Prefers light mode", "dark", "light"}, // an update: a supersede, never a merge
-		{"Kids get no screens after 7pm on school nights", "No screen time for the kids after 7pm on school nights", "", ""},
-		{"Alex is a product designer at Harbour & Finch", "Alex works as a product designer for Harbour & Finch", "", ""},
-		{"Use 6416 workers for the tapir queue", "Use 6416 workers for the saola queue", "tapir", "saola"},
-		{"The a b c", "The x y c", "", ""}, // half the words changed: another sentence
-		{"The API timeout is 30 seconds", "The API timeout is 30 seconds for uploads", "", ""},
-	} {
-		gone, came := swappedWords(tt.old, tt.newer)
-		if strings.Join(gone, " ") != tt.gone || strings.Join(came, " ") != tt.came {
-			t.Errorf("swappedWords(%q, %q) = %q, %q; want %q, %q", tt.old, tt.newer, gone, came, tt.gone, tt.came)
-		}
-	}
-}

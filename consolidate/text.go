@@ -155,29 +155,6 @@ func hasDigit(s string) bool {
 	return false
 }
 
-// skeleton is the token sequence with every token holding a digit replaced
-// by numberSlot: two texts with the same skeleton and different numbers state the
-// same thing with a new value ("uses Python 3.11" → "uses Python 3.12").
-func skeleton(toks []string) (string, int) {
-	var b strings.Builder
-	words := 0
-	for i, t := range toks {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		if hasDigit(t) {
-			b.WriteString(numberSlot)
-		} else {
-			b.WriteString(t)
-			words++
-		}
-	}
-	return b.String(), words
-}
-
-// numberSlot stands for a number in a skeleton; no token contains it.
-const numberSlot = "\x01"
-
 // shingles returns the hashed word unigrams and bigrams of toks, a set.
 func shingles(toks []string) []uint64 {
 	seen := make(map[uint64]struct{}, 2*len(toks))

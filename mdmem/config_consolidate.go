@@ -8,7 +8,7 @@ import (
 type ConsolidateConfig struct {
 	MaxArchiveShare float64 `toml:"max_archive_share"` // most a run may archive, as a share of entries
 	BatchSize       int     `toml:"batch_size"`        // candidates per LLM call
-	NearDuplicate   float64 `toml:"near_duplicate"`    // shingle Jaccard at or above which two entries are duplicates
+	NearDuplicate   float64 `toml:"near_duplicate"`    // share of tokens two texts align on at or above which they are one statement (consolidate compare)
 	Related         float64 `toml:"related"`           // shingle Jaccard at or above which a pair is related: without an LLM, the candidate waits in Pending confirmation
 	Neighbors       int     `toml:"neighbors"`         // live entries retrieved per candidate and shown to the LLM with it
 	CoreMaxTokens   int     `toml:"core_max_tokens"`   // token limit of the core profile as inject prints it (inject.tokenizer); 0 = none
