@@ -53,8 +53,8 @@ type replicaSim struct {
 	forgot  map[string]string // forgotten id → its text
 	forgoer map[string]string // forgotten id → the replica that forgot it
 	seed    uint64
-	stats   map[string]int    // what happened, for the summary line
-	final   bool              // quiesced: every replica holds every forget
+	stats   map[string]int // what happened, for the summary line
+	final   bool           // quiesced: every replica holds every forget
 }
 
 func TestReplicaSimulation(t *testing.T) {
