@@ -204,6 +204,9 @@ func (s *Store) syncLocked(ctx context.Context, res *SyncResult, tip, seen strin
 			return "", err
 		}
 	}
+	if err := s.enableRandomIDs(ctx); err != nil {
+		return "", err
+	}
 	local, err := s.Repo.HeadHash(ctx)
 	if err != nil {
 		return "", err
@@ -620,4 +623,47 @@ func (s *Store) repeatsForgotten(lines []byte, text string) bool {
 	}
 	_, hit := t.Match(text)
 	return hit
+}
+
+// enableRandomIDs switches a memory that syncs to random ids (git.ids =
+// "random") unless the config already says how ids are made: counters
+// minted offline on two machines collide (the merge renames one, but the
+// id then named two texts for a while). The change is a commit of its
+// own; every machine makes the same edit of the same file, so it merges.
+func (s *Store) enableRandomIDs(ctx context.Context) error {
+	if s.Config.Git.IDs != "" {
+		return nil
+	}
+	old, err := readFileIfExists(s.abs(ConfigPath))
+	if err != nil {
+		return err
+	}
+	text := string(old)
+	const commented, set = `# ids = "counter"`, `ids = "random"`
+	switch {
+	case strings.Contains(text, "\n"+commented+"\n"):
+		text = strings.Replace(text, "\n"+commented+"\n", "\n"+set+"\n", 1)
+	case strings.HasPrefix(text, "[git]\n") || strings.Contains(text, "\n[git]\n"):
+		i := strings.Index(text, "[git]\n") + len("[git]\n")
+		text = text[:i] + set + "\n" + text[i:]
+	default:
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		text += "\n[git]\n" + set + "\n"
+	}
+	t, err := s.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer t.Abort()
+	if err := t.Put(ctx, ConfigPath, old, []byte(text)); err != nil {
+		return err
+	}
+	if _, err := t.Commit(ctx, CommitMessage{Subject: "sync: new entry ids are random from now on (git.ids)",
+		Body: "Machines that write offline and sync never mint the same id. Ids already written stay as they are.", Op: "sync"}); err != nil {
+		return err
+	}
+	s.Config.Git.IDs = IDsRandom
+	return nil
 }

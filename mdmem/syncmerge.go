@@ -161,6 +161,14 @@ func (mg *replicaMerge) run() error {
 				continue
 			}
 			mg.put(p, st)
+		case inO && inA && inB:
+			// A text file both sides changed: line by line, when they
+			// changed different lines (two settings of config.toml).
+			if merged, ok := mergeTextLines(o, a, b); ok {
+				mg.put(p, merged)
+				continue
+			}
+			mg.res.Other = append(mg.res.Other, p)
 		default:
 			mg.res.Other = append(mg.res.Other, p)
 		}
@@ -210,6 +218,52 @@ func unionLines(a, b []byte, key func(string) string) []byte {
 		}
 	}
 	return out.Bytes()
+}
+
+// mergeTextLines merges a text file line by line; ok is false where both
+// sides changed the same lines, or inserted different lines at one place.
+func mergeTextLines(o, a, b []byte) ([]byte, bool) {
+	keys := func(src []byte) []string {
+		var out []string
+		for _, l := range splitLines(src) {
+			out = append(out, "l:"+l)
+		}
+		return out
+	}
+	ko, ka, kb := keys(o), keys(a), keys(b)
+	ma, mb := matchLines(ko, ka), matchLines(ko, kb)
+	var out []byte
+	i, ja, jb := 0, 0, 0
+	for {
+		for i < len(ko) && ma[i] == ja && mb[i] == jb {
+			out = append(out, ko[i][2:]...)
+			i, ja, jb = i+1, ja+1, jb+1
+		}
+		if i == len(ko) && ja == len(ka) && jb == len(kb) {
+			return out, true
+		}
+		k := i
+		for k < len(ko) && (ma[k] < 0 || mb[k] < 0) {
+			k++
+		}
+		ea, eb := len(ka), len(kb)
+		if k < len(ko) {
+			ea, eb = ma[k], mb[k]
+		}
+		var chunk []string
+		switch co, ca, cb := ko[i:k], ka[ja:ea], kb[jb:eb]; {
+		case equalKeys(ca, co), equalKeys(ca, cb):
+			chunk = cb
+		case equalKeys(cb, co):
+			chunk = ca
+		default:
+			return nil, false
+		}
+		for _, l := range chunk {
+			out = append(out, l[2:]...)
+		}
+		i, ja, jb = k, ea, eb
+	}
 }
 
 // ledgerLineKey keys a ledger line by its candidate id.
