@@ -37,6 +37,7 @@ var (
 	replSeeds = flag.Int("replica.seeds", 2, "replica simulation: number of seeds")
 	replSteps = flag.Int("replica.steps", 40, "replica simulation: steps per seed")
 	replN     = flag.Int("replica.n", 3, "replica simulation: number of clones")
+	replKeep  = flag.Bool("replica.keep", false, "replica simulation: keep the directories of a failed seed and print where")
 )
 
 type replicaSim struct {
@@ -87,6 +88,12 @@ func TestReplicaSimulation(t *testing.T) {
 
 func newReplicaSim(t *testing.T, bin string, seed uint64) *replicaSim {
 	root := t.TempDir()
+	if *replKeep {
+		var err error
+		if root, err = os.MkdirTemp("", "memctl-replica-"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s := &replicaSim{seed: seed, t: t, bin: bin, rng: rand.New(rand.NewPCG(seed, 24)), root: root, remote: filepath.Join(root, "remote.git"),
 		live: map[string]string{}, created: map[string]string{}, forgot: map[string]string{}, forgoer: map[string]string{}, stats: map[string]int{}}
 	s.git(root, "init", "-q", "--bare", "-b", "main", s.remote)
@@ -146,6 +153,9 @@ func newReplicaSim(t *testing.T, bin string, seed uint64) *replicaSim {
 
 func (s *replicaSim) fail(format string, args ...any) {
 	s.t.Helper()
+	if *replKeep {
+		s.t.Logf("replica simulation: kept %s", s.root)
+	}
 	s.t.Fatalf("replica simulation: seed %d: %s\nsteps:\n  %s\nreplay: go test -run TestReplicaSimulation -replica.seed=%d -replica.seeds=1 -replica.steps=%d -v", s.seed, fmt.Sprintf(format, args...), strings.Join(s.log, "\n  "), s.seed, *replSteps)
 }
 
@@ -188,10 +198,28 @@ func (s *replicaSim) run(dir string, env []string, kill time.Duration, args ...s
 func (s *replicaSim) memctl(dir string, args ...string) string {
 	s.t.Helper()
 	code, out, errs := s.run(dir, nil, 0, args...)
+	code, out, errs = s.settle(dir, code, out, errs, args)
 	if code != 0 {
 		s.fail("memctl %s in %s: exit %d\n%s%s", strings.Join(args, " "), filepath.Base(dir), code, out, errs)
 	}
 	return out
+}
+
+// settle handles the refusal the write path documents: a write committed
+// but killed before it updated a file the person then edited, in a way
+// that does not merge (docs/FORMAT.md, "The write transaction"). The
+// person keeps their edits (memctl recover --keep-edits), and the command
+// runs again.
+func (s *replicaSim) settle(dir string, code int, out, errs string, args []string) (int, string, string) {
+	if code == 0 || !strings.Contains(errs, "memctl recover --keep-edits") {
+		return code, out, errs
+	}
+	s.log = append(s.log, filepath.Base(dir)+" recover --keep-edits (refused: "+strings.Join(args, " ")+")")
+	s.stats["settled"]++
+	if c, o, e := s.run(dir, nil, 0, "recover", "--keep-edits"); c != 0 {
+		s.fail("recover --keep-edits: exit %d\n%s%s", c, o, e)
+	}
+	return s.run(dir, nil, 0, args...)
 }
 
 type simEntry struct {
@@ -250,6 +278,7 @@ func (s *replicaSim) step(i int) {
 		s.observe(dir)
 	case "sync":
 		code, out, errs := s.run(dir, nil, 0, "sync", "--machine", name, "--json")
+		code, out, errs = s.settle(dir, code, out, errs, []string{"sync", "--machine", name, "--json"})
 		if code != 0 && code != 7 {
 			s.fail("%s: sync exit %d\n%s%s", name, code, out, errs)
 		}
@@ -350,6 +379,7 @@ func (s *replicaSim) quiesce() {
 		for _, dir := range s.dirs {
 			s.log = append(s.log, "quiesce "+filepath.Base(dir)+" sync")
 			code, out, errs := s.run(dir, nil, 0, "sync", "--machine", filepath.Base(dir))
+			code, out, errs = s.settle(dir, code, out, errs, []string{"sync", "--machine", filepath.Base(dir)})
 			if code != 0 && code != 7 {
 				s.fail("quiesce: %s: sync exit %d\n%s%s", filepath.Base(dir), code, out, errs)
 			}
