@@ -28,7 +28,8 @@ func init() {
 	}
 	// mcpcall [mcp args...] -- TOOL JSON: start `memctl mcp [args...]`
 	// as a subprocess speaking MCP on stdio, call TOOL with the JSON
-	// arguments through the SDK's client, and print the result's text.
+	// arguments through the SDK's client, and print the result's text
+	// (and the server's stderr on stderr).
 	// "! mcpcall" expects a tool error (or a protocol error, printed).
 	scriptCmds["mcpcall"] = func(ts *testscript.TestScript, neg bool, args []string) {
 		i := len(args) - 3
@@ -52,6 +53,7 @@ func init() {
 		ts.Check(err)
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: args[i+1], Arguments: in})
 		cs.Close()
+		fmt.Fprint(ts.Stderr(), stderr.String()) // the server's warnings
 		if err != nil && neg {
 			fmt.Fprintln(ts.Stdout(), err) // a protocol error: an unknown tool
 			return

@@ -49,10 +49,10 @@ func CategoryByPrefix(prefix string) (Category, bool) {
 	return Category{}, false
 }
 
-// CategoryOfID returns the category named by an id's prefix ("dec-014" →
-// decision).
+// CategoryOfID returns the category named by an id's prefix ("dec-014",
+// "dec-kqxzbt" → decision).
 func CategoryOfID(id string) (Category, bool) {
-	prefix, _, ok := splitID(id)
+	prefix, ok := IDPrefix(id)
 	if !ok {
 		return Category{}, false
 	}

@@ -410,9 +410,6 @@ func NewIDAllocator(st *State, m *Memory) *IDAllocator {
 	return a
 }
 
-// Random reports whether the allocator hands out random ids.
-func (a *IDAllocator) Random() bool { return a.taken != nil }
-
 // Next returns a fresh id for a category.
 func (a *IDAllocator) Next(category string) (string, error) {
 	c, ok := CategoryByName(category)
