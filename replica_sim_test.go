@@ -48,7 +48,6 @@ type replicaSim struct {
 	remote  string
 	dirs    []string
 	log     []string
-	n       int
 	live    map[string]string // id → its text when last seen live (any replica)
 	created map[string]string // id → the text it was minted for
 	forgot  map[string]string // forgotten id → its text
