@@ -219,10 +219,11 @@ func (r *Repo) PushLeased(ctx context.Context, remote, commit, branch, expect st
 	return fmt.Errorf("%w: %w", gitCmdErr("push "+remote, stderr, err), ErrRemote)
 }
 
-// MergeBase returns the best common ancestor of two commits, "" when they
-// share no history.
+// MergeBase returns a best common ancestor of two commits, "" when they
+// share no history. When there are several (a criss-cross history), the
+// smallest hash: the same whichever side asks.
 func (r *Repo) MergeBase(ctx context.Context, a, b string) (string, error) {
-	out, stderr, err := r.gitCLI(ctx, time.Minute, "merge-base", "--", a, b)
+	out, stderr, err := r.gitCLI(ctx, time.Minute, "merge-base", "--all", "--", a, b)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == 1 && len(bytes.TrimSpace(stderr)) == 0 {
 		return "", nil
@@ -230,7 +231,12 @@ func (r *Repo) MergeBase(ctx context.Context, a, b string) (string, error) {
 	if err != nil {
 		return "", gitCmdErr("merge-base", stderr, err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	bases := strings.Fields(string(out))
+	if len(bases) == 0 {
+		return "", nil
+	}
+	sort.Strings(bases)
+	return bases[0], nil
 }
 
 // ReadRefHash returns a ref's commit, "" when it does not exist.
