@@ -103,6 +103,7 @@ var simStepKinds = map[string]int{
 	"kill":            3,
 	"concurrent":      3,
 	"forget":          2,
+	"purge":           1,
 }
 
 // simBriefKinds is the default set of step kinds: all of them.
@@ -273,28 +274,32 @@ type sim struct {
 	hist   []string
 
 	// The model.
-	queued       map[string]simCand      // candidate id → what was queued
-	intro        map[string]int          // normalised content → times it was introduced
-	catOf        map[string]string       // content → the category it is given in from now on (default: its subject's)
-	versions     map[string][]simVersion // factKey → its texts in order of introduction
-	seq          int
-	contents     []string        // candidate texts, for repeats
-	generated    map[string]bool // every text generated
-	imports      []*simImport
-	seenSubj     map[string]string // entry id → subject word when last seen at HEAD
-	seenText     map[string]string // entry id → content when last seen at HEAD
-	handIDs      map[string]bool   // ids a person added, changed or deleted
-	handDeleted  map[string]bool   // ids a person deleted
-	handRemoved  map[string]bool   // normalised texts a person removed or changed away
-	personFiles  map[string][]byte // path → bytes a person last saved there
-	strays       map[string]bool   // untracked files a person's editor left
-	notes        int               // prose paragraphs a person wrote (handNote)
-	notesSeen    map[string]bool   // those committed once: they must stay, outside entries
-	personCommit map[string]bool   // commits the simulation made as the person
-	head         string            // HEAD at the last check
-	lastState    map[string]int    // state.json last_id at the last check
-	consumedAt   map[string]string // candidate id → commit whose trailer consumed it
-	forgotten    map[string]string // normalised text → the text, forgotten by memctl forget
+	queued         map[string]simCand      // candidate id → what was queued
+	intro          map[string]int          // normalised content → times it was introduced
+	catOf          map[string]string       // content → the category it is given in from now on (default: its subject's)
+	versions       map[string][]simVersion // factKey → its texts in order of introduction
+	seq            int
+	contents       []string        // candidate texts, for repeats
+	generated      map[string]bool // every text generated
+	imports        []*simImport
+	seenSubj       map[string]string // entry id → subject word when last seen at HEAD
+	seenText       map[string]string // entry id → content when last seen at HEAD
+	handIDs        map[string]bool   // ids a person added, changed or deleted
+	handDeleted    map[string]bool   // ids a person deleted
+	handRemoved    map[string]bool   // normalised texts a person removed or changed away
+	personFiles    map[string][]byte // path → bytes a person last saved there
+	strays         map[string]bool   // untracked files a person's editor left
+	notes          int               // prose paragraphs a person wrote (handNote)
+	notesSeen      map[string]bool   // those committed once: they must stay, outside entries
+	personCommit   map[string]bool   // commits the simulation made as the person
+	head           string            // HEAD at the last check
+	lastState      map[string]int    // state.json last_id at the last check
+	consumedAt     map[string]string // candidate id → commit whose trailer consumed it
+	forgotten      map[string]string // normalised text → the text, forgotten by memctl forget
+	rewritten      bool              // a history purge may have rewritten HEAD's history since the last check
+	owedPurge      string            // an entry whose purge was interrupted (finished by running it again)
+	owedText       string            // its text
+	purgedThisStep bool              // the step's purge rewrote history: commits named before it have new hashes
 
 	// The current step.
 	stepOK           bool            // a memctl write exited 0
@@ -837,6 +842,8 @@ func (s *sim) do(kind string) string {
 		return s.concurrent()
 	case "forget":
 		return s.forget(nil)
+	case "purge":
+		return s.purge()
 	}
 	panic("unknown step kind " + kind)
 }
@@ -873,6 +880,63 @@ func (s *sim) forget(extra []string) string {
 	}
 	s.noteForgotten(e.ID, es)
 	return fmt.Sprintf("%s %s %q", r, e.ID, e.Content)
+}
+
+// purge forgets a random entry with --purge-history, crashed one time in
+// three at the forget-purge failpoint (after the forget's commit, before
+// the rewrite) or killed; a purge left owed is finished by running the
+// same command again, as the next command tells the person. After a purge
+// that exited 0, no object of the repository holds the forgotten text.
+func (s *sim) purge() string {
+	if s.owedPurge != "" {
+		id := s.owedPurge
+		r := s.memctl(nil, "forget", id, "--purge-history", "--reason", "sim")
+		s.noteWrite(r, false)
+		if r.code == 0 {
+			s.owedPurge, s.rewritten = "", true
+			s.checkPurged(s.owedText)
+		}
+		return "finish owed purge " + id + ": " + r.String()
+	}
+	var es []*mdmem.Entry
+	for _, e := range s.workEntries() {
+		if e.ID != "" {
+			es = append(es, e)
+		}
+	}
+	if len(es) == 0 {
+		return "purge: nothing to forget"
+	}
+	e := es[s.rng.IntN(len(es))]
+	var extra []string
+	if s.rng.IntN(3) == 0 {
+		extra = []string{mdmem.FailpointEnv + "=" + mdmem.FailForgetPurge}
+	}
+	r := s.memctlEnv(nil, extra, "forget", e.ID, "--reason", "sim", "--purge-history")
+	s.noteWrite(r, false)
+	s.rewritten = true // whatever happened, HEAD may be a rewritten history now
+	if r.code != 0 {
+		if r.code == mdmem.FailpointExit || r.code < 0 {
+			s.crashed = append(s.crashed, simForget{id: e.ID, entries: es})
+			s.owedPurge, s.owedText = e.ID, e.Content
+		}
+		return r.String()
+	}
+	s.noteForgotten(e.ID, es)
+	s.checkPurged(e.Content)
+	return fmt.Sprintf("%s purged %s %q", r, e.ID, e.Content)
+}
+
+// checkPurged fails when an object of the repository still holds text.
+func (s *sim) checkPurged(text string) {
+	out, err := s.gitErr("cat-file", "--batch-all-objects", "--batch")
+	if err != nil {
+		s.violation("purge", "cat-file: %v", err)
+		return
+	}
+	if strings.Contains(out, text) {
+		s.violation("purge", "a purge exited 0 but an object still holds %q", text)
+	}
 }
 
 // noteForgotten updates the model for a forget of id that took effect,
