@@ -337,8 +337,10 @@ func (s *replicaSim) step(i int) {
 		out := s.memctl(dir, "forget", e.ID, "--reason", "sim", "--json")
 		var res struct {
 			EntryIDs []string `json:"entry_ids"`
+			SameText []string `json:"same_text_ids"`
 		}
 		_ = json.Unmarshal([]byte(out), &res)
+		res.EntryIDs = append(res.EntryIDs, res.SameText...)
 		for _, x := range es {
 			for _, id := range res.EntryIDs {
 				if x.ID == id {
