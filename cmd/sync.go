@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/memctl/memctl/mdmem"
@@ -13,6 +14,7 @@ type syncOptions struct {
 	NoPush       bool
 	AdoptRemote  bool
 	PublishPurge bool
+	InstallMerge bool
 	Machine      string
 	JSON         bool
 }
@@ -46,7 +48,8 @@ See docs/SYNC.md.`,
 		Example: `  git -C ~/agent-memory remote add origin git@github.com:me/agent-memory.git
   memctl sync
   memctl sync backup --json
-  memctl consolidate && memctl sync     # in cron`,
+  memctl consolidate && memctl sync     # in cron
+  memctl sync --install-merge-driver    # your own git pull merges memory files entry by entry`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			remote := ""
@@ -60,6 +63,7 @@ See docs/SYNC.md.`,
 	fl.BoolVar(&opts.NoPush, "no-push", false, "fetch and merge only; push nothing")
 	fl.BoolVar(&opts.AdoptRemote, "adopt-remote", false, "merge with a remote branch that shares no history with this memory (two separate inits)")
 	fl.BoolVar(&opts.PublishPurge, "publish-purge", false, "after forget --purge-history: replace the remote's history with this one (leased: refused if anyone pushed since)")
+	fl.BoolVar(&opts.InstallMerge, "install-merge-driver", false, "register memctl as git's merge driver for memory files in this clone (your own git pull then merges entry by entry), and sync nothing")
 	fl.StringVar(&opts.Machine, "machine", "", "this machine's name in merge commits (default: the host name)")
 	fl.BoolVar(&opts.JSON, "json", false, "print what sync did as JSON")
 	return cmd
@@ -69,6 +73,18 @@ func runSync(ctx context.Context, f *Factory, remote string, opts *syncOptions) 
 	s, err := f.Store(ctx, "git")
 	if err != nil {
 		return err
+	}
+	if opts.InstallMerge {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		attrs, err := s.InstallMergeDriver(ctx, exe)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(f.IO.Out, "git merges memory files with memctl in this clone (merge.memctl.driver; paths in %s)\n", attrs)
+		return nil
 	}
 	res, err := s.Sync(ctx, mdmem.SyncOptions{Remote: remote, NoPush: opts.NoPush, AdoptRemote: opts.AdoptRemote, PublishPurge: opts.PublishPurge, Machine: opts.Machine})
 	if err != nil {

@@ -667,3 +667,17 @@ func (s *Store) enableRandomIDs(ctx context.Context) error {
 	s.Config.Git.IDs = IDsRandom
 	return nil
 }
+
+// InstallMergeDriver registers memctl (the binary exe) as git's merge
+// driver for the memory files of this clone (gitstore.InstallMergeDriver)
+// and returns the attributes file it wrote.
+func (s *Store) InstallMergeDriver(ctx context.Context, exe string) (string, error) {
+	if s.Repo.Prefix() != "" {
+		return "", &SyncRefusedError{Reason: "the memory is a folder inside a larger repository", Fix: "the merge driver is for a memory that is its own repository"}
+	}
+	return s.Repo.InstallMergeDriver(ctx, exe)
+}
+
+// TextMergeFile is git's line merge of one file (git merge-file), for
+// what the merge driver cannot merge entry by entry.
+var TextMergeFile = gitstore.TextMergeFile

@@ -993,3 +993,32 @@ func conflictMarkerLine(src []byte) (int, bool) {
 	}
 	return 0, false
 }
+
+// MergeFile is the replica merge of one file, for git's merge driver
+// (memctl merge-file, registered by memctl sync --install-merge-driver):
+// base, ours and theirs are the file's three versions (nil: absent). ok is
+// false when the file cannot be merged on its own: a conflicting edit in a
+// topic file (its Pending variant belongs in MEMORY.md), a file both sides
+// changed that is not a memory file, or versions that do not parse.
+func MergeFile(path string, base, ours, theirs []byte) (merged []byte, ok bool) {
+	side := func(b []byte) map[string][]byte {
+		if b == nil {
+			return map[string][]byte{}
+		}
+		return map[string][]byte{path: b}
+	}
+	res, err := MergeReplicas(MergeInput{Base: side(base), Sides: [2]MergeSide{{Files: side(ours), Machine: "ours"}, {Files: side(theirs), Machine: "theirs"}}})
+	if err != nil {
+		return nil, false
+	}
+	for p := range res.Files {
+		if p != path {
+			return nil, false // a Pending variant for MEMORY.md out of a topic file
+		}
+	}
+	out, has := res.Files[path]
+	if !has {
+		return []byte{}, true
+	}
+	return out, true
+}

@@ -131,3 +131,47 @@ func filesText(m map[string][]byte) string {
 	}
 	return b.String()
 }
+
+// TestMergeFileMergesOneFileOrSaysItCannot pins the merge driver's
+// function: a memory file merges on its own; a conflicting edit in a
+// topic file (its Pending variant belongs in MEMORY.md) and a non-memory
+// file both sides changed cannot.
+func TestMergeFileMergesOneFileOrSaysItCannot(t *testing.T) {
+	topic := func(lines ...string) []byte { return []byte("# Notes\n\n" + strings.Join(lines, "")) }
+	tests := []struct {
+		name                string
+		path                string
+		base, ours, theirs  []byte
+		wantOK              bool
+		wantHas, wantHasnot string
+	}{
+		{"both add to a topic", "topics/notes.md",
+			topic("- [fact-001] A (agent · 2026-11-01)\n"),
+			topic("- [fact-001] A (agent · 2026-11-01)\n", "- [fact-bcdfgh] B (agent · 2026-11-02)\n"),
+			topic("- [fact-001] A (agent · 2026-11-01)\n", "- [fact-cdfghj] C (agent · 2026-11-03)\n"),
+			true, "fact-cdfghj", "<<<<<<<"},
+		{"conflicting edit in a topic", "topics/notes.md",
+			topic("- [fact-001] A (agent · 2026-11-01)\n"),
+			topic("- [fact-001] A one (agent · 2026-11-01 · updated 2026-11-02)\n"),
+			topic("- [fact-001] A two (agent · 2026-11-01 · updated 2026-11-03)\n"),
+			false, "", ""},
+		{"config changed on the same line", ".memctl/config.toml",
+			[]byte("[inject]\nbudget = 1\n"), []byte("[inject]\nbudget = 2\n"), []byte("[inject]\nbudget = 3\n"),
+			false, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := MergeFile(tt.path, tt.base, tt.ours, tt.theirs)
+			if ok != tt.wantOK {
+				t.Fatalf("ok = %v, want %v\n%s", ok, tt.wantOK, got)
+			}
+			if tt.wantHas != "" && !strings.Contains(string(got), tt.wantHas) || tt.wantHasnot != "" && strings.Contains(string(got), tt.wantHasnot) {
+				t.Fatalf("merged:\n%s", got)
+			}
+			back, ok2 := MergeFile(tt.path, tt.base, tt.theirs, tt.ours)
+			if ok2 != ok || string(back) != string(got) {
+				t.Fatalf("not symmetric:\n%s\n---\n%s", got, back)
+			}
+		})
+	}
+}

@@ -447,3 +447,65 @@ func (r *Repo) RemoteHead(ctx context.Context, remote, branch string) (string, e
 	h, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
 	return h, nil
 }
+
+// MergeDriverName is the name of memctl's git merge driver.
+const MergeDriverName = "memctl"
+
+// MergeDriverPaths are the paths the merge driver is registered for.
+var MergeDriverPaths = []string{"MEMORY.md", "topics/*.md", ".memctl/state.json", ".memctl/consumed/*.log", ".memctl/tombstones.jsonl"}
+
+// InstallMergeDriver registers memctl's merge driver for this clone only:
+// merge.memctl.driver in .git/config, and the memory paths in
+// .git/info/attributes (never committed: forges and CI clones would not
+// run it anyway). exe is the memctl binary to run.
+func (r *Repo) InstallMergeDriver(ctx context.Context, exe string) (attrs string, err error) {
+	quoted := "'" + strings.ReplaceAll(exe, "'", `'\''`) + "'"
+	for _, kv := range [][2]string{
+		{"merge." + MergeDriverName + ".name", "memctl: entry-level merge of memory files"},
+		{"merge." + MergeDriverName + ".driver", quoted + " merge-file %O %A %B %P"},
+	} {
+		if _, stderr, err := r.gitCLI(ctx, 10*time.Second, "config", "--local", kv[0], kv[1]); err != nil {
+			return "", gitCmdErr("config "+kv[0], stderr, err)
+		}
+	}
+	p := filepath.Join(r.gitDir, "info", "attributes")
+	old, err := os.ReadFile(p)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	text := string(old)
+	for _, path := range MergeDriverPaths {
+		line := path + " merge=" + MergeDriverName
+		if !strings.Contains("\n"+text, "\n"+line+"\n") {
+			if text != "" && !strings.HasSuffix(text, "\n") {
+				text += "\n"
+			}
+			text += line + "\n"
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", err
+	}
+	if text != string(old) {
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			return "", err
+		}
+	}
+	return p, nil
+}
+
+// TextMergeFile is git's own line merge of one file (git merge-file): the
+// result, with conflict markers where both sides changed the same lines,
+// replaces ours. conflicts is true when it left markers.
+func TextMergeFile(ctx context.Context, ours, base, theirs string) (conflicts bool, err error) {
+	cmd := exec.CommandContext(ctx, "git", "merge-file", "-L", "ours", "-L", "base", "-L", "theirs", "--", ours, base, theirs)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() > 0 && ee.ExitCode() < 128 {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("git merge-file: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return false, nil
+}
