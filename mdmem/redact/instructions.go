@@ -249,7 +249,7 @@ func readings(text, n string) []string {
 	if strings.Contains(n, "&") && strings.Contains(n, ";") {
 		add(html.UnescapeString(n))
 	}
-	for _, run := range base64Run.FindAllString(Normalise(text), 8) {
+	for _, run := range base64Runs(text) {
 		if b, err := base64.StdEncoding.DecodeString(run); err == nil && printable(b) {
 			add(string(b))
 		}
@@ -257,7 +257,7 @@ func readings(text, n string) []string {
 	if j := joinSplitWords(n); j != n {
 		out = append(out, j)
 	}
-	if l := leetTokens(n); l != n {
+	if l := leetTokens(n); l != n { // leetTokens returns n itself when no token mixes digits and letters
 		out = append(out, l)
 	}
 	return out
@@ -268,6 +268,23 @@ var percentDecoded = regexp.MustCompile(`%[2-7][0-9a-f]`)
 
 // base64Run is a run of base64 long enough to hold a sentence.
 var base64Run = regexp.MustCompile(`[A-Za-z0-9+/]{16,}={0,2}`)
+
+// base64Runs returns up to 8 runs of base64 in text (normalised), long
+// enough to hold a sentence; nil, without a regexp, when it has none.
+func base64Runs(text string) []string {
+	run := 0
+	for i := 0; i < len(text) && run < 16; i++ {
+		if c := text[i]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' {
+			run++
+		} else if c < utf8.RuneSelf {
+			run = 0
+		}
+	}
+	if run < 16 {
+		return nil
+	}
+	return base64Run.FindAllString(Normalise(text), 8)
+}
 
 func unhex(c byte) byte {
 	if c >= 'a' {
@@ -298,6 +315,16 @@ func printable(b []byte) bool {
 // use ("pre vious" → "previous").
 func joinSplitWords(n string) string {
 	words := strings.Fields(n)
+	split := false
+	for _, w := range words {
+		if wordPrefixes()[w] {
+			split = true
+			break
+		}
+	}
+	if !split {
+		return n
+	}
 	words2 := make([]string, 0, len(words))
 	changed := false
 	for i := 0; i < len(words); {
@@ -324,10 +351,33 @@ func joinSplitWords(n string) string {
 	return strings.Join(words2, " ")
 }
 
+// wordPrefixes are the beginnings (2 letters or more, shorter than the
+// word) of the words the patterns use that are not such words
+// themselves: where a split word starts.
+var wordPrefixes = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for w := range detectorWords() {
+		for i := 2; i < len(w); i++ {
+			if !detectorWords()[w[:i]] {
+				m[w[:i]] = true
+			}
+		}
+	}
+	return m
+})
+
 // leetTokens reads every token of letters and digits that, read with
 // digits as letters, is a word the patterns use ("1gn0r3", "1n57ruc710n5"),
 // as that word; other tokens (versions, units, hashes) stay.
 func leetTokens(n string) string {
+	mixed := false
+	for i := 1; i < len(n) && !mixed; i++ {
+		a, b := n[i-1], n[i]
+		mixed = isLeetDigit(a) && b >= 'a' && b <= 'z' || isLeetDigit(b) && a >= 'a' && a <= 'z'
+	}
+	if !mixed {
+		return n
+	}
 	return leetToken.ReplaceAllStringFunc(n, func(w string) string {
 		for _, one := range []rune{'i', 'l'} {
 			r := strings.Map(func(r rune) rune {
@@ -346,6 +396,8 @@ func leetTokens(n string) string {
 		return w
 	})
 }
+
+func isLeetDigit(c byte) bool { return c >= '0' && c <= '9' || c == '$' }
 
 // leetToken is a token of letters, digits and $ holding a digit or $.
 var leetToken = regexp.MustCompile(`[a-z0-9$]*[0-9$][a-z0-9$]*`)
