@@ -37,8 +37,7 @@ for line in sys.stdin:
 med = {v: statistics.median(x) for v, x in t.items()}
 low = {v: min(x) for v, x in t.items()}
 for v in ("before", "noredact", "after"):
-    print(f"{v:9} median {med[v]/1e6:7.1f} ms   min {low[v]/1e6:7.1f} ms   ({len(t[v])} rounds)")
-print(f"after/before   median {med["after"]/med["before"]:.2f}   min {low["after"]/low["before"]:.2f}")
-print(f"after/noredact median {med["after"]/med["noredact"]:.2f}   min {low["after"]/low["noredact"]:.2f}")
-print(f"before/noredact median {med["before"]/med["noredact"]:.2f}   min {low["before"]/low["noredact"]:.2f}")
+    print("%-9s median %7.1f ms   min %7.1f ms   (%d rounds)" % (v, med[v] / 1e6, low[v] / 1e6, len(t[v])))
+for a, b in (("after", "before"), ("after", "noredact"), ("before", "noredact")):
+    print("%s/%s median %.2f   min %.2f" % (a, b, med[a] / med[b], low[a] / low[b]))
 '
