@@ -25,4 +25,3 @@ func printHandEdits(f *Factory, reps ...*mdmem.HandEdit) {
 
 // allowDeleteUsage is the help of --allow-delete.
 const allowDeleteUsage = "keep entries deleted by hand deleted (default: restore them into the archive; config git.allow_hand_delete)"
-
