@@ -63,9 +63,12 @@ from stdin as it used to, with a deprecation warning.
 
 The source defaults to "agent": pass --source user_explicit only for what
 the person stated. The label alone gives no authority: a user_explicit
-candidate counts as the person's words (their wording is not held for
-reading like an instruction) only when add runs at a terminal; from a
-script or an agent's shell it is judged as anyone's. Secrets (API keys, tokens, private keys, passwords,
+candidate counts as the person's words only when add runs at a terminal
+(stdin is one) with the content as an argument. From a script, an agent's
+shell or JSON Lines on stdin it counts as an agent's: its wording is judged
+as anyone's, and a preference, constraint or decision waits in Pending
+confirmation until the person runs memctl confirm <id> (the way a person's
+own script asserts it: memctl pending lists what waits). Secrets (API keys, tokens, private keys, passwords,
 card and id numbers) are replaced by [REDACTED:<kind>] before the queue
 file is written, or the candidate is refused with add.secrets = "refuse"
 (docs/GOVERNANCE.md); queue files are private to the user (0600).`,
@@ -131,9 +134,7 @@ func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
 		if opts.HasConf {
 			c.Confidence = &opts.Confidence
 		}
-		if f.IO.InTTY && mdmem.PersonSource(c.Source) {
-			c.Seen = mdmem.SeenTyped // a person at a terminal typed it
-		}
+		unseen := witness(c, f.IO.InTTY) // a person at a terminal typed it
 		if opts.Expires != "" {
 			t, err := mdmem.ParseExpires(opts.Expires, now)
 			if err != nil {
@@ -157,13 +158,21 @@ func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
 		if err != nil {
 			return err
 		}
+		noteUnseen(f, unseen)
 		return printQueued(f, opts, ids, 0)
 	}
 	cands, bad, err := readCandidates(f, maxBytes, s.Config.Add.Redactor(), check)
 	if err != nil {
 		return err
 	}
+	unseen := 0
+	for _, c := range cands {
+		unseen += witness(c, false) // JSON Lines on stdin: no one typed them here
+	}
 	ids, err := mdmem.Enqueue(ctx, s.Dir, cands, now)
+	if err == nil {
+		noteUnseen(f, unseen)
+	}
 	if perr := printQueued(f, opts, ids, bad); perr != nil && err == nil {
 		err = perr
 	}
@@ -227,6 +236,34 @@ func eachCandidate(f *Factory, maxBytes int, r mdmem.Redactor, check, fn func(*m
 		return fn(c)
 	})
 	return bad, err
+}
+
+// witness marks c as the person's words (Seen) when memctl runs at a
+// terminal (person) and c names the person as its source. It returns 1
+// for a core candidate whose person label memctl did not witness
+// (mdmem.ClaimsPerson), which waits in Pending confirmation, else 0.
+func witness(c *mdmem.Candidate, person bool) int {
+	if !mdmem.PersonSource(c.Source) {
+		return 0
+	}
+	if person {
+		c.Seen = mdmem.SeenTyped
+		return 0
+	}
+	if cat, _ := mdmem.CategoryByName(c.Category); cat.Core {
+		return 1
+	}
+	return 0
+}
+
+// noteUnseen says that n core candidates labelled as the person's will
+// wait for a person, and how the person confirms them.
+func noteUnseen(f *Factory, n int) {
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(f.IO.ErrOut, "memctl: note: not run at a terminal, so the person's label on %d core %s counts as an agent's: %s in Pending confirmation until the person runs memctl confirm <id> (memctl pending lists them)\n",
+		n, pluralize(n, "candidate", "candidates"), pluralize(n, "it waits", "they wait"))
 }
 
 func pluralize(n int, one, many string) string {

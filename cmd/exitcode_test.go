@@ -69,7 +69,7 @@ func TestExitRule(t *testing.T) {
 		{"lint clean", env, ctx, []string{"lint"}, ExitOK},
 		{"bad flag value", env, ctx, []string{"inject", "--budget", "abc"}, ExitUsage},
 		{"unknown command", env, ctx, []string{"nosuch"}, ExitUsage},
-		{"model down", llmEnv, ctx, []string{"add", "The order service uses Memcached now", "-c", "decision", "--source", "user_explicit"}, ExitOK},
+		{"model down", llmEnv, ctx, []string{"add", "The order service uses Memcached now", "-c", "fact"}, ExitOK},
 		{"consolidate, model down", llmEnv, ctx, []string{"consolidate"}, ExitNoModel},
 		{"interrupted", env, cancelled, []string{"consolidate", "--no-llm"}, ExitCancelled},
 	}

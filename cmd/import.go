@@ -46,10 +46,13 @@ is imported, unless --skip-invalid is given. The input is validated first,
 then streamed into the memory under the lock (it is never held in memory
 whole).
 
-The source of a line without one is "agent". Secrets are redacted (or
+The source of a line without one is "agent". A person's label
+("user_explicit") counts as the person's only when import runs at a
+terminal with the file as its argument; read from stdin, a script or an
+agent's shell, the line counts as an agent's. Secrets are redacted (or
 the line refused) as by add; entries that read like instructions to a
 model, and agents' preferences and constraints (consolidate.hold_agent_core),
-go to Pending confirmation instead of their section.
+go to Pending confirmation instead of their section, for memctl confirm.
 
 A line whose text (case, width and white space aside) an entry of the same
 category already holds is skipped and reported, so running the same import
@@ -111,7 +114,15 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 	if err != nil {
 		return err
 	}
-	bad, err := eachCandidate(f, s.Config.Add.MaxContentBytes, s.Config.Add.Redactor(), check, func(c *mdmem.Candidate) error { return enc.Encode(c) })
+	// A person who ran import at a terminal with a file vouches for its
+	// person labels; from stdin, a script or an agent's shell, they count
+	// as an agent's.
+	atTerminal := f.IO.InTTY && opts.File != "" && opts.File != "-"
+	unseen := 0
+	bad, err := eachCandidate(f, s.Config.Add.MaxContentBytes, s.Config.Add.Redactor(), check, func(c *mdmem.Candidate) error {
+		unseen += witness(c, atTerminal)
+		return enc.Encode(c)
+	})
 	if err != nil {
 		return err
 	}
@@ -142,6 +153,7 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 		return err
 	}
 	printHandEdits(f, res.HandEdit)
+	noteUnseen(f, unseen)
 	if n := len(res.Skipped); n > 0 {
 		var ids []string
 		for _, sk := range res.Skipped {

@@ -22,6 +22,7 @@ func mcpSession(t *testing.T, opts *mcpOptions) (*mcp.ClientSession, string) {
 		{"add", "Example code uses Python 3.11", "--category", "preference", "--source", "user_explicit"},
 		{"add", "The report cache is warmed at 06:00", "--category", "fact", "--topic", "ops"},
 		{"consolidate", "--no-llm"},
+		{"confirm", "pref-001"}, // labelled as the person's without a terminal: the person confirms it
 	}, nil)
 }
 

@@ -374,8 +374,3 @@ func describeError(err error, ctx context.Context) (code int, msg string, hints 
 	}
 	return ExitFailure, err.Error(), hints
 }
-
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}

@@ -2,6 +2,7 @@ package consolidate
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"unicode"
 
@@ -67,22 +68,50 @@ func stem(w string) string {
 }
 
 // unsupported says why the person's typed turns do not back content ("" when
-// they do): the turns cited (or, when the model cited none of the person's,
-// any the person typed in this part) must hold most of its words, every
-// number in it, and a negation when it states one.
+// they do): the turns cited (together) or, when the model cited none of the
+// person's, one turn the person typed in this part must hold most of its
+// words, every number in it, and a negation when it states one; and the
+// sentence of theirs that holds most of its words may not state a negation
+// it drops ("Never include the token in commit messages" does not back
+// "Always include the token in every commit message"). Words are not
+// gathered from several uncited turns: a page could be assembled from them.
 func (ti *turnIndex) unsupported(content string, cited []int) string {
-	var text string
+	var pooled string
 	for _, n := range cited {
-		text += ti.person[n]
+		pooled += ti.person[n]
 	}
-	if text == "" {
-		for _, t := range ti.person {
-			text += t
+	texts := []string{pooled}
+	if pooled == "" {
+		texts = texts[:0]
+		var ns []int
+		for n := range ti.person {
+			ns = append(ns, n)
+		}
+		sort.Ints(ns)
+		for _, n := range ns {
+			texts = append(texts, ti.person[n])
 		}
 	}
-	if strings.TrimSpace(text) == "" {
-		return "no turn the person typed says it"
+	best, bestFound := "no turn the person typed says it", -1
+	for _, text := range texts {
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		why, found := supportedBy(content, text)
+		if why == "" {
+			return ""
+		}
+		if found > bestFound {
+			best, bestFound = why, found
+		}
 	}
+	return best
+}
+
+// supportedBy is unsupported for one text of the person's: why it does
+// not back content ("" when it does), and how many of content's words it
+// holds.
+func supportedBy(content, text string) (string, int) {
 	have := map[string]bool{}
 	neg := false
 	for _, w := range supportWords(text) {
@@ -93,26 +122,58 @@ func (ti *turnIndex) unsupported(content string, cited []int) string {
 		neg = true
 	}
 	var words, found int
+	var stems []string
+	stated := false
 	for _, w := range supportWords(foldText(content)) {
 		switch {
 		case negations[w]:
+			stated = true
 			if !neg {
-				return "it states a negation the person did not"
+				return "it states a negation the person did not", found
 			}
 		case strings.IndexFunc(w, unicode.IsDigit) >= 0:
 			if !have[stem(w)] {
-				return "a number in it is not in the person's words"
+				return "a number in it is not in the person's words", found
 			}
 		case supportStopwords[w]:
 			continue
 		}
 		words++
+		stems = append(stems, stem(w))
 		if have[stem(w)] {
 			found++
 		}
 	}
 	if words == 0 || float64(found) < minPersonSupport*float64(words) {
-		return fmt.Sprintf("the person's typed turns hold %d of its %d words", found, words)
+		return fmt.Sprintf("the person's typed turns hold %d of its %d words", found, words), found
 	}
-	return ""
+	if !stated && negatedSentence(text, stems) {
+		return "it drops the negation of the person's sentence", found
+	}
+	return "", found
+}
+
+// negatedSentence reports whether the sentence of text that holds most of
+// stems states a negation.
+func negatedSentence(text string, stems []string) bool {
+	best, neg := 0, false
+	for _, sent := range strings.FieldsFunc(text, func(r rune) bool { return strings.ContainsRune(".!?;\n", r) }) {
+		have := map[string]bool{}
+		n := false
+		for _, w := range supportWords(sent) {
+			have[stem(w)] = true
+			n = n || negations[w]
+		}
+		n = n || strings.Contains(sent, "n't")
+		hits := 0
+		for _, s := range stems {
+			if have[s] {
+				hits++
+			}
+		}
+		if hits > best {
+			best, neg = hits, n
+		}
+	}
+	return neg
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -154,7 +155,7 @@ func clearPending(e *mdmem.Entry) *mdmem.Entry {
 	for _, n := range e.Notes {
 		l := strings.ToLower(n)
 		if l == pendingNote || strings.HasPrefix(l, "conflicts with") || strings.HasPrefix(l, "may update") || strings.HasPrefix(l, "reads like") ||
-			strings.HasPrefix(l, "restates archived") || strings.HasPrefix(l, "contains invisible") || strings.HasPrefix(l, "agent-sourced") ||
+			strings.HasPrefix(l, "restates archived") || strings.HasPrefix(l, "contains invisible") || strings.HasPrefix(l, "agent-sourced") || l == strings.ToLower(mdmem.UnseenPersonNote) ||
 			strings.HasPrefix(l, strings.ToLower(noDecisionNote)) {
 			continue
 		}
@@ -171,6 +172,9 @@ func Confirm(ctx context.Context, s *mdmem.Store, id, text string, keepOther boo
 	return resolve(ctx, s, id, func(m *mdmem.Memory, e *mdmem.Entry, ed *mdmem.Editor, r *Resolution) (string, error) {
 		r.Action = "confirmed"
 		ne := clearPending(e)
+		if slices.Contains(e.Notes, mdmem.UnseenPersonNote) {
+			ne.Source = "user_explicit" // the person vouches for the label now
+		}
 		if text != "" {
 			if err := mdmem.ValidText("text", text, s.Config.Add.MaxContentBytes); err != nil {
 				return "", err

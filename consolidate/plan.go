@@ -910,7 +910,11 @@ func (p *planner) waitsForPerson(t *candTurn) bool {
 		if upd != nil {
 			see = []string{upd.current().ID}
 		}
-		if p.pending(c, ce, OpPending, mdmem.AgentCoreNote, see, "rule") && why != "" {
+		note := mdmem.AgentCoreNote
+		if mdmem.ClaimsPerson(c) {
+			note = mdmem.UnseenPersonNote
+		}
+		if p.pending(c, ce, OpPending, note, see, "rule") && why != "" {
 			ce.Notes = append(ce.Notes, why)
 		}
 		return true

@@ -53,6 +53,39 @@ func Authority(e *Entry) int {
 	return 1
 }
 
+// UnseenPersonNote is the reason a core entry labelled as the person's
+// words waits in Pending confirmation when memctl did not see the person
+// state it (ClaimsPerson).
+const UnseenPersonNote = "labelled as the person's words, but memctl did not see the person give them: an agent's until the person confirms it"
+
+// ClaimsPerson reports whether c names the person as its source (a person
+// source, PersonSource) without memctl having seen the person state it:
+// add --source user_explicit from a script or an agent's shell, a line of
+// an import not run at a terminal, a queue file written by hand. Such a
+// label is one an agent can write: it gives no authority.
+func ClaimsPerson(c *Candidate) bool { return PersonSource(c.Source) && c.Seen != SeenTyped }
+
+// WitnessedSource is the source an entry made from c carries: c's own, or
+// DefaultSource (an agent's) when c only claims the person (ClaimsPerson).
+// Authority comes from where memctl saw the words, never from the label.
+func WitnessedSource(c *Candidate) string {
+	if ClaimsPerson(c) {
+		return DefaultSource
+	}
+	return c.Source
+}
+
+// HoldReason is PendingReason for an entry made from c: a core entry
+// whose person label memctl did not witness (ClaimsPerson) waits with
+// UnseenPersonNote, which says why, rather than AgentCoreNote.
+func HoldReason(c *Candidate, e *Entry, holdAgentCore bool) string {
+	why := PendingReason(e, holdAgentCore)
+	if why == AgentCoreNote && ClaimsPerson(c) {
+		return UnseenPersonNote
+	}
+	return why
+}
+
 // PersonSeen reports whether memctl saw the person state c: a person
 // source that memctl itself witnessed (Seen is SeenTyped), not a label an
 // agent wrote.

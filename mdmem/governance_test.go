@@ -92,3 +92,34 @@ func TestQueuePrivate(t *testing.T) {
 		}
 	}
 }
+
+func TestAPersonLabelCountsOnlyWhereMemctlSawThePerson(t *testing.T) {
+	tests := []struct {
+		name, category, source, seen string
+		wantSource                   string
+		wantWhy                      string
+	}{
+		{"typed at a terminal: the person's", "preference", "user_explicit", SeenTyped, "user_explicit", ""},
+		{"a label from a script: an agent's, held", "preference", "user_explicit", "", "agent", UnseenPersonNote},
+		{"user, conversation: the same", "constraint", "conversation", "", "agent", UnseenPersonNote},
+		{"a label on a fact: an agent's, not held", "fact", "user_explicit", "", "agent", ""},
+		{"an agent's own core entry: the agent note", "decision", "agent", "", "agent", AgentCoreNote},
+		{"a code review: kept, not held", "decision", "code review", "", "code review", ""},
+		{"seen does not lift an agent's source", "preference", "tool", SeenTyped, "tool", AgentCoreNote},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &Candidate{Content: "Prefers tabs in Go code", Category: tt.category, Source: tt.source, Seen: tt.seen}
+			e := c.Entry("x-001")
+			if e.Source != tt.wantSource {
+				t.Errorf("source %q, want %q", e.Source, tt.wantSource)
+			}
+			if why := HoldReason(c, e, true); why != tt.wantWhy {
+				t.Errorf("HoldReason %q, want %q", why, tt.wantWhy)
+			}
+			if Authority(e) == 2 && ClaimsPerson(c) {
+				t.Errorf("an unwitnessed label kept the person's authority")
+			}
+		})
+	}
+}

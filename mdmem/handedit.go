@@ -251,6 +251,9 @@ func gitPathOK(name string) bool {
 // fills rep. Its message asks for the follow-up (TrailerRestore,
 // TrailerDuplicate) that finishHandEdit makes.
 func (s *Store) commitPersonEdits(ctx context.Context, changed []string, rep *HandEdit) error {
+	if err := s.refuseNewSecrets(ctx, changed); err != nil {
+		return err
+	}
 	var ids []string
 	removedFrom := map[string]string{} // id → file it was deleted from
 	added := false
@@ -369,6 +372,31 @@ func (s *Store) commitPersonEdits(ctx context.Context, changed []string, rep *Ha
 	}
 	rep.Commit, err = tx.commitText(ctx, text)
 	return err
+}
+
+// refuseNewSecrets returns a HandEditSecretError when a changed file
+// holds a secret its committed version does not: before anything is
+// committed, so the secret never enters git history.
+func (s *Store) refuseNewSecrets(ctx context.Context, changed []string) error {
+	var found []SecretLine
+	for _, p := range changed {
+		old, _, err := s.Repo.ReadHead(ctx, p)
+		if err != nil {
+			return err
+		}
+		cur, err := ReadMemoryFile(s.Dir, p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		found = append(found, NewSecretLines(p, old, cur)...)
+	}
+	if len(found) > 0 {
+		return &HandEditSecretError{Lines: found}
+	}
+	return nil
 }
 
 // duplicateIDs returns the ids that more than one entry of m has, sorted.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -471,5 +472,33 @@ func TestInitCommitsOnlyItsOwnFiles(t *testing.T) {
 	}
 	if want := []string{"topics/db.md"}; !reflect.DeepEqual(res.Uncommitted, want) {
 		t.Errorf("Uncommitted = %q, want %q", res.Uncommitted, want)
+	}
+}
+
+func TestOnlyASecretTheEditWritesIsNew(t *testing.T) {
+	const key = "ghp_R8kQ2vXm9LpT4sWz7NcB1yHd6JfG3aE5uK0o"
+	old := "# Core profile\n- [pref-001] Tabs (user)\n- [cons-001] Deploy with " + key + " (user)\n"
+	tests := []struct {
+		name string
+		cur  string
+		want []SecretLine
+	}{
+		{"no secret", old[:strings.Index(old, "- [cons")] + "- [pref-002] Spaces (user)\n", nil},
+		{"a committed secret, moved: not new", "# Core profile\n- [cons-001] Deploy with " + key + " (user)\n- [pref-001] Tabs (user)\n", nil},
+		{"a secret written: its line and kind", old + "- [fact-001] The token is " + key + "\n", []SecretLine{{"MEMORY.md", 4, "github-token"}}},
+		{"the committed line changed around the secret: new", strings.Replace(old, "Deploy with", "Deploys use", 1), []SecretLine{{"MEMORY.md", 3, "github-token"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := NewSecretLines("MEMORY.md", []byte(old), []byte(tt.cur))
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+			for _, l := range got {
+				if e := (&HandEditSecretError{Lines: got}); strings.Contains(e.Error()+e.Hint(), key) {
+					t.Errorf("the error repeats the secret at %v", l)
+				}
+			}
+		})
 	}
 }

@@ -194,7 +194,7 @@ func (r *importRun) place(c *Candidate) error {
 	}
 	e := c.Entry(id)
 	t := TargetFor(e, c.Topic)
-	if why := PendingReason(e, r.s.Config.Consolidate.HoldAgentCore); why != "" {
+	if why := HoldReason(c, e, r.s.Config.Consolidate.HoldAgentCore); why != "" {
 		e.Notes = append(e.Notes, PendingNote, why)
 		t = Target{Place: PlacePending}
 		r.payloads.add(e)

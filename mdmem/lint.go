@@ -55,6 +55,7 @@ func (m *Memory) Lint() []Problem {
 	ps = append(ps, m.lintHeadings()...)
 	ps = append(ps, m.lintIndex()...)
 	ps = append(ps, m.lintGovernance()...)
+	ps = append(ps, m.lintOldScopes()...)
 	sort.SliceStable(ps, func(i, j int) bool {
 		if ps[i].File != ps[j].File {
 			return ps[i].File == MainFile || ps[j].File != MainFile && ps[i].File < ps[j].File

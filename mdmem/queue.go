@@ -218,9 +218,11 @@ func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
 	return nil
 }
 
-// Entry converts the candidate to an entry with the given id.
+// Entry converts the candidate to an entry with the given id. Its source
+// is WitnessedSource: a person's label memctl did not see the person give
+// becomes the agent's.
 func (c *Candidate) Entry(id string) *Entry {
-	e := &Entry{ID: id, Category: c.Category, Content: OneLine(c.Content), Source: c.Source,
+	e := &Entry{ID: id, Category: c.Category, Content: OneLine(c.Content), Source: WitnessedSource(c),
 		Created: c.CreatedAt, Updated: c.UpdatedAt, Expires: c.ExpiresAt, Scope: c.Scope, Refs: c.Refs, Tags: c.Tags}
 	if c.Confidence != nil {
 		e.Confidence, e.HasConf = *c.Confidence, true

@@ -1,10 +1,7 @@
 package mdmem
 
 import (
-	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"fmt"
 	"strings"
 
 	"github.com/memctl/memctl/mdmem/redact"
@@ -18,30 +15,51 @@ type SecretLine struct {
 	Kind string `json:"kind"`
 }
 
-// SecretLines scans the memory files (paths relative to dir, as a hand
-// edit lists them) for secrets, one finding per line and kind. A file
-// gone since is skipped.
-func SecretLines(dir string, files []string) ([]SecretLine, error) {
+// NewSecretLines returns the lines of cur (the file rel as a person left
+// it) that hold what the secret detectors find and that old (the file as
+// committed) does not hold as they are: one finding per line and kind.
+// A secret committed before, and a line only moved, are not new.
+func NewSecretLines(rel string, old, cur []byte) []SecretLine {
+	had := map[string]bool{}
+	for _, line := range strings.Split(string(old), "\n") {
+		had[line] = true
+	}
 	var out []SecretLine
-	for _, rel := range files {
-		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
-		if errors.Is(err, fs.ErrNotExist) {
+	for i, line := range strings.Split(string(cur), "\n") {
+		if had[line] {
 			continue
 		}
-		if err != nil {
-			return out, err
-		}
-		for i, line := range strings.Split(string(b), "\n") {
-			seen := map[string]bool{}
-			for _, f := range redact.Scan(line) {
-				if !seen[f.Kind] {
-					seen[f.Kind] = true
-					out = append(out, SecretLine{File: rel, Line: i + 1, Kind: f.Kind})
-				}
-			}
+		for _, kind := range SecretKinds(line) {
+			out = append(out, SecretLine{File: rel, Line: i + 1, Kind: kind})
 		}
 	}
-	return out, nil
+	return out
+}
+
+// HandEditSecretError refuses to commit a hand edit that writes a secret
+// into the memory files: git history would keep it. Nothing is committed,
+// the edits stay in the files, uncommitted, for the person to fix.
+type HandEditSecretError struct {
+	Lines []SecretLine // where, and the kind; never the secret
+}
+
+// Error names every line and kind.
+func (e *HandEditSecretError) Error() string {
+	var at []string
+	for _, l := range e.Lines {
+		at = append(at, fmt.Sprintf("%s:%d (%s)", l.File, l.Line, l.Kind))
+	}
+	return fmt.Sprintf("your uncommitted edit of the memory files holds a secret at %s; memctl committed none of your edits and wrote nothing (git history would keep the secret)",
+		strings.Join(at, ", "))
+}
+
+// Hint says how to go on.
+func (e *HandEditSecretError) Hint() string {
+	kind, file := "<kind>", "<file>"
+	if len(e.Lines) > 0 {
+		kind, file = e.Lines[0].Kind, e.Lines[0].File
+	}
+	return fmt.Sprintf("edit the secret out of that line (or write [REDACTED:%s] in its place) and run the command again; if it is not a secret, commit the file yourself first (git commit %s)", kind, file)
 }
 
 // SecretKinds names the kinds of secret the detectors find in s, each

@@ -69,20 +69,25 @@ func lowerASCII(s string) string {
 	return s
 }
 
-// bigrams is the set of byte pairs of a text: a keyword whose first or
-// last pair is missing cannot occur in it, which rules most keywords out
-// without a substring search.
-type bigrams [1024]uint64
+// bigrams is a Bloom filter of the byte pairs of a text (1,024 bits, one
+// hash): a keyword whose first or last pair is missing cannot occur in
+// it, which rules most keywords out without a substring search. It is
+// small, so that filling a fresh one for every entry inject renders
+// costs little; a pair it wrongly holds only costs the search.
+type bigrams [16]uint64
+
+// pairBit is the filter's bit for the pair a, b.
+func pairBit(a, b byte) uint32 { return (uint32(a)<<8 | uint32(b)) * 2654435761 >> 22 }
 
 func (b *bigrams) fill(s string) {
 	for i := 0; i+1 < len(s); i++ {
-		k := uint16(s[i])<<8 | uint16(s[i+1])
+		k := pairBit(s[i], s[i+1])
 		b[k>>6] |= 1 << (k & 63)
 	}
 }
 
 func (b *bigrams) pair(s string) bool {
-	k := uint16(s[0])<<8 | uint16(s[1])
+	k := pairBit(s[0], s[1])
 	return b[k>>6]&(1<<(k&63)) != 0
 }
 
@@ -130,6 +135,29 @@ func digitRun(s string) int {
 	return best
 }
 
+// runs returns the longest run of token bytes in s (isTokenByte) and the
+// longest run of hex digits: the shape rules check before their
+// expression runs (rule.minRun, rule.minHex).
+func runs(s string) (run, hex int) {
+	r, h := 0, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if isTokenByte(c) {
+			r++
+			run = max(run, r)
+		} else {
+			r = 0
+		}
+		if c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' {
+			h++
+			hex = max(hex, h)
+		} else {
+			h = 0
+		}
+	}
+	return run, hex
+}
+
 // splitToken reports whether text has two runs of at least minSplitRun
 // token bytes with one space between them: only then can joinSpaces find
 // a token the plain reading did not.
@@ -171,7 +199,7 @@ func (sc Scanner) Scan(text string) []Finding {
 
 func (sc Scanner) scanOne(n *normText, joined bool, found []Finding) []Finding {
 	lower := lowerASCII(n.s)
-	digits := -1
+	digits, run, hex := -1, -1, 0
 	var bg bigrams
 	filled := false
 	for _, r := range rules {
@@ -194,7 +222,15 @@ func (sc Scanner) scanOne(n *normText, joined bool, found []Finding) []Finding {
 				continue
 			}
 		}
-		if r.hint != nil && !r.hint(n.s) {
+		if r.minRun > 0 || r.minHex > 0 {
+			if run < 0 {
+				run, hex = runs(n.s)
+			}
+			if run < r.minRun || hex < r.minHex {
+				continue
+			}
+		}
+		if r.hint != nil && !r.hint(n.s, lower) {
 			continue
 		}
 		re := r.regexp()

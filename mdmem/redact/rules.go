@@ -20,9 +20,14 @@ type rule struct {
 	group     int  // the submatch that is the secret; 0 for the whole match
 	join      bool // also run over the text with wrapped lines joined
 	pii       bool // email or phone: only when the PII policy asks
-	// hint, when set, is a cheap test the text must pass before the
-	// expression runs.
-	hint func(s string) bool
+	// minRun and minHex are the shape every match needs: a run of at
+	// least minRun token bytes (letters, digits, "_-+/=."), of at least
+	// minHex hex digits. A text without one is not searched (inject
+	// scans every entry it renders: most hold neither).
+	minRun, minHex int
+	// hint, when set, is a cheap test the text (s, and lower, its
+	// lower-case copy) must pass before the expression runs.
+	hint func(s, lower string) bool
 	// ok vets a match: m holds the submatches, lower the lower-cased
 	// text, at the match's [start, end) in it.
 	ok func(m []string, lower string, start, end int) bool
@@ -49,10 +54,48 @@ func near(lower string, start, end, window int, words ...string) bool {
 	return false
 }
 
+// hasAt: credentials in a URL stand before an "@".
+func hasAt(s, _ string) bool { return strings.IndexByte(s, '@') >= 0 }
+
+// dashP: a password on a MySQL command line follows "-p".
+func dashP(s, _ string) bool { return strings.Contains(s, "-p") }
+
+// assigned returns a hint that passes a text where one of words (lower
+// case) is followed, after the rest of its identifier and an optional
+// quote and spaces, by ":" or "=": where an assignment's expression can
+// match ("auth_token: …", "api_key=…", "password:").
+func assigned(words ...string) func(s, lower string) bool {
+	return func(_, lower string) bool {
+		for _, w := range words {
+			for i := strings.Index(lower, w); i >= 0; {
+				j := i + len(w)
+				for j < len(lower) && (lower[j] >= 'a' && lower[j] <= 'z' || lower[j] >= '0' && lower[j] <= '9' || lower[j] == '_' || lower[j] == '-') {
+					j++
+				}
+				if j < len(lower) && (lower[j] == '"' || lower[j] == '\'') {
+					j++
+				}
+				for j < len(lower) && (lower[j] == ' ' || lower[j] == '\t' || lower[j] == '\n' || lower[j] == '\r') {
+					j++
+				}
+				if j < len(lower) && (lower[j] == ':' || lower[j] == '=') {
+					return true
+				}
+				k := strings.Index(lower[i+1:], w)
+				if k < 0 {
+					break
+				}
+				i += 1 + k
+			}
+		}
+		return false
+	}
+}
+
 // tok builds a rule for a provider token with a fixed prefix: the match
 // must look generated (entropy, more than one character class).
 func tok(kind, pattern string, minEntropy float64, keywords ...string) *rule {
-	return &rule{kind: kind, keywords: keywords, pattern: pattern, group: 1, join: true,
+	return &rule{kind: kind, keywords: keywords, pattern: pattern, group: 1, join: true, minRun: 16,
 		ok: func(m []string, _ string, _, _ int) bool { return machineSecret(m[1], 16, minEntropy) }}
 }
 
@@ -119,7 +162,7 @@ var rules = []*rule{
 	tok("stripe-key", b+`((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})`+e, 3.2, "sk_live", "sk_test", "rk_live", "rk_test"),
 	tok("stripe-webhook-secret", b+`(whsec_[A-Za-z0-9+/]{24,})`, 3.2, "whsec_"),
 	tok("twilio-key", b+`(SK[0-9a-fA-F]{32})`+e, 3.0, "sk"),
-	{kind: "twilio-key", keywords: []string{"twilio"}, pattern: `(?i)twilio[^\n]{0,60}?(?:^|[^0-9a-f])([0-9a-f]{32})(?:[^0-9a-f]|$)`, group: 1},
+	{kind: "twilio-key", keywords: []string{"twilio"}, minHex: 32, pattern: `(?i)twilio[^\n]{0,60}?(?:^|[^0-9a-f])([0-9a-f]{32})(?:[^0-9a-f]|$)`, group: 1},
 	tok("sendgrid-key", b+`(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})`+e, 3.5, "sg."),
 	tok("npm-token", b+`(npm_[A-Za-z0-9]{36})`+e, 3.5, "npm_"),
 	{kind: "npm-token", keywords: []string{"_authtoken"}, pattern: `_authToken\s*=\s*([^\s"']{8,})`, group: 1,
@@ -138,13 +181,13 @@ var rules = []*rule{
 	tok("perplexity-key", b+`(pplx-[A-Za-z0-9]{40,48})`+e, 3.5, "pplx-"),
 	tok("xai-key", b+`(xai-[A-Za-z0-9]{60,80})`+e, 3.5, "xai-"),
 	tok("notion-token", b+`(ntn_[A-Za-z0-9]{40,50})`+e, 3.5, "ntn_"),
-	{kind: "jwt", keywords: []string{"eyj"}, join: true, group: 1,
+	{kind: "jwt", keywords: []string{"eyj"}, join: true, group: 1, minRun: 20,
 		pattern: b + `(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*)`,
 		ok:      func(m []string, _ string, _, _ int) bool { return jwtHeader(m[1][:strings.IndexByte(m[1], '.')]) }},
-	{kind: "url-credentials", keywords: []string{"://"}, join: true, group: 2,
+	{kind: "url-credentials", keywords: []string{"://"}, join: true, group: 2, hint: hasAt,
 		pattern: `\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://([^\s:/?#@"'<>]*):([^\s/?#@"'<>]+)@[A-Za-z0-9.\-\[]`,
 		ok:      func(m []string, _ string, _, _ int) bool { return !placeholder(m[2]) }},
-	{kind: "password", keywords: []string{"pass", "pwd"}, group: 3,
+	{kind: "password", keywords: []string{"pass", "pwd"}, group: 3, hint: assigned("pass", "pwd"),
 		pattern: `(?i)(?:^|[^a-z0-9])(?:[a-z0-9_.\-]*?)(password|passwd|passphrase|passcode|pwd)["']?\s*(:=|=>|=|:)\s*("[^"\n]+"|'[^'\n]+'|[^\s,;"'` + "`" + `]+)`,
 		ok: func(m []string, _ string, _, _ int) bool {
 			q := len(m[3]) > 0 && (m[3][0] == '"' || m[3][0] == '\'')
@@ -163,7 +206,7 @@ var rules = []*rule{
 	{kind: "password", keywords: []string{"sshpass"}, group: 1,
 		pattern: `(?i)\bsshpass\s+-p\s*("[^"\n]+"|'[^'\n]+'|[^\s]+)`,
 		ok:      func(m []string, _ string, _, _ int) bool { return !placeholder(trimValue(m[1])) }},
-	{kind: "password", keywords: []string{"mysql", "mariadb", "mysqldump", "mysqladmin"}, group: 1,
+	{kind: "password", keywords: []string{"mysql", "mariadb", "mysqldump", "mysqladmin"}, group: 1, hint: dashP,
 		pattern: `(?i)\b(?:mysql|mariadb|mysqldump|mysqladmin)\b[^\n|;&]*?\s-p("[^"\n]+"|'[^'\n]+'|[^\s"']+)`,
 		ok:      func(m []string, _ string, _, _ int) bool { return humanSecret(m[1], true) }},
 	// "the admin pass is …", "Das Passwort lautet …", "le mot de passe est
@@ -176,13 +219,13 @@ var rules = []*rule{
 		}},
 	// a long hex string named a secret: webhook and signing secrets, HMAC
 	// keys, hex API tokens (never a commit or a checksum, which are named so)
-	{kind: "hex-secret", keywords: []string{"secret", "webhook", "signing", "hmac", "token", "api key", "apikey", "api_key", "password"}, group: 1,
+	{kind: "hex-secret", keywords: []string{"secret", "webhook", "signing", "hmac", "token", "api key", "apikey", "api_key", "password"}, group: 1, minHex: 32,
 		pattern: `(?:^|[^0-9A-Fa-f])([0-9a-fA-F]{32,128})(?:[^0-9A-Za-z]|$)`,
 		ok: func(m []string, lower string, s, en int) bool {
 			return entropy(m[1]) >= 3.0 && near(lower, s, en, 40, "secret", "webhook", "signing", "hmac", "token", "api key", "apikey", "api_key", "password") &&
 				!near(lower, s, en, 60, "sha", "commit", "hash", "digest", "checksum", "md5", "revision", "rev ", "uuid", "etag")
 		}},
-	{kind: "secret-assignment", keywords: []string{"secret", "token", "key", "credential", "auth"}, group: 2,
+	{kind: "secret-assignment", keywords: []string{"secret", "token", "key", "credential", "auth"}, group: 2, hint: assigned("secret", "token", "key", "credential"),
 		pattern: `(?i)(?:^|[^a-z0-9])[a-z0-9_.\-]*?(secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key|client[_\-]?secret|auth[_\-]?token|credentials?)["']?\s*(?::=|=>|=|:)\s*("[^"\n]+"|'[^'\n]+'|[^\s,;"'` + "`" + `]+)`,
 		ok:      func(m []string, _ string, _, _ int) bool { return machineSecret(m[2], 12, 3.0) }},
 	{kind: "basic-auth", keywords: []string{"basic"}, group: 1, join: true,
@@ -191,7 +234,7 @@ var rules = []*rule{
 	{kind: "bearer-token", keywords: []string{"bearer"}, group: 1, join: true,
 		pattern: `(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{16,}=*)`,
 		ok:      func(m []string, _ string, _, _ int) bool { return machineSecret(m[1], 16, 3.0) }},
-	{kind: "basic-auth", keywords: []string{"-u", "--user"}, group: 1,
+	{kind: "basic-auth", keywords: []string{"-u", "--user"}, group: 1, hint: func(_, lower string) bool { return strings.Contains(lower, "curl") },
 		pattern: `(?:\s|^)(?:-u|--user)\s+["']?([^\s:"']+:[^\s"']+)`,
 		ok: func(m []string, lower string, s, _ int) bool {
 			return !placeholder(m[1][strings.IndexByte(m[1], ':')+1:]) && strings.Contains(lower[max(0, s-200):s], "curl")
@@ -220,7 +263,7 @@ var rules = []*rule{
 			}
 			return true
 		}},
-	{kind: "iban", minDigits: 8, group: 1, hint: ibanHint,
+	{kind: "iban", minDigits: 8, group: 1, hint: func(s, _ string) bool { return ibanHint(s) },
 		pattern: `(?i)(?:^|[^A-Za-z0-9])([A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?)(?:[^A-Za-z0-9]|$)`,
 		ok: func(m []string, _ string, _, _ int) bool {
 			return ibanValid(strings.ReplaceAll(m[1], " ", ""))
