@@ -173,7 +173,7 @@ func warnAfterConsolidate(ctx context.Context, f *Factory, s *mdmem.Store, rep *
 		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: the model could not be used for %d batch(es): %s; their candidates stay queued\n",
 			rep.LLM.FailedBatches, rep.LLMError)
 	}
-	if mem, err := s.Load(ctx); err == nil {
+	if mem, err := mdmem.LoadMain(ctx, s.Dir); err == nil { // the core is in MEMORY.md
 		if w := coreFitWarning(f, s, mem); w != "" {
 			fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s\n", w)
 		}

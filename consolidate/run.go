@@ -270,6 +270,18 @@ func (r *runner) prepare(ctx context.Context) (done bool, err error) {
 		return false, err
 	}
 	r.rep.Queued = len(todo)
+	if len(todo) == 0 && r.idleNeedsCoreOnly() {
+		// An idle run (cron, most of the time) reads MEMORY.md alone: the
+		// core's size is all it checks. Topic files are not read.
+		main, err := mdmem.LoadMain(ctx, r.s.Dir)
+		if err != nil {
+			return false, err
+		}
+		if !CoreLimits(r.s.Config).over(MeasureCore(r.o.Measure, r.s.Config, main.Main, r.o.Now())) {
+			r.rep.NothingToDo = true
+			return true, nil
+		}
+	}
 	mem, err := r.s.Load(ctx)
 	if err != nil {
 		return false, err
@@ -285,6 +297,16 @@ func (r *runner) prepare(ctx context.Context) (done bool, err error) {
 	r.in.LoadUsage = r.loadUsage
 	r.in.Attempts, r.prevAttempts = readAttempts(r.s.Dir, todo, r.o.Log)
 	return false, nil
+}
+
+// idleNeedsCoreOnly reports whether a run with an empty queue has nothing
+// to do beyond checking the core's size: no embedding cache to refresh.
+func (r *runner) idleNeedsCoreOnly() bool {
+	if r.o.NoLLM || r.o.DryRun {
+		return true
+	}
+	emb, _ := embedder(r.s, r.o)
+	return emb == nil
 }
 
 // loadUsage reads the inject usage log the first time the planner asks

@@ -440,6 +440,34 @@ const handEditSearch = 200
 // made by the next run even when further commits came first. It is
 // idempotent: an entry back already is left alone.
 func (s *Store) finishHandEdit(ctx context.Context, rep *HandEdit) error {
+	// Decided by hash: when HEAD is the commit the last complete check
+	// ran on, nothing was committed since (no hand edit, no person's
+	// commit or pull), and the check, which reads the whole memory, has
+	// nothing to find.
+	head, err := s.Repo.HeadHash(ctx)
+	if err != nil {
+		return err
+	}
+	checked := s.abs(handEditCheckedPath)
+	if b, err := os.ReadFile(checked); err == nil && head != "" && strings.TrimSpace(string(b)) == head {
+		return nil
+	}
+	if err := s.finishHandEditCheck(ctx, rep); err != nil {
+		return err
+	}
+	if head, err = s.Repo.HeadHash(ctx); err == nil && head != "" && EnsureDir(s.Dir, CacheDir) == nil {
+		_ = WriteFileAtomic(ctx, checked, []byte(head+"\n"), PrivateFileMode) // a cache: best effort
+	}
+	return nil
+}
+
+// handEditCheckedPath holds the commit the hand-edit follow-up last
+// checked completely (finishHandEdit).
+const handEditCheckedPath = CacheDir + "/handedit-checked"
+
+// finishHandEditCheck is finishHandEdit's check: restores owed by recent
+// hand-edit commits, repeated ids renumbered, id marks raised.
+func (s *Store) finishHandEditCheck(ctx context.Context, rep *HandEdit) error {
 	cs, err := s.Repo.Log(ctx, nil, handEditSearch)
 	if err != nil || len(cs) == 0 {
 		return err

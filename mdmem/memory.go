@@ -59,6 +59,24 @@ func Load(ctx context.Context, dir string) (*Memory, error) {
 	return m, nil
 }
 
+// LoadMain reads and parses MEMORY.md only (the core, Pending, the topic
+// index, the archive), through a ReadView, for what needs no topic file:
+// an idle consolidate measures the core and stops.
+func LoadMain(ctx context.Context, dir string) (*Memory, error) {
+	v, err := OpenReadView(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
+	src, err := v.ReadFile(MainFile)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	m := &Memory{Dir: dir, Main: ParseDoc(MainFile, src), Topics: map[string]*Doc{}}
+	m.reindex()
+	return m, ctx.Err()
+}
+
 // ListTopicSlugs lists the slugs of dir/topics/*.md, sorted; a topics/
 // that is a symlink is refused.
 func ListTopicSlugs(dir string) ([]string, error) {

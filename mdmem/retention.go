@@ -3,6 +3,8 @@ package mdmem
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,17 +91,50 @@ type RetentionResult struct {
 	HandEdit *HandEdit `json:"hand_edit,omitempty"`
 }
 
+// retentionCheckedPath holds the commit and day retention last found
+// nothing due on (ApplyRetention).
+const retentionCheckedPath = CacheDir + "/retention-checked"
+
+// retentionStamp is "<HEAD> <day> <archive_days>" when the memory files
+// hold HEAD's content (no uncommitted edit), "" otherwise.
+func (s *Store) retentionStamp(ctx context.Context, now time.Time) string {
+	head, err := s.Repo.HeadHash(ctx)
+	if err != nil || head == "" {
+		return ""
+	}
+	paths, _, err := s.handEditPaths(ctx)
+	if err != nil {
+		return ""
+	}
+	if changed, err := s.Repo.Changed(ctx, paths, nil); err != nil || len(changed) > 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s %s %d", head, now.UTC().Format("2006-01-02"), s.Config.Consolidate.ArchiveDays)
+}
+
 // ApplyRetention archives the expired live entries (one commit, "expire")
 // and forgets the archived entries past consolidate.archive_days (one
 // commit, "retention", with tombstones), as of now. It takes the lock
 // (the caller must not hold it); with nothing due it writes nothing.
 func ApplyRetention(ctx context.Context, s *Store, now time.Time) (*RetentionResult, error) {
 	res := &RetentionResult{}
+	// What is due is a function of the files and the day: the same commit,
+	// no uncommitted edit and the same day as the last check that found
+	// nothing due means nothing is due (decided by hash, without reading
+	// the memory).
+	stamp := s.retentionStamp(ctx, now)
+	marker := s.abs(retentionCheckedPath)
+	if b, err := os.ReadFile(marker); err == nil && stamp != "" && strings.TrimSpace(string(b)) == stamp {
+		return res, nil
+	}
 	m, err := s.Load(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if len(RetentionDue(m, now, 0, s.Config.Consolidate.ArchiveDays)) == 0 {
+		if stamp != "" && EnsureDir(s.Dir, CacheDir) == nil {
+			_ = WriteFileAtomic(ctx, marker, []byte(stamp+"\n"), PrivateFileMode) // a cache: best effort
+		}
 		return res, nil // the usual case: no lock, no commit
 	}
 	unlock, err := s.Lock(ctx)
