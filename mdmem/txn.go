@@ -495,7 +495,13 @@ func (s *Store) planCheckout(ctx context.Context, j *txnJournal, target string) 
 	var steps []fileStep
 	var conflicts []string
 	for _, f := range j.Files {
+		// Untouched since the write was planned: the content it planned on,
+		// or the parent's (what git's index, not yet updated, gives back
+		// through git checkout or git stash).
 		want, pristine := f.New, []string{f.Planned()}
+		if f.Old != f.Planned() {
+			pristine = append(pristine, f.Old)
+		}
 		var wantData []byte
 		if target != "" {
 			hb, err := s.Repo.BlobAt(ctx, target, f.Path)
