@@ -52,6 +52,7 @@ func (r *Repo) gitCLI(ctx context.Context, timeout time.Duration, args ...string
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.WaitDelay = 5 * time.Second
+	dieWithParent(cmd)
 	err = cmd.Run()
 	if ctx.Err() == context.DeadlineExceeded {
 		err = fmt.Errorf("git %s: no answer within %s: %w", args[0], timeout, ErrRemote)
@@ -168,7 +169,20 @@ func (r *Repo) Fetch(ctx context.Context, remote, branch string) (string, error)
 	}
 	track := "refs/remotes/" + remote + "/" + branch
 	args = append(args, "--", remote, "+refs/heads/"+branch+":"+track)
-	if _, stderr, err := r.gitCLI(ctx, 5*RemoteTimeout, args...); err != nil {
+	for attempt := 1; ; attempt++ {
+		_, stderr, err := r.gitCLI(ctx, 5*RemoteTimeout, args...)
+		if err == nil {
+			break
+		}
+		// Another git process updating the same ref (a git fetch a
+		// killed memctl left running, the person's own): local, and
+		// over in a moment.
+		if local := bytes.Contains(stderr, []byte("cannot lock ref")) || bytes.Contains(stderr, []byte(".lock': File exists")); local && attempt < 5 && ctx.Err() == nil {
+			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
+			continue
+		} else if local {
+			return "", gitCmdErr("fetch "+remote, stderr, err)
+		}
 		return "", fmt.Errorf("%w: %w", gitCmdErr("fetch "+remote, stderr, err), ErrRemote)
 	}
 	h, ok, err := r.readRef(track)
