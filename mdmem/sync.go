@@ -85,12 +85,12 @@ func (e *SyncRefusedError) Error() string { return e.Reason }
 func (e *SyncRefusedError) Hint() string { return e.Fix }
 
 // Sync brings the memory and the remote branch to the same commit.
-func (s *Store) Sync(ctx context.Context, opts SyncOptions) (*SyncResult, error) {
+func (s *Store) Sync(ctx context.Context, opts SyncOptions) (res *SyncResult, err error) {
 	if p := s.Repo.Prefix(); p != "" {
 		return nil, &SyncRefusedError{Reason: fmt.Sprintf("the memory is the folder %s inside the repository %s; memctl syncs a memory that is a repository of its own", p, s.Repo.Root()),
 			Fix: "move the memory into a repository of its own (memctl init <dir>, memctl import), or sync the enclosing repository with git"}
 	}
-	resolved := ""
+	resolved, resolvedMerge := "", (*MergeResult)(nil)
 	if _, err := os.Stat(filepath.Join(s.Repo.GitDir(), "MERGE_HEAD")); err == nil {
 		// A person's own git pull stopped on conflicts: finish it first,
 		// with the same rules.
@@ -98,13 +98,26 @@ func (s *Store) Sync(ctx context.Context, opts SyncOptions) (*SyncResult, error)
 		if err != nil {
 			return nil, err
 		}
-		resolved = rr.Commit
+		resolved, resolvedMerge = rr.Commit, rr.Merge
 	}
+	// What the finished merge decided is part of what this sync reports
+	// (its conflicts make exit 7).
+	defer func() {
+		if resolvedMerge == nil || res == nil {
+			return
+		}
+		if res.Merge == nil {
+			res.Merge = resolvedMerge
+			return
+		}
+		res.Merge.Conflicts = append(resolvedMerge.Conflicts, res.Merge.Conflicts...)
+		res.Merge.Renamed = append(resolvedMerge.Renamed, res.Merge.Renamed...)
+	}()
 	branch, err := s.Repo.Branch()
 	if err != nil {
 		return nil, err
 	}
-	res := &SyncResult{Remote: opts.Remote, Branch: branch, Resolved: resolved}
+	res = &SyncResult{Remote: opts.Remote, Branch: branch, Resolved: resolved}
 	if res.Remote == "" {
 		if r, b, ok := s.Repo.Upstream(ctx); ok {
 			res.Remote, res.Branch = r, b

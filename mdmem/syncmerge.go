@@ -727,6 +727,14 @@ func (mg *replicaMerge) decide(dec map[string]*decision, id string, b *entryAt, 
 			dec[id] = &decision{} // deleted by hand on the other side, untouched here
 			return nil
 		}
+		// A deletion whose text is forgotten (an earlier merge dropped an
+		// entry that repeated a forgotten text) is a forget: an edit on
+		// the other side does not bring it back.
+		if all := mg.res.Files[TombstonesPath]; mg.forgotten != nil && len(all) > 0 && mg.forgotten(all, x.e.Content) {
+			mg.res.Dropped = append(mg.res.Dropped, id)
+			dec[id] = &decision{}
+			return nil
+		}
 		mg.res.Kept = append(mg.res.Kept, id)
 		dec[id] = keepAt(s, x)
 		return nil

@@ -175,3 +175,33 @@ func TestMergeFileMergesOneFileOrSaysItCannot(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeKeepsNoForgottenTextAgainstADeletion pins what the replica
+// simulation found (seed 457): an entry repeating a forgotten text, dropped
+// by an earlier merge, must not come back because the other side touched
+// it since (a duplicate merged into it changed its metadata).
+func TestMergeKeepsNoForgottenTextAgainstADeletion(t *testing.T) {
+	doc := func(lines ...string) []byte {
+		return []byte("# Core profile\n\n## Pending confirmation\n\n# Topic index\n\n# Archive\n" + strings.Join(lines, ""))
+	}
+	const gone = "- [fact-dfghhq] My passport is X123 (agent · 2026-11-01)\n"
+	base := map[string][]byte{MainFile: doc(gone)}
+	dropped := map[string][]byte{MainFile: doc(), TombstonesPath: []byte(`{"id":"fact-ggjcsw","date":"2026-11-02","hash":"h","key":"k"}` + "\n")}
+	touched := map[string][]byte{MainFile: doc("- [fact-dfghhq] My passport is X123 (agent · 2026-11-01 · refs c1, c2)\n")}
+	forgotten := func(tombs []byte, text string) bool {
+		return strings.Contains(string(tombs), "fact-ggjcsw") && text == "My passport is X123"
+	}
+	for _, sides := range [][2]map[string][]byte{{dropped, touched}, {touched, dropped}} {
+		res, err := MergeReplicas(MergeInput{Base: base, Forgotten: forgotten,
+			Sides: [2]MergeSide{{Files: sides[0], Machine: "a"}, {Files: sides[1], Machine: "b"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(res.Files[MainFile]), "X123") {
+			t.Fatalf("the forgotten text came back:\n%s", res.Files[MainFile])
+		}
+		if len(res.Dropped) != 1 || len(res.Kept) != 0 {
+			t.Fatalf("dropped %v, kept %v", res.Dropped, res.Kept)
+		}
+	}
+}
