@@ -110,7 +110,7 @@ var simStepKinds = map[string]int{
 var simBriefKinds = []string{
 	"add", "add-batch", "import", "consolidate", "consolidate-llm", "confirm", "reject",
 	"hand-add", "hand-change", "hand-typo", "hand-delete", "hand-note", "editor-temp", "person-commit", "person-commit-a",
-	"person-checkout", "concurrent", "index-lock", "failpoint", "kill", "forget",
+	"person-checkout", "concurrent", "index-lock", "failpoint", "kill", "forget", "purge",
 }
 
 // simBriefLLMModes are the fake LLM modes of the brief run: all of them
