@@ -113,8 +113,10 @@ func printSync(f *Factory, res *mdmem.SyncResult) {
 		fmt.Fprintf(out, "pushed %.12s to %s\n", res.Head, where)
 	case "fast-forward":
 		fmt.Fprintf(out, "took %s's commits: now at %.12s\n", where, res.Head)
+	case "took-purge":
+		fmt.Fprintf(out, "took the purged history another machine published to %s: now at %.12s; the old commits are gone from this copy\n", where, res.Head)
 	case "published-purge":
-		fmt.Fprintf(out, "published the purged history to %s at %.12s: every other clone must be re-cloned (docs/SYNC.md)\n", where, res.Head)
+		fmt.Fprintf(out, "published the purged history to %s at %.12s: a clone with nothing of its own since takes it on its next sync; others must be re-cloned (docs/SYNC.md)\n", where, res.Head)
 	case "merged":
 		fmt.Fprintf(out, "merged %s: %.12s", where, res.Head)
 		if res.Pushed {

@@ -231,6 +231,9 @@ func (s *Store) syncLocked(ctx context.Context, res *SyncResult, tip, seen strin
 		if ok, err := s.Repo.Contains(ctx, tip, synced); err != nil {
 			return "", err
 		} else if !ok {
+			if took, err := s.takeDeclaredPurge(ctx, res, local, tip, synced); err != nil || took {
+				return tip, err
+			}
 			rescue := RescueRefPrefix + res.Remote + "/" + time.Now().UTC().Format("20060102T150405Z")
 			_ = s.Repo.SetRef(ctx, rescue, synced, "memctl sync: the remote was rewritten")
 			return "", &SyncRefusedError{
@@ -270,7 +273,7 @@ func (s *Store) publishPurge(ctx context.Context, res *SyncResult, lease string,
 	if !opts.PublishPurge {
 		return nil, &SyncRefusedError{
 			Reason: fmt.Sprintf("a history purge (forget --purge-history) rewrote this memory's history; %s still holds the old commits, and syncing as usual would bring the purged text back", res.Remote),
-			Fix:    "to replace the remote's history with this one, run `memctl sync --publish-purge` (every other clone must then be re-cloned; docs/SYNC.md \"Purging history\")",
+			Fix:    "to replace the remote's history with this one, run `memctl sync --publish-purge` (a clone with nothing of its own since takes it on its next sync; others must be re-cloned; docs/SYNC.md \"Purging history\")",
 		}
 	}
 	unlock, err := s.Lock(ctx)
@@ -291,6 +294,11 @@ func (s *Store) publishPurge(ctx context.Context, res *SyncResult, lease string,
 			Reason: fmt.Sprintf("%s/%s moved since the purge set it aside (%.12s, now %.12s): publishing the purge would drop those commits", res.Remote, res.Branch, lease, tip),
 			Fix:    "re-clone the memory elsewhere, take the other machine's entries there, and purge again from that clone",
 		}
+	}
+	// Declare the rewrite in the new history itself, so the other
+	// machines can tell it from any other force-push.
+	if local, err = s.declarePurge(ctx, lease); err != nil {
+		return nil, err
 	}
 	if err := s.checkOutgoing(ctx, "", local); err != nil {
 		return nil, err
@@ -694,3 +702,98 @@ func (s *Store) InstallMergeDriver(ctx context.Context, exe string) (string, err
 // TextMergeFile is git's line merge of one file (git merge-file), for
 // what the merge driver cannot merge entry by entry.
 var TextMergeFile = gitstore.TextMergeFile
+
+// PurgesPath is the committed record of the history purges published to
+// the remotes: one JSON line each, the remote commit the purged history
+// replaced and the day; no content.
+const PurgesPath = MarkerDir + "/purges.jsonl"
+
+// purgeRecord is one line of PurgesPath.
+type purgeRecord struct {
+	Replaces string `json:"replaces"`
+	Date     string `json:"date"`
+}
+
+// declarePurge commits the record of a purge about to be published.
+func (s *Store) declarePurge(ctx context.Context, lease string) (string, error) {
+	old, err := readFileIfExists(s.abs(PurgesPath))
+	if err != nil {
+		return "", err
+	}
+	line, _ := json.Marshal(purgeRecord{Replaces: lease, Date: s.now().UTC().Format("2006-01-02")})
+	data := append(append([]byte(nil), old...), append(line, '\n')...)
+	t, err := s.Begin(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer t.Abort()
+	if err := t.Put(ctx, PurgesPath, old, data); err != nil {
+		return "", err
+	}
+	if _, err := t.Commit(ctx, CommitMessage{Subject: fmt.Sprintf("sync: publish a history purge (replaces %.12s)", lease), Op: "sync"}); err != nil {
+		return "", err
+	}
+	return s.Repo.HeadHash(ctx)
+}
+
+// takeDeclaredPurge takes a rewritten remote when its history declares a
+// purge that replaced exactly the commit this copy last saw (seen), and
+// this copy has nothing of its own since (its branch is in seen's
+// history): the branch moves to the remote's commit through the write
+// journal, and the old history, which holds the purged text, is removed
+// from this copy (reflogs expired, unreachable objects deleted). took is
+// false when the rewrite is not such a purge: the caller refuses.
+func (s *Store) takeDeclaredPurge(ctx context.Context, res *SyncResult, local, tip, seen string) (took bool, err error) {
+	h, err := s.Repo.BlobAt(ctx, tip, PurgesPath)
+	if err != nil || h == "" {
+		return false, err
+	}
+	data, err := s.Repo.ReadBlob(ctx, h)
+	if err != nil {
+		return false, err
+	}
+	declared := false
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		var rec purgeRecord
+		if json.Unmarshal(l, &rec) == nil && rec.Replaces == seen {
+			declared = true
+		}
+	}
+	if !declared {
+		return false, nil
+	}
+	if local != seen {
+		if behind, err := s.Repo.Contains(ctx, seen, local); err != nil || !behind {
+			if err == nil {
+				err = &SyncRefusedError{
+					Reason: fmt.Sprintf("another machine published a history purge to %s/%s, and this memory has commits of its own since it last synced", res.Remote, res.Branch),
+					Fix:    fmt.Sprintf("re-clone the memory and add what this copy had that the remote lacks (git log %.12s..HEAD lists it); memctl does not replay it onto the purged history", seen),
+				}
+			}
+			return false, err
+		}
+	}
+	prep, err := s.Repo.PrepareSwitch(ctx, local, tip)
+	if err != nil {
+		return false, err
+	}
+	j := &txnJournal{Op: "sync: take the purged history of " + res.Remote, Ref: prep.Ref, Parent: prep.Parent, Commit: prep.Commit, Files: prep.Changes}
+	if err := s.landJournal(context.WithoutCancel(ctx), j, prep); err != nil {
+		return false, err
+	}
+	// Nothing here may keep the old history: memctl's own refs of this
+	// remote move or go, then the reflogs and the unreachable objects.
+	if err := s.Repo.SetRef(ctx, SyncedRefPrefix+res.Remote, tip, "memctl sync: took a published history purge"); err != nil {
+		return true, err
+	}
+	if rescues, err := s.Repo.RefsUnder(ctx, RescueRefPrefix+res.Remote+"/"); err == nil {
+		for ref := range rescues {
+			_ = s.Repo.DeleteRef(ctx, ref)
+		}
+	}
+	if err := s.Repo.PurgeUnreachable(ctx); err != nil {
+		return true, fmt.Errorf("took the purged history, but removing the old objects failed: %w", err)
+	}
+	res.Action = "took-purge"
+	return true, nil
+}

@@ -567,6 +567,17 @@ func (r *Repo) ReflogHas(ref, commit string) bool {
 // taking the remote's commits): Land then brings the files to it the same
 // way it does for a commit memctl made. It refuses when HEAD is not base.
 func (r *Repo) PrepareFastForward(ctx context.Context, base, target string) (*Prepared, error) {
+	return r.prepareMove(ctx, base, target, true)
+}
+
+// PrepareSwitch is PrepareFastForward to a target that does not hold
+// base: a history another machine rewrote and declared (a published
+// history purge), taken by a copy that has nothing of its own to keep.
+func (r *Repo) PrepareSwitch(ctx context.Context, base, target string) (*Prepared, error) {
+	return r.prepareMove(ctx, base, target, false)
+}
+
+func (r *Repo) prepareMove(ctx context.Context, base, target string, forward bool) (*Prepared, error) {
 	j := &commitJob{req: PrepareRequest{Base: base}}
 	if err := r.checkCommitBase(ctx, j); err != nil {
 		return nil, err
@@ -574,7 +585,7 @@ func (r *Repo) PrepareFastForward(ctx context.Context, base, target string) (*Pr
 	if !plumbing.IsHash(target) {
 		return nil, fmt.Errorf("git: %q is not a commit hash", target)
 	}
-	if base != "" {
+	if base != "" && forward {
 		ok, err := r.Contains(ctx, target, base)
 		if err != nil {
 			return nil, err
