@@ -146,6 +146,9 @@ func (mg *replicaMerge) run() error {
 		case strings.HasPrefix(p, LedgerDir+"/"):
 			mg.put(p, unionLines(a, b, ledgerLineKey))
 			continue
+		case p == PurgesPath:
+			mg.put(p, unionLines(a, b, func(l string) string { return l }))
+			continue
 		}
 		switch {
 		case inA == inB && bytes.Equal(a, b):
