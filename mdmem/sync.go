@@ -281,10 +281,6 @@ func (s *Store) publishPurge(ctx context.Context, res *SyncResult, lease string,
 		return nil, err
 	}
 	defer func() { _ = unlock() }()
-	local, err := s.Repo.HeadHash(ctx)
-	if err != nil {
-		return nil, err
-	}
 	tip, err := s.Repo.RemoteHead(ctx, res.Remote, res.Branch)
 	if err != nil {
 		return nil, err
@@ -297,7 +293,8 @@ func (s *Store) publishPurge(ctx context.Context, res *SyncResult, lease string,
 	}
 	// Declare the rewrite in the new history itself, so the other
 	// machines can tell it from any other force-push.
-	if local, err = s.declarePurge(ctx, lease); err != nil {
+	local, err := s.declarePurge(ctx, lease)
+	if err != nil {
 		return nil, err
 	}
 	if err := s.checkOutgoing(ctx, "", local); err != nil {
