@@ -51,8 +51,10 @@ func (r *Repo) gitCLI(ctx context.Context, timeout time.Duration, args ...string
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	// Ctrl-C (or a timeout) interrupts git as a terminal would, so it
+	// removes its own lock files; a git killed outright would leave them.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 5 * time.Second
-	dieWithParent(cmd)
 	err = cmd.Run()
 	if ctx.Err() == context.DeadlineExceeded {
 		err = fmt.Errorf("git %s: no answer within %s: %w", args[0], timeout, ErrRemote)
@@ -175,8 +177,9 @@ func (r *Repo) Fetch(ctx context.Context, remote, branch string) (string, error)
 			break
 		}
 		// Another git process updating the same ref (a git fetch a
-		// killed memctl left running, the person's own): local, and
-		// over in a moment.
+		// killed memctl left running: it finishes on its own, and
+		// releases its lock; or the person's own): local, and over in a
+		// moment.
 		if local := bytes.Contains(stderr, []byte("cannot lock ref")) || bytes.Contains(stderr, []byte(".lock': File exists")); local && attempt < 5 && ctx.Err() == nil {
 			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
 			continue
