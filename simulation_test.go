@@ -916,8 +916,14 @@ func (s *sim) purge() string {
 	s.noteWrite(r, false)
 	s.rewritten = true // whatever happened, HEAD may be a rewritten history now
 	if r.code != 0 {
-		if r.code == mdmem.FailpointExit || r.code < 0 {
+		switch {
+		case r.code == mdmem.FailpointExit || r.code < 0:
 			s.crashed = append(s.crashed, simForget{id: e.ID, entries: es})
+			s.owedPurge, s.owedText = e.ID, e.Content
+		case strings.Contains(r.stderr, "the forget took effect"):
+			// the forget landed and the purge refused (a worktree the
+			// person left dirty, seed 750056): forgotten, purge owed
+			s.noteForgotten(e.ID, es)
 			s.owedPurge, s.owedText = e.ID, e.Content
 		}
 		return r.String()
