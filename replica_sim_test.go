@@ -253,13 +253,16 @@ func (s *replicaSim) observe(dir string) {
 	}
 }
 
-// rootText is an entry's text without the sim's hand edits (" e<n>").
+// rootText is an entry's text without the sim's hand edits (" e<n>",
+// " c<n>-<k>").
 func rootText(s string) string {
-	if i := strings.Index(s, " e"); i >= 0 && strings.HasPrefix(s, "sim fact ") {
-		return s[:i]
+	if loc := simEditSuffix.FindStringIndex(s); loc != nil && strings.HasPrefix(s, "sim fact ") {
+		return s[:loc[0]]
 	}
 	return s
 }
+
+var simEditSuffix = regexp.MustCompile(` [ec][0-9]`)
 
 var simFactLine = regexp.MustCompile(`(?m)^- \[(fact-[a-z0-9]+)\] (sim fact [^(]*?) \(`)
 
@@ -267,7 +270,7 @@ func (s *replicaSim) step(i int) {
 	r := s.rng.IntN(len(s.dirs))
 	dir := s.dirs[r]
 	name := filepath.Base(dir)
-	kind := []string{"add", "add", "consolidate", "consolidate", "sync", "sync", "sync-kill", "sync-crash", "hand-edit", "forget", "confirm", "re-add"}[s.rng.IntN(12)]
+	kind := []string{"add", "add", "consolidate", "consolidate", "sync", "sync", "sync-kill", "sync-crash", "hand-edit", "forget", "confirm", "re-add", "edit-both"}[s.rng.IntN(13)]
 	s.log = append(s.log, fmt.Sprintf("%d %s %s", i, name, kind))
 	switch kind {
 	case "add":
@@ -308,7 +311,11 @@ func (s *replicaSim) step(i int) {
 		s.log[len(s.log)-1] += " " + fp
 		s.run(dir, []string{"MEMCTL_FAILPOINT=" + fp}, 0, "sync", "--machine", name)
 	case "hand-edit":
-		p := filepath.Join(dir, "MEMORY.md")
+		// a fact's line, wherever consolidation put it (topics/fact.md;
+		// MEMORY.md's Pending for a conflicting edit's variant)
+		files, _ := filepath.Glob(filepath.Join(dir, "topics", "*.md"))
+		files = append(files, filepath.Join(dir, "MEMORY.md"))
+		p := files[s.rng.IntN(len(files))]
 		b, err := os.ReadFile(p)
 		if err != nil {
 			s.fail("%v", err)
@@ -322,6 +329,35 @@ func (s *replicaSim) step(i int) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			s.fail("%v", err)
 		}
+	case "edit-both":
+		// two machines edit the same fact differently before they sync: a
+		// conflicting edit for the merge to settle
+		other := s.dirs[(r+1+s.rng.IntN(len(s.dirs)-1))%len(s.dirs)]
+		p, q := filepath.Join(dir, "topics", "fact.md"), filepath.Join(other, "topics", "fact.md")
+		b, err1 := os.ReadFile(p)
+		c, err2 := os.ReadFile(q)
+		if err1 != nil || err2 != nil {
+			return
+		}
+		var both []string
+		for _, m := range simFactLine.FindAllSubmatch(b, -1) {
+			if bytes.Contains(c, []byte("["+string(m[1])+"]")) {
+				both = append(both, string(m[1]))
+			}
+		}
+		if len(both) == 0 {
+			return
+		}
+		id := both[s.rng.IntN(len(both))]
+		for k, f := range []string{p, q} {
+			data, _ := os.ReadFile(f)
+			re := regexp.MustCompile(`(?m)^(- \[` + regexp.QuoteMeta(id) + `\] sim fact [^(]*?) \(`)
+			data = re.ReplaceAll(data, []byte(fmt.Sprintf("${1} c%d-%d (", i, k)))
+			if err := os.WriteFile(f, data, 0o644); err != nil {
+				s.fail("%v", err)
+			}
+		}
+		s.log[len(s.log)-1] += " " + id + " also on " + filepath.Base(other)
 	case "forget":
 		es := s.entries(dir)
 		var ids []simEntry

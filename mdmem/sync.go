@@ -366,7 +366,9 @@ func (s *Store) mergeRemote(ctx context.Context, res *SyncResult, base, local, t
 		}
 		hashes[i] = h
 	}
-	differ := map[string]bool{}
+	// MEMORY.md is always read: a conflicting edit in a topic file waits
+	// in its Pending section.
+	differ := map[string]bool{MainFile: true}
 	for _, hs := range hashes {
 		for p := range hs {
 			if hashes[0][p] != hashes[1][p] || hashes[1][p] != hashes[2][p] {

@@ -932,6 +932,9 @@ func splitList(s string) []string {
 // addPending inserts the conflicting edits into MEMORY.md's Pending
 // confirmation.
 func (mg *replicaMerge) addPending(pend []*Entry) error {
+	if _, ok := mg.res.Files[MainFile]; !ok {
+		return fmt.Errorf("a conflicting edit waits in MEMORY.md's Pending confirmation, and the merge was not given MEMORY.md")
+	}
 	m := &Memory{Main: ParseDoc(MainFile, mg.res.Files[MainFile]), Topics: map[string]*Doc{}}
 	m.reindex()
 	ed := m.Edit()
