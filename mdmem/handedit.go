@@ -43,7 +43,11 @@ type HandEdit struct {
 	KeptDeleted bool       `json:"kept_deleted,omitempty"` // deletions allowed (--allow-delete, git.allow_hand_delete)
 	Restored    []string   `json:"restored_ids"`           // ids memctl put back into the archive
 	Renumbered  []Renumber `json:"renumbered"`             // duplicate ids memctl renumbered
-	FixCommit   string     `json:"fix_commit,omitempty"`   // memctl's commit of the restores and renumbers
+	// Reforgotten are forgotten ids an edit brought back (a person's
+	// revert, an old file kept by recover --keep-edits): memctl removes
+	// them again, since a forgotten id is never live.
+	Reforgotten []string `json:"reforgotten_ids,omitempty"`
+	FixCommit   string   `json:"fix_commit,omitempty"` // memctl's commit of the restores, renumbers and removals
 }
 
 // Renumber is the later occurrence of a duplicated id given a fresh id.
@@ -92,6 +96,10 @@ func (h *HandEdit) Notes() []string {
 	}
 	for _, r := range h.Renumbered {
 		out = append(out, fmt.Sprintf("duplicate id: %s:%d: %s (commit %.12s)", r.File, r.Line, r, h.FixCommit))
+	}
+	if len(h.Reforgotten) > 0 {
+		out = append(out, fmt.Sprintf("an edit brought back %s, which were forgotten: removed again (commit %.12s); memctl forget's tombstones never expire",
+			strings.Join(h.Reforgotten, ", "), h.FixCommit))
 	}
 	return out
 }
@@ -496,9 +504,22 @@ func (s *Store) finishHandEditCheck(ctx context.Context, rep *HandEdit) error {
 	// deleted (--allow-delete) or reverted.
 	marks, random := idMarks(mem)
 	_ = s.raiseLocalMarks(ctx, marks, random...) // a cache: best effort
+	// A forgotten id is never live, whatever brought it back: a person's
+	// revert, a file from before a merge kept by recover --keep-edits.
+	tombData, err := readFileIfExists(s.abs(TombstonesPath))
+	if err != nil {
+		return err
+	}
+	gone := tombstoneIDs(tombData)
+	var back []*Entry
+	for _, e := range mem.Entries() {
+		if e.ID != "" && gone[e.ID] {
+			back = append(back, e)
+		}
+	}
 	// Duplicated ids are renumbered whatever brought them in: a hand edit
 	// memctl committed, or a person's own git commit or pull.
-	if len(restore) == 0 && mem.CheckUniqueIDs() == nil {
+	if len(restore) == 0 && len(back) == 0 && mem.CheckUniqueIDs() == nil {
 		return nil
 	}
 	if err := mem.CheckEditable(); err != nil {
@@ -512,9 +533,15 @@ func (s *Store) finishHandEditCheck(ctx context.Context, rep *HandEdit) error {
 	ed := mem.Edit()
 	var body, entries []string
 	day := s.Now().UTC().Format("2006-01-02")
+	for _, e := range back {
+		ed.Remove(e)
+		rep.Reforgotten = append(rep.Reforgotten, e.ID)
+		entries = append(entries, e.ID)
+		body = append(body, fmt.Sprintf("removed %s again from %s: it was forgotten, and an edit brought it back", e.ID, e.File))
+	}
 	for _, r := range restore {
 		id, from := r.id, r.from
-		if mem.Find(id) != nil || slices.Contains(rep.Restored, id) || (from != MainFile && !(path.Dir(from) == TopicDir && isTopicFileName(path.Base(from)))) {
+		if gone[id] || mem.Find(id) != nil || slices.Contains(rep.Restored, id) || (from != MainFile && !(path.Dir(from) == TopicDir && isTopicFileName(path.Base(from)))) {
 			continue // back already, or not a trailer memctl wrote
 		}
 		src, ok, err := s.Repo.ReadParent(ctx, r.commit, from)
@@ -550,7 +577,7 @@ func (s *Store) finishHandEditCheck(ctx context.Context, rep *HandEdit) error {
 	}
 	seen := map[string]int{}
 	for _, e := range mem.Entries() {
-		if e.ID == "" {
+		if e.ID == "" || gone[e.ID] {
 			continue
 		}
 		if seen[e.ID]++; seen[e.ID] == 1 {
@@ -588,6 +615,9 @@ func (s *Store) finishHandEditCheck(ctx context.Context, rep *HandEdit) error {
 	}
 	if n := len(rep.Renumbered); n > 0 {
 		what = append(what, fmt.Sprintf("renumber %d duplicate %s", n, plural(n, "id", "ids")))
+	}
+	if n := len(rep.Reforgotten); n > 0 {
+		what = append(what, fmt.Sprintf("remove %d forgotten %s brought back", n, plural(n, "entry", "entries")))
 	}
 	rep.FixCommit, err = s.Write(ctx, files, CommitMessage{
 		Subject: "hand edit: " + strings.Join(what, ", "),
