@@ -74,16 +74,27 @@ func splitLines(src []byte) []string {
 // person's lines (b) stay, minus the lines memctl removed, and memctl's new
 // lines follow. The caller checks the result entry by entry.
 func merge3Lines(o, a, b []string) []string {
-	ma, mb := matchLines(o, a), matchLines(o, b)
 	var out []string
+	merge3Walk(o, a, b, func(l string) { out = append(out, l) }, func(_ int, o, a, b []string) {
+		out = append(out, resolveChunk(o, a, b)...)
+	})
+	return out
+}
+
+// merge3Walk walks a three-way merge of line sequences in order: each base
+// line both sides kept goes to same; each stretch between them, where
+// either side changed something, goes to chunk with its start in o and
+// the base's, a's and b's versions of it.
+func merge3Walk(o, a, b []string, same func(line string), chunk func(at int, o, a, b []string)) {
+	ma, mb := matchLines(o, a), matchLines(o, b)
 	i, ja, jb := 0, 0, 0
 	for {
 		for i < len(o) && ma[i] == ja && mb[i] == jb {
-			out = append(out, o[i])
+			same(o[i])
 			i, ja, jb = i+1, ja+1, jb+1
 		}
 		if i == len(o) && ja == len(a) && jb == len(b) {
-			return out
+			return
 		}
 		k := i
 		for k < len(o) && (ma[k] < 0 || mb[k] < 0) {
@@ -93,7 +104,7 @@ func merge3Lines(o, a, b []string) []string {
 		if k < len(o) {
 			ea, eb = ma[k], mb[k]
 		}
-		out = append(out, resolveChunk(o[i:k], a[ja:ea], b[jb:eb])...)
+		chunk(i, o[i:k], a[ja:ea], b[jb:eb])
 		i, ja, jb = k, ea, eb
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -226,47 +227,26 @@ func unionLines(a, b []byte, key func(string) string) []byte {
 // mergeTextLines merges a text file line by line; ok is false where both
 // sides changed the same lines, or inserted different lines at one place.
 func mergeTextLines(o, a, b []byte) ([]byte, bool) {
-	keys := func(src []byte) []string {
-		var out []string
-		for _, l := range splitLines(src) {
-			out = append(out, "l:"+l)
-		}
-		return out
-	}
-	ko, ka, kb := keys(o), keys(a), keys(b)
-	ma, mb := matchLines(ko, ka), matchLines(ko, kb)
 	var out []byte
-	i, ja, jb := 0, 0, 0
-	for {
-		for i < len(ko) && ma[i] == ja && mb[i] == jb {
-			out = append(out, ko[i][2:]...)
-			i, ja, jb = i+1, ja+1, jb+1
-		}
-		if i == len(ko) && ja == len(ka) && jb == len(kb) {
-			return out, true
-		}
-		k := i
-		for k < len(ko) && (ma[k] < 0 || mb[k] < 0) {
-			k++
-		}
-		ea, eb := len(ka), len(kb)
-		if k < len(ko) {
-			ea, eb = ma[k], mb[k]
-		}
+	ok := true
+	merge3Walk(splitLines(o), splitLines(a), splitLines(b), func(l string) { out = append(out, l...) }, func(_ int, co, ca, cb []string) {
 		var chunk []string
-		switch co, ca, cb := ko[i:k], ka[ja:ea], kb[jb:eb]; {
-		case equalKeys(ca, co), equalKeys(ca, cb):
+		switch {
+		case slices.Equal(ca, co), slices.Equal(ca, cb):
 			chunk = cb
-		case equalKeys(cb, co):
+		case slices.Equal(cb, co):
 			chunk = ca
 		default:
-			return nil, false
+			ok = false
 		}
 		for _, l := range chunk {
-			out = append(out, l[2:]...)
+			out = append(out, l...)
 		}
-		i, ja, jb = k, ea, eb
+	})
+	if !ok {
+		return nil, false
 	}
+	return out, true
 }
 
 // ledgerLineKey keys a ledger line by its candidate id.
@@ -334,40 +314,23 @@ func fileItems(path string, src []byte, ids map[string]*entryAt) ([]mergeItem, e
 // false), with every entry any version holds there (their fate is decided
 // per id, not here).
 func mergeKeys(o, a, b []string) (out []string, proseAt []int) {
-	ma, mb := matchLines(o, a), matchLines(o, b)
-	i, ja, jb := 0, 0, 0
-	for {
-		for i < len(o) && ma[i] == ja && mb[i] == jb {
-			out = append(out, o[i])
-			i, ja, jb = i+1, ja+1, jb+1
-		}
-		if i == len(o) && ja == len(a) && jb == len(b) {
-			return out, proseAt
-		}
-		k := i
-		for k < len(o) && (ma[k] < 0 || mb[k] < 0) {
-			k++
-		}
-		ea, eb := len(a), len(b)
-		if k < len(o) {
-			ea, eb = ma[k], mb[k]
-		}
-		chunk, prose := mergeChunk(o[i:k], a[ja:ea], b[jb:eb])
+	merge3Walk(o, a, b, func(k string) { out = append(out, k) }, func(at int, o, a, b []string) {
+		chunk, prose := mergeChunk(o, a, b)
 		if prose {
-			proseAt = append(proseAt, i)
+			proseAt = append(proseAt, at)
 		}
 		out = append(out, chunk...)
-		i, ja, jb = k, ea, eb
-	}
+	})
+	return out, proseAt
 }
 
 // mergeChunk merges one stretch both sides may have changed (see
 // mergeKeys).
 func mergeChunk(o, a, b []string) ([]string, bool) {
 	switch {
-	case equalKeys(a, o), equalKeys(a, b):
+	case slices.Equal(a, o), slices.Equal(a, b):
 		return b, false
-	case equalKeys(b, o):
+	case slices.Equal(b, o):
 		return a, false
 	}
 	inO := map[string]bool{}
@@ -428,18 +391,6 @@ func mergeChunk(o, a, b []string) ([]string, bool) {
 		}
 	}
 	return out, prose
-}
-
-func equalKeys(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // decision is the fate of one id in the merged memory.
