@@ -141,48 +141,8 @@ func (s *Store) resolveLocked(ctx context.Context, machine string) (*ResolveResu
 	if err := s.Repo.AbortMerge(ctx); err != nil {
 		return nil, err
 	}
-	t, err := s.Begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer t.Abort()
-	paths := map[string]bool{}
-	for p := range hf {
-		paths[p] = true
-	}
-	for p := range mr.Files {
-		paths[p] = true
-	}
-	var entries []string
-	for _, p := range sortedKeys(paths) {
-		old, had := hf[p]
-		nw, has := mr.Files[p]
-		if had == has && bytes.Equal(old, nw) {
-			continue
-		}
-		if !had {
-			old = nil
-		}
-		if !has {
-			nw = nil
-		}
-		if err := t.Put(ctx, p, old, nw); err != nil {
-			return nil, err
-		}
-	}
-	for _, c := range mr.Conflicts {
-		entries = append(entries, c.ID, c.Pending)
-	}
-	if machine == "" {
-		machine, _ = os.Hostname()
-	}
-	extra := [][2]string{{TrailerMachine, OneLine(machine)}, {"Memctl-Merge-Base", orNoneStr(base)}}
-	if n := len(mr.Conflicts); n > 0 {
-		extra = append(extra, [2]string{"Memctl-Conflicts", fmt.Sprint(n)})
-	}
-	t.SetMergeParent(theirs)
-	res.Commit, err = t.Commit(ctx, CommitMessage{Subject: fmt.Sprintf("resolve: merge %.12s entry by entry", theirs), Body: syncBody(mr),
-		Op: "resolve", Entries: entries, Extra: extra})
+	res.Commit, err = s.commitMerge(ctx, hf, mr, base, theirs, machine, CommitMessage{
+		Subject: fmt.Sprintf("resolve: merge %.12s entry by entry", theirs), Op: "resolve"})
 	if err != nil {
 		return nil, err
 	}

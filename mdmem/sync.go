@@ -413,21 +413,34 @@ func (s *Store) mergeRemote(ctx context.Context, res *SyncResult, base, local, t
 	if err != nil {
 		return "", fmt.Errorf("merge with %s: %w", res.Remote, err)
 	}
+	head, err := s.commitMerge(ctx, lf, mr, base, tip, opts.Machine, CommitMessage{
+		Subject: fmt.Sprintf("sync: merge %s/%s (%.12s)", res.Remote, res.Branch, tip), Op: "sync"})
+	if err != nil {
+		return "", err
+	}
+	res.Action, res.Merge = "merged", mr
+	return head, nil
+}
+
+// commitMerge commits the replica merge mr of the branch's files ours
+// (the version it was computed from) as a merge of theirs: msg's subject
+// and op, the merge's report as its body, and the trailers that name the
+// machine, the base, the conflicts and the renamed ids.
+func (s *Store) commitMerge(ctx context.Context, ours map[string][]byte, mr *MergeResult, base, theirs, machine string, msg CommitMessage) (string, error) {
 	t, err := s.Begin(ctx)
 	if err != nil {
 		return "", err
 	}
 	defer t.Abort()
 	paths := map[string]bool{}
-	for p := range lf {
+	for p := range ours {
 		paths[p] = true
 	}
 	for p := range mr.Files {
 		paths[p] = true
 	}
-	var entries []string
 	for _, p := range sortedKeys(paths) {
-		old, had := lf[p]
+		old, had := ours[p]
 		nw, has := mr.Files[p]
 		if had == has && bytes.Equal(old, nw) {
 			continue
@@ -442,32 +455,23 @@ func (s *Store) mergeRemote(ctx context.Context, res *SyncResult, base, local, t
 			return "", err
 		}
 	}
-	for _, c := range mr.Conflicts {
-		entries = append(entries, c.ID, c.Pending)
-	}
-	for _, r := range mr.Renamed {
-		entries = append(entries, r.From, r.To)
-	}
-	machine := opts.Machine
 	if machine == "" {
 		machine, _ = os.Hostname()
 	}
-	body := syncBody(mr)
-	extra := [][2]string{{TrailerMachine, OneLine(machine)}, {"Memctl-Merge-Base", orNoneStr(base)}}
+	msg.Body = syncBody(mr)
+	msg.Extra = append(msg.Extra, [2]string{TrailerMachine, OneLine(machine)}, [2]string{"Memctl-Merge-Base", orNoneStr(base)})
 	if n := len(mr.Conflicts); n > 0 {
-		extra = append(extra, [2]string{"Memctl-Conflicts", fmt.Sprint(n)})
+		msg.Extra = append(msg.Extra, [2]string{"Memctl-Conflicts", fmt.Sprint(n)})
+	}
+	for _, c := range mr.Conflicts {
+		msg.Entries = append(msg.Entries, c.ID, c.Pending)
 	}
 	for _, r := range mr.Renamed {
-		extra = append(extra, [2]string{"Memctl-Renamed", r.From + " -> " + r.To})
+		msg.Entries = append(msg.Entries, r.From, r.To)
+		msg.Extra = append(msg.Extra, [2]string{"Memctl-Renamed", r.From + " -> " + r.To})
 	}
-	t.SetMergeParent(tip)
-	head, err := t.Commit(ctx, CommitMessage{Subject: fmt.Sprintf("sync: merge %s/%s (%.12s)", res.Remote, res.Branch, tip), Body: body,
-		Op: "sync", Entries: entries, Extra: extra})
-	if err != nil {
-		return "", err
-	}
-	res.Action, res.Merge = "merged", mr
-	return head, nil
+	t.SetMergeParent(theirs)
+	return t.Commit(ctx, msg)
 }
 
 func orNoneStr(s string) string {
