@@ -69,26 +69,7 @@ func (s *Store) resolveLocked(ctx context.Context, machine string) (*ResolveResu
 	if err != nil {
 		return nil, err
 	}
-	all := func(string) bool { return true }
-	snap := func(c string) (map[string][]byte, error) {
-		if c == "" {
-			return map[string][]byte{}, nil
-		}
-		sn, err := s.Repo.FilesAt(ctx, c, all)
-		if err != nil {
-			return nil, err
-		}
-		return sn.Files, nil
-	}
-	bf, err := snap(base)
-	if err != nil {
-		return nil, err
-	}
-	hf, err := snap(head)
-	if err != nil {
-		return nil, err
-	}
-	tf, err := snap(theirs)
+	bf, hf, tf, err := s.mergeSides(ctx, base, head, theirs)
 	if err != nil {
 		return nil, err
 	}

@@ -356,48 +356,7 @@ func (s *Store) machineOf(ctx context.Context, commit string) string {
 // mergeRemote makes the two-parent merge commit of the local branch and
 // the remote's commit.
 func (s *Store) mergeRemote(ctx context.Context, res *SyncResult, base, local, tip string, opts SyncOptions) (string, error) {
-	// Only the files that differ between the three commits are read and
-	// merged: the others stay as they are.
-	var hashes [3]map[string]string
-	for i, c := range []string{base, local, tip} {
-		h, err := s.Repo.TreeHashes(ctx, c)
-		if err != nil {
-			return "", err
-		}
-		hashes[i] = h
-	}
-	// MEMORY.md is always read: a conflicting edit in a topic file waits
-	// in its Pending section.
-	differ := map[string]bool{MainFile: true}
-	for _, hs := range hashes {
-		for p := range hs {
-			if hashes[0][p] != hashes[1][p] || hashes[1][p] != hashes[2][p] {
-				differ[p] = true
-			}
-		}
-	}
-	read := func(hs map[string]string) (map[string][]byte, error) {
-		out := map[string][]byte{}
-		for p := range differ {
-			if h, ok := hs[p]; ok {
-				b, err := s.Repo.ReadBlob(ctx, h)
-				if err != nil {
-					return nil, err
-				}
-				out[p] = b
-			}
-		}
-		return out, nil
-	}
-	bf, err := read(hashes[0])
-	if err != nil {
-		return "", err
-	}
-	lf, err := read(hashes[1])
-	if err != nil {
-		return "", err
-	}
-	tf, err := read(hashes[2])
+	bf, lf, tf, err := s.mergeSides(ctx, base, local, tip)
 	if err != nil {
 		return "", err
 	}
@@ -420,6 +379,39 @@ func (s *Store) mergeRemote(ctx context.Context, res *SyncResult, base, local, t
 	}
 	res.Action, res.Merge = "merged", mr
 	return head, nil
+}
+
+// mergeSides reads what a replica merge of ours and theirs with their
+// base needs: only the files whose blob differs between the three commits
+// ("" = none), and MEMORY.md always (a conflicting edit in a topic file
+// waits in its Pending section); the others stay as they are.
+func (s *Store) mergeSides(ctx context.Context, base, ours, theirs string) (b, o, t map[string][]byte, err error) {
+	var hashes [3]map[string]string
+	for i, c := range []string{base, ours, theirs} {
+		if hashes[i], err = s.Repo.TreeHashes(ctx, c); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	differ := map[string]bool{MainFile: true}
+	for _, hs := range hashes {
+		for p := range hs {
+			if hashes[0][p] != hashes[1][p] || hashes[1][p] != hashes[2][p] {
+				differ[p] = true
+			}
+		}
+	}
+	var files [3]map[string][]byte
+	for i, hs := range hashes {
+		files[i] = map[string][]byte{}
+		for p := range differ {
+			if h, ok := hs[p]; ok {
+				if files[i][p], err = s.Repo.ReadBlob(ctx, h); err != nil {
+					return nil, nil, nil, err
+				}
+			}
+		}
+	}
+	return files[0], files[1], files[2], nil
 }
 
 // commitMerge commits the replica merge mr of the branch's files ours
