@@ -1,10 +1,6 @@
 package inject
 
-import (
-	"sort"
-	"unicode"
-	"unicode/utf8"
-)
+import "sort"
 
 // A step after BM25F, feedback, proximity and dates: names the task
 // mentions matched to the topics notes are filed under (docs/INJECT.md,
@@ -16,36 +12,12 @@ import (
 // not stop words. Only terms the index knows are kept, once each.
 func taskEntities(ix *Index, task string) []int32 {
 	var out []int32
-	start := true // at the beginning of a sentence
-	for i := 0; i < len(task); {
-		r, n := utf8.DecodeRuneInString(task[i:])
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			switch r {
-			case '.', '?', '!', ':', ';', '\n', '"', '(', '[', '-', '*', '#', '>':
-				start = true
-			}
-			i += n
-			continue
-		}
-		j := i
-		for j < len(task) {
-			r2, n2 := utf8.DecodeRuneInString(task[j:])
-			if !unicode.IsLetter(r2) && !unicode.IsDigit(r2) {
-				break
-			}
-			j += n2
-		}
-		word := task[i:j]
-		capital := unicode.IsUpper(r)
-		if capital && !start {
-			for _, t := range ix.An.Terms(nil, word) {
-				if id, ok := ix.lookup(t); ok && !containsID(out, id) {
-					out = append(out, id)
-				}
+	for _, name := range taskNames(task) {
+		for _, t := range ix.An.Terms(nil, name) {
+			if id, ok := ix.lookup(t); ok && !containsID(out, id) {
+				out = append(out, id)
 			}
 		}
-		start = false
-		i = j
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a] < out[b] })
 	return out

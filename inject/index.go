@@ -247,6 +247,7 @@ type RankParams struct {
 	Proximity float64          // bonus for query terms adjacent in the query and near in a note
 	Dates     bool             // boost matching notes dated in a month or year the task names
 	Entities  float64          // share of the best score a matching note filed under a topic the task names gains (0: none)
+	Vocab     bool             // add the memory's own terms for the task's words in other forms (vocab.go)
 }
 
 // Rankers by name. "bm25" is memctl's ranking; "bm25-plain" is the plain
@@ -257,6 +258,7 @@ var Rankers = map[string]RankParams{
 		Name: "bm25", An: Analyzer{Stem: true, StopWords: true}, K1: 1.2,
 		B: [nFields]float64{0.75, 0.5, 0.5}, W: [nFields]float64{1, 0.3, 0.5},
 		FbDocs: 8, FbTerms: 12, FbWeight: 0.35, Neighbor: 0.5, Proximity: 0.15, Dates: true, Entities: 0.1,
+		Vocab: true,
 	},
 	"bm25-plain": {
 		Name: "bm25-plain", An: Analyzer{StopWords: true}, K1: 1.2,
@@ -299,6 +301,9 @@ type ranking struct {
 func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i int) bool) *ranking {
 	ix := c.Index(p.An)
 	q := ix.query(task, tags)
+	if p.Vocab {
+		q = c.withVocab(ix, task, q)
+	}
 	if len(q) == 0 {
 		return &ranking{}
 	}

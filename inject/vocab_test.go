@@ -1,0 +1,77 @@
+package inject
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+)
+
+// vocabFiles is a small memory whose notes say things in other words
+// than the questions below.
+var vocabFiles = map[string]string{
+	"topics/melanie.md": "# Melanie\n\n" +
+		"- [fact-001] Melanie took her kids to a pottery workshop (conversation · 2023-07-15)\n" +
+		"- [fact-002] Melanie and her grandmother went on a roadtrip to the canyon (conversation · 2023-08-01)\n" +
+		"- [fact-003] Melanie grows tomatoes in the back garden (conversation · 2023-08-02)\n",
+	"topics/melissa-jones.md": "# Melissa Jones\n\n" +
+		"- [fact-004] Melissa Jones plays the violin (conversation · 2023-08-03)\n",
+	"topics/bob.md": "# Bob\n\n" +
+		"- [fact-005] Bob repairs bikes (conversation · 2023-08-04)\n" +
+		"- [fact-007] Bob teaches children to swim (conversation · 2023-08-06)\n",
+	"topics/bobby.md": "# Bobby\n\n" +
+		"- [fact-006] Bobby sails (conversation · 2023-08-05)\n",
+}
+
+func TestVocabTermsStandForTheTasksWordsInTheMemorysForm(t *testing.T) {
+	c := loadMem(t, vocabFiles)
+	ix := c.Index(Rankers[DefaultRanker].An)
+	for _, tc := range []struct{ name, task, want string }{
+		{"a synonym the memory holds, for a word it lacks, at full weight",
+			"What did her daughter's children make?", "[kid:0.5]"},
+		{"a synonym for a word the memory lacks, at full weight",
+			"What did her child make?", "[kid:1]"},
+		{"a synonym the task names too is not added twice",
+			"Who went with her grandma and her grandmother?", "[]"},
+		{"a synonym beside the word the memory holds, at half weight",
+			"Which kids went to the workshop?", "[children:0.5]"},
+		{"two words the memory writes as one", "Where did the road trip go?", "[roadtrip:0.5]"},
+		{"one word the memory writes as two", "What grows in the backgarden?", "[back:0.5 garden:0.5]"},
+		{"a short form of a topic's name", "What did Mel make?", "[melani:1]"},
+		{"a short form two topics begin with: none", "What does Bo repair?", "[]"},
+		{"a slug of several words is not a name's long form", "What does Meliss play?", "[]"},
+		{"a short form at a sentence's start is not taken for a name", "Mel made what?", "[]"},
+		{"a word the memory holds is left alone", "Did Melanie visit the canyon?", "[]"},
+		{"no match anywhere: nothing added", "What is the capital of Peru?", "[]"},
+	} {
+		held := map[string]bool{}
+		for _, q := range ix.query(tc.task, nil) {
+			held[q.text] = true
+		}
+		var got []string
+		for term, w := range c.vocabTerms(ix, tc.task, held) {
+			got = append(got, fmt.Sprintf("%s:%g", term, w))
+		}
+		sort.Strings(got)
+		if s := fmt.Sprint(sortedStrings(got)); s != tc.want {
+			t.Errorf("%s: %q: added %s, want %s", tc.name, tc.task, s, tc.want)
+		}
+	}
+}
+
+func TestVocabStepRanksANoteWrittenInOtherWords(t *testing.T) {
+	c := loadMem(t, vocabFiles)
+	for _, tc := range []struct{ task, want string }{
+		{"Where did her grandma go?", "fact-002"},
+		{"Who came on the road trip?", "fact-002"},
+	} {
+		p := Rankers[DefaultRanker]
+		hits := c.Rank(p, tc.task, nil, nil)
+		if len(hits) == 0 || c.Note(hits[0].Doc).ID != tc.want {
+			t.Errorf("%q: best hit %v, want %s", tc.task, hits, tc.want)
+		}
+		p.Vocab = false
+		if hits := c.Rank(p, tc.task, nil, nil); len(hits) > 0 && c.Note(hits[0].Doc).ID == tc.want {
+			t.Errorf("%q: %s ranks first without the vocabulary step too: the test shows nothing", tc.task, tc.want)
+		}
+	}
+}
