@@ -38,9 +38,10 @@ lint: ## gofmt, go vet, staticcheck, builds for darwin, windows and freebsd
 fmt: ## gofmt all Go files
 	gofmt -w $$(git ls-files '*.go')
 
-bench: build ## Go benchmarks and whole-process bench scripts (figures for BENCHMARKS.md)
+bench: build ## Go benchmarks and whole-process bench scripts, then the scale results page at 30k and 300k entries (SIZES="30000 300000 1000000" for 1M; figures for BENCHMARKS.md)
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
 	./testdata/bench/process.sh ./memctl
+	./testdata/bench/scale.sh ./memctl
 
 FUZZTIME ?= 30s
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
