@@ -213,7 +213,7 @@ func (s *replicaSim) settle(dir string, code int, out, errs string, args []strin
 	if code == 0 || !strings.Contains(errs, "memctl recover --keep-edits") {
 		return code, out, errs
 	}
-	s.log = append(s.log, filepath.Base(dir)+" recover --keep-edits (refused: "+strings.Join(args, " ")+")")
+	s.log = append(s.log, filepath.Base(dir)+" recover --keep-edits (refused: "+strings.Join(args, " ")+": "+firstLine(errs)+")")
 	s.stats["settled"]++
 	if c, o, e := s.run(dir, nil, 0, "recover", "--keep-edits"); c != 0 {
 		s.fail("recover --keep-edits: exit %d\n%s%s", c, o, e)
@@ -251,6 +251,12 @@ func (s *replicaSim) observe(dir string) {
 		}
 		s.live[e.ID] = e.Content
 	}
+}
+
+// firstLine is the first line of s.
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
 }
 
 // rootText is an entry's text without the sim's hand edits (" e<n>",
@@ -384,7 +390,7 @@ func (s *replicaSim) step(i int) {
 				}
 			}
 		}
-		s.log[len(s.log)-1] += " " + strings.Join(res.EntryIDs, ",")
+		s.log[len(s.log)-1] += fmt.Sprintf(" %s (listed as %q)", strings.Join(res.EntryIDs, ","), e.Content)
 	case "re-add":
 		// an agent adds a forgotten text again, anywhere: refused where the
 		// tombstone is known, and never live at the end either way
@@ -437,10 +443,10 @@ func (s *replicaSim) check() {
 		s.observe(dir)
 	}
 	final := map[string]bool{}
-	texts := map[string]bool{}
+	texts := map[string]string{}
 	for _, e := range s.entries(s.dirs[0]) {
 		final[e.ID] = true
-		texts[e.Content] = true
+		texts[e.Content] = e.ID
 	}
 	forgotTexts := map[string]bool{}
 	for _, txt := range s.forgot {
@@ -458,8 +464,8 @@ func (s *replicaSim) check() {
 		}
 	}
 	for id, txt := range s.forgot {
-		if texts[txt] {
-			s.fail("the text of forgotten %s is back", id)
+		if holder, back := texts[txt]; back {
+			s.fail("the text of forgotten %s (%q) is back, as %s", id, txt, holder)
 		}
 	}
 	// The remote only moved forward.
