@@ -662,12 +662,14 @@ func (s *sim) content() string {
 	if len(s.contents) > 0 {
 		switch r := s.rng.IntN(100); {
 		case r < 12:
-			return s.contents[s.rng.IntN(len(s.contents))]
+			if old := s.contents[s.rng.IntN(len(s.contents))]; !s.maybeForgotten(old) {
+				return old
+			}
 		case r < 30:
 			old := s.contents[s.rng.IntN(len(s.contents))]
 			if subj := subjectOf(old); subj != "" && !strings.Contains(old, "sk-") {
 				upd := numRE.ReplaceAllStringFunc(old, func(string) string { return fmt.Sprint(s.rng.IntN(9000) + 1000) })
-				if _, gone := s.forgotten[norm(upd)]; gone {
+				if _, gone := s.forgotten[norm(upd)]; gone || s.maybeForgotten(upd) {
 					break // a forgotten text by chance: memctl refuses it, rightly
 				}
 				if !slices.Contains(s.contents, upd) {
@@ -690,7 +692,7 @@ func (s *sim) content() string {
 			s.contents = append(s.contents, swap)
 			return swap
 		case r < 40:
-			if old := s.contents[s.rng.IntN(len(s.contents))]; s.refile(old) {
+			if old := s.contents[s.rng.IntN(len(s.contents))]; !s.maybeForgotten(old) && s.refile(old) {
 				return old
 			}
 		}
@@ -716,7 +718,7 @@ func (s *sim) refile(text string) bool {
 // addRefiled adds an earlier candidate text again, in another category.
 func (s *sim) addRefiled() string {
 	for _, c := range s.contents {
-		if s.refile(c) {
+		if !s.maybeForgotten(c) && s.refile(c) {
 			return s.noteQueued(s.memctl(nil, "add", c, "-c", s.category(c), "-s", "sim"), []string{c}, []string{s.category(c)})
 		}
 	}
@@ -948,29 +950,7 @@ func (s *sim) checkPurged(text string) {
 // noteForgotten updates the model for a forget of id that took effect,
 // es being the working entries when it ran.
 func (s *sim) noteForgotten(id string, es []*mdmem.Entry) {
-	// forget takes every entry with the id (an archived older version of
-	// the fact keeps it, with its own text) and every entry holding one of
-	// their texts: all those texts are forgotten (seed 70033)
-	// and, until nothing more joins, the entries they superseded (issue
-	// 28) and the entries holding one of their texts
-	gone := map[string]string{} // NormalizeForget(text) → text
-	ids := map[string]bool{id: true}
-	for grew := true; grew; {
-		grew = false
-		for _, o := range es {
-			if ids[o.ID] {
-				gone[mdmem.NormalizeForget(o.Content)] = o.Content
-			}
-		}
-		for _, o := range es {
-			if o.ID == "" || ids[o.ID] {
-				continue
-			}
-			if _, same := gone[mdmem.NormalizeForget(o.Content)]; same || ids[o.SupersededBy] {
-				ids[o.ID], grew = true, true
-			}
-		}
-	}
+	gone := forgetClosure(id, es)
 	for _, o := range es {
 		if _, ok := gone[mdmem.NormalizeForget(o.Content)]; ok {
 			s.handDeleted[o.ID], s.handRemoved[norm(o.Content)] = true, true
@@ -992,6 +972,46 @@ func (s *sim) noteForgotten(id string, es []*mdmem.Entry) {
 			}
 		}
 	}
+}
+
+// forgetClosure returns the texts forgetting id takes, by
+// NormalizeForget: every entry with the id (an archived older version of
+// the fact keeps it, with its own text) and every entry holding one of
+// their texts (seed 70033) and, until nothing more joins, the entries they
+// superseded (issue 28) and the entries holding one of their texts.
+func forgetClosure(id string, es []*mdmem.Entry) map[string]string {
+	gone := map[string]string{} // NormalizeForget(text) → text
+	ids := map[string]bool{id: true}
+	for grew := true; grew; {
+		grew = false
+		for _, o := range es {
+			if ids[o.ID] {
+				gone[mdmem.NormalizeForget(o.Content)] = o.Content
+			}
+		}
+		for _, o := range es {
+			if o.ID == "" || ids[o.ID] {
+				continue
+			}
+			if _, same := gone[mdmem.NormalizeForget(o.Content)]; same || ids[o.SupersededBy] {
+				ids[o.ID], grew = true, true
+			}
+		}
+	}
+	return gone
+}
+
+// maybeForgotten reports whether text is one a crashed forget not settled
+// yet takes: whether that forget took effect (memctl then rightly refuses
+// the text) is known once no journal waits (settleCrashedForget; seed
+// 800158: a forget killed after its commit, then its text added again).
+func (s *sim) maybeForgotten(text string) bool {
+	for _, c := range s.crashed {
+		if _, ok := forgetClosure(c.id, c.entries)[mdmem.NormalizeForget(text)]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *sim) addBatch(n int) string {
