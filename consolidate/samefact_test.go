@@ -51,6 +51,10 @@ func TestCompareVerdicts(t *testing.T) {
 		{"also alone says it adds", "The family dentist is Clifton Dental Care", "The kids' orthodontist is also at Clifton Dental Care", factAdds},
 		{"a rewording on the same subject", "Alex's mum Ruth lives in Bath and is 71", "Ruth, Alex's mother, is 71 and lives in Bath", factRelated},
 		{"nothing in common", "The family car is a 2019 Skoda Octavia estate", "Alex plays acoustic guitar", factOther},
+		// everyday synonyms name the same thing (mdmem/lexicon)
+		{"the subject in a synonym: the same statement", "Alex's mum is 71", "Alex's mother is 71", factDuplicate},
+		{"the subject in a synonym, a new value", "Alex's mum is 71", "Alex's mother is 72", factUpdate},
+		{"the kids in other words, with \"now\": the same statement", "The kids go to Hill Street school", "The children go to Hill Street school now", factDuplicate},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := sameFactTexts(tt.old, tt.newer, cfg.NearDuplicate, cfg.Related)

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memctl/memctl/mdmem"
+	"github.com/memctl/memctl/mdmem/lexicon"
 )
 
 // tokens splits text into lower-case tokens. Word tokens are runs of
@@ -19,7 +20,8 @@ import (
 // differ in them never compare equal: a run of comparison or other math
 // operators (">=", "!=", "+", "≥" read as ">="), a currency sign ("$",
 // "€"), '%', '#', and a lone '-'. Other punctuation separates tokens and
-// is dropped, as a run of '!' is.
+// is dropped, as a run of '!' is. A word with everyday synonyms is their
+// canonical form (mdmem/lexicon: "mum" is "mother", "kids" "children").
 func tokens(s string) []string { return tokenize(s, true) }
 
 // casedTokens are tokens with their letters' case kept: the same tokens,
@@ -65,7 +67,11 @@ func tokenize(s string, lower bool) []string {
 	var last rune // the last rune written to b
 	flush := func() {
 		if b.Len() > 0 {
-			out = append(out, b.String())
+			w := b.String()
+			if lower {
+				w = lexicon.Canonical(w) // "mum" and "mother" are one word
+			}
+			out = append(out, w)
 			b.Reset()
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/memctl/memctl/mdmem/lexicon"
 )
 
 // A step before scoring: the task's words matched to the memory's own
@@ -12,7 +14,7 @@ import (
 // asker's words and a note in the writer's; where the two differ only in
 // form, the index already holds the term that was meant:
 //
-//   - a word in other everyday words of the same meaning (synonymGroups:
+//   - a word in other everyday words of the same meaning (mdmem/lexicon:
 //     "kids" and "children", "grandma" and "grandmother");
 //   - a compound written as one word or two ("roadtrip", "road trip");
 //   - a short form of a name the memory files a topic under ("Mel" for
@@ -21,50 +23,6 @@ import (
 // Added terms carry half the weight of the word they stand for when that
 // word is in the index too, its full weight when it is not (then they
 // are the only reading of the word the memory can match).
-
-// synonymGroups are sets of everyday English words that name the same
-// thing, as people write them in a question and in a note. They are
-// general vocabulary, kept short: a word belongs only where any reader
-// would take it for the others.
-var synonymGroups = [][]string{
-	{"child", "kid"},
-	{"children", "kids"},
-	{"mother", "mom", "mum", "mommy", "mummy"},
-	{"father", "dad", "daddy"},
-	{"grandmother", "grandma", "granny", "nana"},
-	{"grandfather", "grandpa", "granddad", "grandad"},
-	{"grandparents", "grandparent"},
-	{"brother", "bro"},
-	{"sister", "sis"},
-	{"husband", "hubby"},
-	{"puppy", "pup"},
-	{"kitten", "kitty"},
-	{"photo", "photograph", "picture", "pic"},
-	{"bike", "bicycle"},
-	{"car", "automobile"},
-	{"doctor", "physician"},
-	{"movie", "film"},
-	{"tv", "television"},
-	{"phone", "telephone", "cellphone"},
-	{"vacation", "holiday"},
-	{"fall", "autumn"},
-	{"birthday", "bday"},
-}
-
-// synonyms maps a word to the other words of its group.
-var synonyms = func() map[string][]string {
-	m := map[string][]string{}
-	for _, g := range synonymGroups {
-		for _, w := range g {
-			for _, o := range g {
-				if o != w {
-					m[w] = append(m[w], o)
-				}
-			}
-		}
-	}
-	return m
-}()
 
 // Lengths for the compound and name steps: shorter pieces match too much.
 const (
@@ -95,7 +53,7 @@ func (c *Corpus) vocabTerms(ix *Index, task string, held map[string]bool) map[st
 	words := ix.An.words(nil, task)
 	for i, w := range words {
 		t := ix.An.term(w)
-		for _, o := range synonyms[w] {
+		for _, o := range lexicon.Synonyms(w) {
 			add(o, weight(t))
 		}
 		if i+1 < len(words) && t != "" && ix.An.term(words[i+1]) != "" {
