@@ -746,6 +746,12 @@ func (mg *replicaMerge) decide(dec map[string]*decision, id string, b *entryAt, 
 			// rejected, forgotten). It is not put back (seed 1200).
 			return nil
 		}
+		if all := mg.res.Files[TombstonesPath]; mg.forgotten != nil && len(all) > 0 && mg.forgotten(all, p.Content) {
+			// The losing edit's text was forgotten (an earlier copy of
+			// this conflict, forgotten under another id): forget wins
+			// over edits, so it does not wait in Pending again.
+			return nil
+		}
 		machine := mg.sides[1-w].Machine
 		p.Notes = append(p.Notes, "conflicts with "+id+": edited differently on "+machine)
 		mg.res.Conflicts = append(mg.res.Conflicts, MergeConflict{ID: id, Pending: p.ID, Machine: machine})
