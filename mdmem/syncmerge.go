@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -123,6 +124,7 @@ type replicaMerge struct {
 	sides     [2]MergeSide
 	forgotten func([]byte, string) bool
 	res       *MergeResult
+	known     map[string]bool // every id of the three versions, and every forgotten one
 }
 
 func (mg *replicaMerge) run() error {
@@ -447,6 +449,8 @@ func (mg *replicaMerge) mergeMemory(paths []string) error {
 			all[id] = true
 		}
 	}
+	mg.known = maps.Clone(all)
+	maps.Copy(mg.known, tombs)
 	dec := map[string]*decision{}
 	var pendings []*Entry
 	for _, id := range sortedKeys(all) {
@@ -647,6 +651,12 @@ func (mg *replicaMerge) decide(dec map[string]*decision, id string, b *entryAt, 
 			dec[id] = keepAt(w, sides[w])
 			l := sides[1-w]
 			nid := DerivedID(prefixOf(id), []byte("rename\x00"+id+"\x00"+l.raw))
+			if mg.known[nid] {
+				// An earlier merge renamed this very text (a derived id
+				// is the same on every machine): that entry is decided
+				// on its own, kept, edited or forgotten since.
+				return nil
+			}
 			d := keepAt(1-w, l)
 			d.raw, d.origID = withID(l, nid), id
 			dec[nid] = d
@@ -729,6 +739,19 @@ func (mg *replicaMerge) decide(dec map[string]*decision, id string, b *entryAt, 
 		l := sides[1-w]
 		p := cloneForPending(l.e)
 		p.ID = DerivedID(prefixOf(id), []byte("conflict\x00"+id+"\x00"+l.raw))
+		if mg.known[p.ID] {
+			// An earlier merge met this very conflict (a derived id is
+			// the same on every machine) and put this edit in Pending:
+			// it waits there, or a person settled it since (confirmed,
+			// rejected, forgotten). It is not put back (seed 1200).
+			return nil
+		}
+		if all := mg.res.Files[TombstonesPath]; mg.forgotten != nil && len(all) > 0 && mg.forgotten(all, p.Content) {
+			// The losing edit's text was forgotten (an earlier copy of
+			// this conflict, forgotten under another id): forget wins
+			// over edits, so it does not wait in Pending again.
+			return nil
+		}
 		machine := mg.sides[1-w].Machine
 		p.Notes = append(p.Notes, "conflicts with "+id+": edited differently on "+machine)
 		mg.res.Conflicts = append(mg.res.Conflicts, MergeConflict{ID: id, Pending: p.ID, Machine: machine})

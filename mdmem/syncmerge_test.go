@@ -205,3 +205,34 @@ func TestMergeKeepsNoForgottenTextAgainstADeletion(t *testing.T) {
 		}
 	}
 }
+
+// TestMergePutsNoForgottenTextInPending: both machines edited fact-001
+// differently, and the losing edit's text was forgotten already (an
+// earlier copy of this conflict, forgotten under its own id): the edit
+// does not wait in Pending again, whichever side merges.
+func TestMergePutsNoForgottenTextInPending(t *testing.T) {
+	doc := func(lines ...string) []byte {
+		return []byte("# Core profile\n\n## Pending confirmation\n\n# Topic index\n\n# Archive\n" + strings.Join(lines, ""))
+	}
+	tombs := []byte(`{"id":"fact-ppqrst","date":"2026-11-03","hash":"h","key":"k"}` + "\n")
+	base := map[string][]byte{MainFile: doc("- [fact-001] The VPN gateway is vpn1 (agent · 2026-11-01)\n"), TombstonesPath: tombs}
+	a := map[string][]byte{MainFile: doc("- [fact-001] The VPN gateway is vpn2 (agent · 2026-11-01 · updated 2026-11-04)\n"), TombstonesPath: tombs}
+	b := map[string][]byte{MainFile: doc("- [fact-001] The VPN gateway is vpn3 (agent · 2026-11-01 · updated 2026-11-05)\n"), TombstonesPath: tombs}
+	forgotten := func(tombs []byte, text string) bool {
+		return strings.Contains(string(tombs), "fact-ppqrst") && text == "The VPN gateway is vpn2"
+	}
+	for _, sides := range [][2]map[string][]byte{{a, b}, {b, a}} {
+		res, err := MergeReplicas(MergeInput{Base: base, Forgotten: forgotten,
+			Sides: [2]MergeSide{{Files: sides[0], Machine: "a"}, {Files: sides[1], Machine: "b"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		main := string(res.Files[MainFile])
+		if strings.Contains(main, "vpn2") {
+			t.Fatalf("the forgotten text waits in Pending again:\n%s", main)
+		}
+		if !strings.Contains(main, "[fact-001] The VPN gateway is vpn3") || len(res.Conflicts) != 0 {
+			t.Fatalf("want the newer edit kept and no conflict reported; conflicts %v:\n%s", res.Conflicts, main)
+		}
+	}
+}
