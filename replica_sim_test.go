@@ -79,6 +79,9 @@ func TestReplicaSimulation(t *testing.T) {
 			_ = os.RemoveAll(sim.root) // kept only when the seed fails
 		}
 		steps += *replSteps
+		if testing.Verbose() {
+			t.Logf("replica simulation: seed %d clean; %d steps so far", seed, steps)
+		}
 		for k, v := range sim.stats {
 			total[k] += v
 		}
