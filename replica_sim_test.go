@@ -219,7 +219,7 @@ func (s *replicaSim) settle(dir string, code int, out, errs string, args []strin
 	if code == 0 || !strings.Contains(errs, "memctl recover --keep-edits") {
 		return code, out, errs
 	}
-	s.log = append(s.log, filepath.Base(dir)+" recover --keep-edits (refused: "+strings.Join(args, " ")+": "+firstLine(errs)+")")
+	s.log = append(s.log, filepath.Base(dir)+" recover --keep-edits (refused: "+strings.Join(args, " ")+": "+firstLines(strings.TrimSpace(errs), 1)+")")
 	s.stats["settled"]++
 	if c, o, e := s.run(dir, nil, 0, "recover", "--keep-edits"); c != 0 {
 		s.fail("recover --keep-edits: exit %d\n%s%s", c, o, e)
@@ -257,12 +257,6 @@ func (s *replicaSim) observe(dir string) {
 		}
 		s.live[e.ID] = e.Content
 	}
-}
-
-// firstLine is the first line of s.
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
 }
 
 // rootText is an entry's text without the sim's hand edits (" e<n>",
