@@ -425,15 +425,21 @@ func (mg *replicaMerge) mergeMemory(paths []string) error {
 		}
 	}
 	tombs := tombstoneIDs(mg.res.Files[TombstonesPath])
-	// forgotBy[s]: the tombstone lines only side s holds.
+	// forgotBy[s]: the tombstone lines only side s holds. A line, not an
+	// id: two machines may each forget one id, each in its own version
+	// of the text (seed 2032: a text forgotten on one machine was added
+	// again on the other, which had forgotten the id's other version).
 	var forgotBy [2][]byte
 	for s := range 2 {
 		other := mg.sides[1-s].Files[TombstonesPath]
-		own := tombstoneIDs(mg.sides[s].Files[TombstonesPath])
+		own := map[string]bool{}
+		for _, l := range bytes.Split(mg.sides[s].Files[TombstonesPath], []byte("\n")) {
+			own[string(bytes.TrimSpace(l))] = true
+		}
 		var fresh [][]byte
 		for _, l := range bytes.Split(other, []byte("\n")) {
 			var ts Tombstone
-			if json.Unmarshal(l, &ts) == nil && ts.ID != "" && !own[ts.ID] {
+			if json.Unmarshal(l, &ts) == nil && ts.ID != "" && !own[string(bytes.TrimSpace(l))] {
 				fresh = append(fresh, l)
 			}
 		}
