@@ -75,6 +75,9 @@ func TestReplicaSimulation(t *testing.T) {
 		}
 		sim.quiesce()
 		sim.check()
+		if *replKeep {
+			_ = os.RemoveAll(sim.root) // kept only when the seed fails
+		}
 		steps += *replSteps
 		for k, v := range sim.stats {
 			total[k] += v
