@@ -700,7 +700,7 @@ func (mg *replicaMerge) decide(dec map[string]*decision, id string, b *entryAt, 
 		// A deletion whose text is forgotten (an earlier merge dropped an
 		// entry that repeated a forgotten text) is a forget: an edit on
 		// the other side does not bring it back.
-		if all := mg.res.Files[TombstonesPath]; mg.forgotten != nil && len(all) > 0 && mg.forgotten(all, x.e.Content) {
+		if mg.forgottenText(x.e.Content) {
 			mg.res.Dropped = append(mg.res.Dropped, id)
 			dec[id] = &decision{}
 			return nil
@@ -752,7 +752,7 @@ func (mg *replicaMerge) decide(dec map[string]*decision, id string, b *entryAt, 
 			// rejected, forgotten). It is not put back (seed 1200).
 			return nil
 		}
-		if all := mg.res.Files[TombstonesPath]; mg.forgotten != nil && len(all) > 0 && mg.forgotten(all, p.Content) {
+		if mg.forgottenText(p.Content) {
 			// The losing edit's text was forgotten (an earlier copy of
 			// this conflict, forgotten under another id): forget wins
 			// over edits, so it does not wait in Pending again.
@@ -764,6 +764,13 @@ func (mg *replicaMerge) decide(dec map[string]*decision, id string, b *entryAt, 
 		return []*Entry{p}
 	}
 	return nil
+}
+
+// forgottenText reports whether a tombstone of the merged memory (either
+// side's) covers text.
+func (mg *replicaMerge) forgottenText(text string) bool {
+	all := mg.res.Files[TombstonesPath]
+	return mg.forgotten != nil && len(all) > 0 && mg.forgotten(all, text)
 }
 
 // newer reports whether a was edited after b (updated, else created).
