@@ -425,15 +425,21 @@ func (mg *replicaMerge) mergeMemory(paths []string) error {
 		}
 	}
 	tombs := tombstoneIDs(mg.res.Files[TombstonesPath])
-	// forgotBy[s]: the tombstone lines only side s holds.
+	// forgotBy[s]: the tombstone lines only side s holds. A line, not an
+	// id: two machines may each forget one id, each in its own version
+	// of the text (seed 2032: a text forgotten on one machine was added
+	// again on the other, which had forgotten the id's other version).
 	var forgotBy [2][]byte
 	for s := range 2 {
 		other := mg.sides[1-s].Files[TombstonesPath]
-		own := tombstoneIDs(mg.sides[s].Files[TombstonesPath])
+		own := map[string]bool{}
+		for _, l := range bytes.Split(mg.sides[s].Files[TombstonesPath], []byte("\n")) {
+			own[string(bytes.TrimSpace(l))] = true
+		}
 		var fresh [][]byte
 		for _, l := range bytes.Split(other, []byte("\n")) {
 			var ts Tombstone
-			if json.Unmarshal(l, &ts) == nil && ts.ID != "" && !own[ts.ID] {
+			if json.Unmarshal(l, &ts) == nil && ts.ID != "" && !own[string(bytes.TrimSpace(l))] {
 				fresh = append(fresh, l)
 			}
 		}
@@ -694,7 +700,7 @@ func (mg *replicaMerge) decide(dec map[string]*decision, id string, b *entryAt, 
 		// A deletion whose text is forgotten (an earlier merge dropped an
 		// entry that repeated a forgotten text) is a forget: an edit on
 		// the other side does not bring it back.
-		if all := mg.res.Files[TombstonesPath]; mg.forgotten != nil && len(all) > 0 && mg.forgotten(all, x.e.Content) {
+		if mg.forgottenText(x.e.Content) {
 			mg.res.Dropped = append(mg.res.Dropped, id)
 			dec[id] = &decision{}
 			return nil
@@ -746,7 +752,7 @@ func (mg *replicaMerge) decide(dec map[string]*decision, id string, b *entryAt, 
 			// rejected, forgotten). It is not put back (seed 1200).
 			return nil
 		}
-		if all := mg.res.Files[TombstonesPath]; mg.forgotten != nil && len(all) > 0 && mg.forgotten(all, p.Content) {
+		if mg.forgottenText(p.Content) {
 			// The losing edit's text was forgotten (an earlier copy of
 			// this conflict, forgotten under another id): forget wins
 			// over edits, so it does not wait in Pending again.
@@ -758,6 +764,13 @@ func (mg *replicaMerge) decide(dec map[string]*decision, id string, b *entryAt, 
 		return []*Entry{p}
 	}
 	return nil
+}
+
+// forgottenText reports whether a tombstone of the merged memory (either
+// side's) covers text.
+func (mg *replicaMerge) forgottenText(text string) bool {
+	all := mg.res.Files[TombstonesPath]
+	return mg.forgotten != nil && len(all) > 0 && mg.forgotten(all, text)
 }
 
 // newer reports whether a was edited after b (updated, else created).

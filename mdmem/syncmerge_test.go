@@ -236,3 +236,35 @@ func TestMergePutsNoForgottenTextInPending(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeDropsATextTheOtherSideForgotUnderAnIDBothForgot: both
+// machines forgot fact-001, each in its own version of the text; one then
+// added the other's version again (its own tombstone names only its
+// version). The merge drops it: the other side's tombstone line is new to
+// it, though its id is not (replica soak, seed 2032).
+func TestMergeDropsATextTheOtherSideForgotUnderAnIDBothForgot(t *testing.T) {
+	doc := func(lines ...string) []byte {
+		return []byte("# Core profile\n\n## Pending confirmation\n\n# Topic index\n\n# Archive\n" + strings.Join(lines, ""))
+	}
+	base := map[string][]byte{MainFile: doc("- [fact-001] The VPN gateway is vpn1 (agent · 2026-11-01)\n")}
+	lineA := `{"id":"fact-001","date":"2026-11-02","hash":"ha","key":"ka"}` + "\n"
+	lineB := `{"id":"fact-001","date":"2026-11-03","hash":"hb","key":"kb"}` + "\n"
+	readded := map[string][]byte{MainFile: doc("- [fact-002] The VPN gateway is vpn1 e7 (agent · 2026-11-04)\n"), TombstonesPath: []byte(lineA)}
+	other := map[string][]byte{MainFile: doc(), TombstonesPath: []byte(lineB)}
+	forgotten := func(tombs []byte, text string) bool {
+		return strings.Contains(string(tombs), `"hb"`) && text == "The VPN gateway is vpn1 e7"
+	}
+	for _, sides := range [][2]map[string][]byte{{readded, other}, {other, readded}} {
+		res, err := MergeReplicas(MergeInput{Base: base, Forgotten: forgotten,
+			Sides: [2]MergeSide{{Files: sides[0], Machine: "a"}, {Files: sides[1], Machine: "b"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(res.Files[MainFile]), "vpn1 e7") {
+			t.Fatalf("the text the other side forgot came back:\n%s", res.Files[MainFile])
+		}
+		if len(res.Dropped) != 1 || res.Dropped[0] != "fact-002" {
+			t.Fatalf("dropped %v, want [fact-002]", res.Dropped)
+		}
+	}
+}
