@@ -396,11 +396,13 @@ func TestLabelledSet(t *testing.T) {
 	fmt.Fprintf(&b, "\n\nLLM run: %d calls, %d prompt tokens (%.2f calls and %.0f prompt tokens per 20 candidates), %d completion tokens, wall %v (LLM stage %.2fs); summary: %s\n",
 		u.Calls, u.PromptTokens, per20(u.Calls), per20(u.PromptTokens), u.CompletionTokens, llm.wall.Round(time.Millisecond), llm.rep.LLMSeconds, llm.rep.Summary)
 	if cnt, err := inject.NewCounter("o200k"); err == nil {
-		n := 0
+		n, largest := 0, 0
 		for _, rq := range llm.requests {
-			n += cnt.Count(rq.System) + cnt.Count(rq.User)
+			k := cnt.Count(rq.System) + cnt.Count(rq.User)
+			n += k
+			largest = max(largest, k)
 		}
-		fmt.Fprintf(&b, "the same requests in o200k tokens (GPT-4o and later): %d (%.0f per 20 candidates)\n", n, per20(n))
+		fmt.Fprintf(&b, "the same requests in o200k tokens (GPT-4o and later): %d (%.0f per 20 candidates), the largest %d\n", n, per20(n), largest)
 	}
 	fmt.Fprintf(&b, "rules run: wall %v; summary: %s\n", rules.wall.Round(time.Millisecond), rules.rep.Summary)
 	t.Log(b.String())
