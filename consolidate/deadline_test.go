@@ -44,6 +44,7 @@ func TestOverallLLMDeadline(t *testing.T) {
 		parallel, wantCalls int
 	}{
 		{parallel: 1, wantCalls: 1},
+		{parallel: 2, wantCalls: 2},
 		{parallel: 4, wantCalls: 3}, // the 3 batches at once
 	} {
 		t.Run(fmt.Sprintf("parallel=%d", tc.parallel), func(t *testing.T) {
@@ -76,6 +77,15 @@ func TestOverallLLMDeadline(t *testing.T) {
 			}
 			if rep.Summary.Held != len(cs) {
 				t.Fatalf("summary %+v", rep.Summary)
+			}
+			notAsked := 0
+			for _, h := range rep.Plan.Held {
+				if strings.Contains(h.Reason, "deadline was reached before the model was asked") {
+					notAsked++
+				}
+			}
+			if notAsked != len(cs)-tc.wantCalls {
+				t.Errorf("%d candidates held as not asked, want %d: %+v", notAsked, len(cs)-tc.wantCalls, rep.Plan.Held)
 			}
 		})
 	}

@@ -408,6 +408,9 @@ const FakeSecret = "sk-fakellmLEAKED0123456789abcdef"
 //	add          every candidate becomes an entry (well-behaved)
 //	compress     all candidates become one entry with the first one's text
 //	archive-all  adds every candidate and archives every entry (hostile)
+//	archive-first  adds every candidate and archives the first entry, for
+//	             a reason naming the first candidate: of two requests
+//	             showing the same entry, the answer applied first wins
 //	copy-secret  adds every candidate with an API key appended (hostile)
 //	invent-id    merges every candidate into entry 999 (hostile)
 //	invent-fact  adds every candidate with a made-up date (hostile)
@@ -450,6 +453,11 @@ func Answer(mode string, items []Item) string {
 		addAll("")
 		for _, e := range entries {
 			ops = append(ops, op{Op: "archive", Target: e.ID, Reason: "obsolete"})
+		}
+	case "archive-first":
+		addAll("")
+		if len(entries) > 0 && len(cands) > 0 {
+			ops = append(ops, op{Op: "archive", Target: entries[0].ID, Reason: "obsolete, says " + cands[0].Text})
 		}
 	case "copy-secret":
 		addAll(" (key " + FakeSecret + ")")
