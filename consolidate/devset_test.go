@@ -175,7 +175,9 @@ func runLabelledSet(t testing.TB, ls *labelledSet, oracle bool, config string) *
 	o := Options{Now: func() time.Time { return devsetNow }, NoLLM: !oracle, Log: func(string, ...any) {}}
 	var srv *fakellm.Server
 	if oracle {
-		srv = fakellm.New([]fakellm.Step{{Auto: "oracle", Gold: ls.oracleGold(), Repeat: true}})
+		// MEMCTL_CONSOLIDATION_LATENCY ("200ms"): each answer waits as
+		// long, as a real endpoint's do (llm.parallel then matters).
+		srv = fakellm.New([]fakellm.Step{{Auto: "oracle", Gold: ls.oracleGold(), Repeat: true, Delay: os.Getenv("MEMCTL_CONSOLIDATION_LATENCY")}})
 		defer srv.Close()
 		o.Completer = NewOpenAI(srv.URL+"/v1", "k", "oracle")
 	}
@@ -301,7 +303,9 @@ func (r *devsetRun) sent(ls *labelledSet, g goldLabel) bool {
 // per kind (the gold target shown to the model with its candidate), end
 // state per kind with the oracle LLM and with rules only, and the cost.
 // Run with MEMCTL_CONSOLIDATION_SET=<dir> go test ./consolidate/ -run
-// TestLabelledSet -v; see BENCHMARKS.md.
+// TestLabelledSet -v (MEMCTL_CONSOLIDATION_CONFIG: settings;
+// MEMCTL_CONSOLIDATION_LATENCY: the fake's delay per answer); see
+// BENCHMARKS.md.
 func TestLabelledSet(t *testing.T) {
 	dir := os.Getenv("MEMCTL_CONSOLIDATION_SET")
 	if dir == "" {
