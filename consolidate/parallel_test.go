@@ -61,7 +61,7 @@ func (a *answerOrder) Complete(ctx context.Context, r Request) (Response, error)
 // same message, the same new ids. The oracle supersedes every entry (new
 // ids in decision order); archive-first has every batch archive the
 // entry they all show, each for its own reason (the first answer applied
-// wins).
+// wins). The progress and the usage count every batch once.
 func TestDecisionsIndependentOfAnswerOrder(t *testing.T) {
 	var gold []fakellm.Gold
 	cs := []*mdmem.Candidate{}
@@ -99,8 +99,12 @@ func TestDecisionsIndependentOfAnswerOrder(t *testing.T) {
 					srv.SetDelay(func(r fakellm.Request) time.Duration { return tm.delay(serviceOf(r.User)) })
 				}
 				comp := &answerOrder{Completer: NewOpenAI(srv.URL+"/v1", "k", "m")}
-				rep := run(t, dir, Options{Completer: comp})
-				if rep.LLM.Batches != 4 || rep.LLM.FailedBatches != 0 || !sc.check(rep) {
+				var progress []string
+				rep := run(t, dir, Options{Completer: comp, Progress: func(done, total int) { progress = append(progress, fmt.Sprintf("%d/%d", done, total)) }})
+				if p := strings.Join(progress, " "); p != "0/4 1/4 2/4 3/4 4/4" {
+					t.Errorf("progress %s, want each batch counted once as it is answered", p)
+				}
+				if rep.LLM.Batches != 4 || rep.LLM.Calls != 4 || rep.LLM.FailedBatches != 0 || !sc.check(rep) {
 					t.Fatalf("usage %+v, summary %+v (want 4 batches answered); held %+v", rep.LLM, rep.Summary, rep.Plan.Held)
 				}
 				if tm.delay != nil && fmt.Sprint(comp.got) == fmt.Sprint(comp.sent) {
