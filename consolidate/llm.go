@@ -35,7 +35,8 @@ type Response struct {
 }
 
 // Completer is the one thing consolidate needs from an LLM. OpenAI
-// implements it with go-openai; tests use fakes.
+// implements it with go-openai; tests use fakes. A run calls it from
+// llm.parallel goroutines at once: it must be safe for concurrent use.
 type Completer interface {
 	Complete(ctx context.Context, req Request) (Response, error)
 }
