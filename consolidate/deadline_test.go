@@ -2,7 +2,9 @@ package consolidate
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,34 +36,58 @@ func TestLockReleasedDuringLLMCalls(t *testing.T) {
 
 // TestOverallLLMDeadline: a hanging endpoint costs at most
 // llm.deadline per run, not timeout × retries per batch; the run says the
-// model could not be used and the candidates stay queued.
+// model could not be used and the candidates stay queued. One call at a
+// time, the batches after the first are never sent; with llm.parallel
+// they hang together; either way every batch counts as failed.
 func TestOverallLLMDeadline(t *testing.T) {
-	dir, cs := ambiguousSetup(t, "[llm]\ntimeout = \"1h\"\ndeadline = \"300ms\"\n[consolidate]\nbatch_size = 1\n")
-	calls := 0
-	hang := completerFunc(func(ctx context.Context, r Request) (Response, error) {
-		calls++
-		<-ctx.Done()
-		return Response{}, ctx.Err()
-	})
-	start := time.Now()
-	rep := run(t, dir, Options{Completer: hang})
-	if d := time.Since(start); d > 20*time.Second {
-		t.Fatalf("run took %v with a 300ms deadline", d)
-	}
-	if rep.LLMStatus != "unavailable" || !rep.LLM.DeadlineHit {
-		t.Fatalf("status %q, deadline hit %v", rep.LLMStatus, rep.LLM.DeadlineHit)
-	}
-	if calls != 1 {
-		t.Errorf("%d calls after the deadline, want 1", calls)
-	}
-	if q := queued(t, dir); len(q) != len(cs) {
-		for _, o := range rep.Plan.Ops {
-			t.Log(FormatOp(o))
-		}
-		t.Fatalf("queue %v", q)
-	}
-	if rep.Summary.Held != len(cs) {
-		t.Fatalf("summary %+v", rep.Summary)
+	for _, tc := range []struct {
+		parallel, wantCalls int
+	}{
+		{parallel: 1, wantCalls: 1},
+		{parallel: 2, wantCalls: 2},
+		{parallel: 4, wantCalls: 3}, // the 3 batches at once
+	} {
+		t.Run(fmt.Sprintf("parallel=%d", tc.parallel), func(t *testing.T) {
+			dir, cs := ambiguousSetup(t, fmt.Sprintf("[llm]\ntimeout = \"1h\"\ndeadline = \"300ms\"\nparallel = %d\n[consolidate]\nbatch_size = 1\n", tc.parallel))
+			var calls atomic.Int32
+			hang := completerFunc(func(ctx context.Context, r Request) (Response, error) {
+				calls.Add(1)
+				<-ctx.Done()
+				return Response{}, ctx.Err()
+			})
+			start := time.Now()
+			rep := run(t, dir, Options{Completer: hang})
+			if d := time.Since(start); d > 20*time.Second {
+				t.Fatalf("run took %v with a 300ms deadline", d)
+			}
+			if rep.LLMStatus != "unavailable" || !rep.LLM.DeadlineHit {
+				t.Fatalf("status %q, deadline hit %v", rep.LLMStatus, rep.LLM.DeadlineHit)
+			}
+			if n := int(calls.Load()); n != tc.wantCalls {
+				t.Errorf("%d calls, want %d", n, tc.wantCalls)
+			}
+			if rep.LLM.FailedBatches != len(cs) || rep.LLM.Batches != tc.wantCalls {
+				t.Errorf("usage %+v: want %d failed batches, %d sent", rep.LLM, len(cs), tc.wantCalls)
+			}
+			if q := queued(t, dir); len(q) != len(cs) {
+				for _, o := range rep.Plan.Ops {
+					t.Log(FormatOp(o))
+				}
+				t.Fatalf("queue %v", q)
+			}
+			if rep.Summary.Held != len(cs) {
+				t.Fatalf("summary %+v", rep.Summary)
+			}
+			notAsked := 0
+			for _, h := range rep.Plan.Held {
+				if strings.Contains(h.Reason, "deadline was reached before the model was asked") {
+					notAsked++
+				}
+			}
+			if notAsked != len(cs)-tc.wantCalls {
+				t.Errorf("%d candidates held as not asked, want %d: %+v", notAsked, len(cs)-tc.wantCalls, rep.Plan.Held)
+			}
+		})
 	}
 }
 

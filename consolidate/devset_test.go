@@ -175,7 +175,9 @@ func runLabelledSet(t testing.TB, ls *labelledSet, oracle bool, config string) *
 	o := Options{Now: func() time.Time { return devsetNow }, NoLLM: !oracle, Log: func(string, ...any) {}}
 	var srv *fakellm.Server
 	if oracle {
-		srv = fakellm.New([]fakellm.Step{{Auto: "oracle", Gold: ls.oracleGold(), Repeat: true}})
+		// MEMCTL_CONSOLIDATION_LATENCY ("200ms"): each answer waits as
+		// long, as a real endpoint's do (llm.parallel then matters).
+		srv = fakellm.New([]fakellm.Step{{Auto: "oracle", Gold: ls.oracleGold(), Repeat: true, Delay: os.Getenv("MEMCTL_CONSOLIDATION_LATENCY")}})
 		defer srv.Close()
 		o.Completer = NewOpenAI(srv.URL+"/v1", "k", "oracle")
 	}
@@ -301,7 +303,9 @@ func (r *devsetRun) sent(ls *labelledSet, g goldLabel) bool {
 // per kind (the gold target shown to the model with its candidate), end
 // state per kind with the oracle LLM and with rules only, and the cost.
 // Run with MEMCTL_CONSOLIDATION_SET=<dir> go test ./consolidate/ -run
-// TestLabelledSet -v; see BENCHMARKS.md.
+// TestLabelledSet -v (MEMCTL_CONSOLIDATION_CONFIG: settings;
+// MEMCTL_CONSOLIDATION_LATENCY: the fake's delay per answer); see
+// BENCHMARKS.md.
 func TestLabelledSet(t *testing.T) {
 	dir := os.Getenv("MEMCTL_CONSOLIDATION_SET")
 	if dir == "" {
@@ -396,11 +400,13 @@ func TestLabelledSet(t *testing.T) {
 	fmt.Fprintf(&b, "\n\nLLM run: %d calls, %d prompt tokens (%.2f calls and %.0f prompt tokens per 20 candidates), %d completion tokens, wall %v (LLM stage %.2fs); summary: %s\n",
 		u.Calls, u.PromptTokens, per20(u.Calls), per20(u.PromptTokens), u.CompletionTokens, llm.wall.Round(time.Millisecond), llm.rep.LLMSeconds, llm.rep.Summary)
 	if cnt, err := inject.NewCounter("o200k"); err == nil {
-		n := 0
+		n, largest := 0, 0
 		for _, rq := range llm.requests {
-			n += cnt.Count(rq.System) + cnt.Count(rq.User)
+			k := cnt.Count(rq.System) + cnt.Count(rq.User)
+			n += k
+			largest = max(largest, k)
 		}
-		fmt.Fprintf(&b, "the same requests in o200k tokens (GPT-4o and later): %d (%.0f per 20 candidates)\n", n, per20(n))
+		fmt.Fprintf(&b, "the same requests in o200k tokens (GPT-4o and later): %d (%.0f per 20 candidates), the largest %d\n", n, per20(n), largest)
 	}
 	fmt.Fprintf(&b, "rules run: wall %v; summary: %s\n", rules.wall.Round(time.Millisecond), rules.rep.Summary)
 	t.Log(b.String())

@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/memctl/memctl/mdmem"
@@ -34,7 +35,8 @@ type Response struct {
 }
 
 // Completer is the one thing consolidate needs from an LLM. OpenAI
-// implements it with go-openai; tests use fakes.
+// implements it with go-openai; tests use fakes. A run calls it from
+// llm.parallel goroutines at once: it must be safe for concurrent use.
 type Completer interface {
 	Complete(ctx context.Context, req Request) (Response, error)
 }
@@ -89,6 +91,15 @@ type Usage struct {
 	DeadlineHit bool `json:"deadline_hit,omitempty"`
 }
 
+// add sums o's calls and tokens into u.
+func (u *Usage) add(o Usage) {
+	u.Calls += o.Calls
+	u.Failed += o.Failed
+	u.PromptTokens += o.PromptTokens
+	u.CompletionTokens += o.CompletionTokens
+	u.Estimated = u.Estimated || o.Estimated
+}
+
 // LLMStage runs the LLM over the triaged clusters.
 type LLMStage struct {
 	Completer Completer
@@ -100,6 +111,7 @@ type LLMStage struct {
 	Log       func(format string, args ...any)
 	Trace     func(format string, args ...any) // retries and failed batches; nil: Log
 	sleep     func(context.Context, time.Duration) error
+	logMu     sync.Mutex // Log and Trace are called from concurrent calls one at a time
 }
 
 // promptItem is one numbered item shown to the model.
@@ -119,6 +131,8 @@ type batchMap struct {
 }
 
 func (s *LLMStage) logf(format string, args ...any) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
 	if s.Log != nil {
 		s.Log(format, args...)
 	}
@@ -126,6 +140,8 @@ func (s *LLMStage) logf(format string, args ...any) {
 
 // tracef reports a retry or a failed batch: detail the run's report sums up.
 func (s *LLMStage) tracef(format string, args ...any) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
 	switch {
 	case s.Trace != nil:
 		s.Trace(format, args...)
@@ -153,14 +169,37 @@ func promptLine(it promptItem, date time.Time) string {
 	return string(b)
 }
 
-func buildPrompt(memDir string, cl *Cluster, now time.Time) (Request, *batchMap, error) {
-	sysT, err := templates.Load(memDir, "consolidate-system.tmpl")
-	if err != nil {
-		return Request{}, nil, err
+// entryLine is the prompt item of entry e, numbered n.
+func entryLine(n int, e *mdmem.Entry) string {
+	return promptLine(promptItem{ID: n, Kind: "entry", Category: e.Category, Scope: e.Scope, Text: promptText(e.Content)}, e.Date())
+}
+
+// candLine is the prompt item of candidate c, numbered n.
+func candLine(n int, c *mdmem.Candidate) string {
+	return promptLine(promptItem{ID: n, Kind: "candidate", Category: c.Category, Scope: c.Scope, Text: promptText(mdmem.OneLine(c.Content))}, c.CreatedAt)
+}
+
+// prompts are the templates of a consolidate request, read once per run
+// (a memory may override them). err is why they could not be read: every
+// request built from them fails with it, so the candidates stay queued.
+type prompts struct {
+	system, user string
+	err          error
+}
+
+func loadPrompts(memDir string) *prompts {
+	p := &prompts{}
+	if p.system, p.err = templates.Load(memDir, "consolidate-system.tmpl"); p.err == nil {
+		p.user, p.err = templates.Load(memDir, "consolidate-user.tmpl")
 	}
-	userT, err := templates.Load(memDir, "consolidate-user.tmpl")
-	if err != nil {
-		return Request{}, nil, err
+	return p
+}
+
+// build is the request about cl: its entries numbered first, then its
+// candidates, and the map of those numbers back.
+func (p *prompts) build(cl *Cluster, now time.Time) (Request, *batchMap, error) {
+	if p.err != nil {
+		return Request{}, nil, p.err
 	}
 	bm := &batchMap{entries: map[int]*mdmem.Entry{}, cands: map[int]*mdmem.Candidate{}}
 	var items []string
@@ -168,31 +207,50 @@ func buildPrompt(memDir string, cl *Cluster, now time.Time) (Request, *batchMap,
 	for _, e := range cl.Entries {
 		n++
 		bm.entries[n] = e
-		items = append(items, promptLine(promptItem{ID: n, Kind: "entry", Category: e.Category, Scope: e.Scope, Text: promptText(e.Content)}, e.Date()))
+		items = append(items, entryLine(n, e))
 	}
 	for _, c := range cl.Cands {
 		n++
 		bm.cands[n] = c
-		items = append(items, promptLine(promptItem{ID: n, Kind: "candidate", Category: c.Category, Scope: c.Scope, Text: promptText(mdmem.OneLine(c.Content))}, c.CreatedAt))
+		items = append(items, candLine(n, c))
 	}
-	sys, err := renderTemplate("consolidate-system.tmpl", sysT, map[string]any{"Categories": strings.Join(mdmem.CategoryNames(), ", ")})
+	sys, err := renderTemplate("consolidate-system.tmpl", p.system, map[string]any{"Categories": strings.Join(mdmem.CategoryNames(), ", ")})
 	if err != nil {
 		return Request{}, nil, err
 	}
-	user, err := renderTemplate("consolidate-user.tmpl", userT, map[string]any{"Today": now.UTC().Format("2006-01-02"), "Items": items})
+	user, err := renderTemplate("consolidate-user.tmpl", p.user, map[string]any{"Today": now.UTC().Format("2006-01-02"), "Items": items})
 	if err != nil {
 		return Request{}, nil, err
 	}
 	return Request{System: sys, User: user, SchemaName: "memctl_operations", Schema: OpSchema}, bm, nil
 }
 
-// Run asks the model about every batch and returns the decisions, the
-// candidates sent (LLMCands), and for candidates without a usable answer
-// the reason. Failed batches leave their candidates without decision:
-// they stay queued.
+// batchResult is what one batch's call gave.
+type batchResult struct {
+	asked     bool // the model was asked (not cut by the deadline first)
+	decisions []*Decision
+	err       error
+	deadline  bool  // err came from the run's LLM deadline
+	usage     Usage // its calls and tokens
+}
+
+// Run asks the model about every batch, llm.parallel at a time, and
+// returns the decisions, the candidates sent (LLMCands), and for
+// candidates without a usable answer the reason. The answers are taken
+// in batch order, whatever order they arrive in, so the same answers
+// give the same decisions. Failed batches leave their candidates without
+// decision: they stay queued. A cancelled ctx stops every call and
+// returns its error once they have all returned.
 func (s *LLMStage) Run(ctx context.Context, in *Input, clusters []*Cluster) ([]*Decision, map[string]bool, map[string]string, Usage, error) {
 	cfg := s.Config.Consolidate
-	batches := Batches(clusters, cfg.BatchSize)
+	p := loadPrompts(s.MemDir)
+	lim := batchLimits{cands: cfg.BatchSize, tokens: cfg.BatchTokens}
+	batches := packBatches(clusters, lim, newTokenMeter(p, s.Now, promptCounter(in.Measure, s.Config.Inject.Tokenizer)))
+	for i, b := range batches {
+		if lim.tokens > 0 && b.tokens > lim.tokens {
+			s.tracef("LLM batch %d/%d: %d related candidates take %d prompt tokens, over consolidate.batch_tokens = %d; sent alone", i+1, len(batches), len(b.Cands), b.tokens, lim.tokens)
+		}
+	}
 	// One deadline for every call of the run, retries included: a hanging
 	// endpoint costs at most this, then the rest stays queued.
 	parent := ctx
@@ -201,42 +259,43 @@ func (s *LLMStage) Run(ctx context.Context, in *Input, clusters []*Cluster) ([]*
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
+	capN := ArchiveCap(s.Config, len(in.Mem.Entries()))
+	plainCap := PlainArchiveCap(s.Config, len(in.Mem.Entries()))
+	results := s.ask(ctx, parent, p, batches, capN, plainCap)
+	if parent.Err() != nil {
+		var u Usage
+		for _, r := range results {
+			u.add(r.usage)
+		}
+		return nil, nil, nil, u, parent.Err()
+	}
 	sent := map[string]bool{}
 	notes := map[string]string{}
 	var all []*Decision
 	var u Usage
-	capN := ArchiveCap(s.Config, len(in.Mem.Entries()))
-	plainCap := PlainArchiveCap(s.Config, len(in.Mem.Entries()))
-	for i, b := range batches {
-		if s.Progress != nil {
-			s.Progress(i, len(batches))
-		}
-		if ctx.Err() != nil && parent.Err() == nil {
-			u.DeadlineHit = true
-			u.FailedBatches += len(batches) - i
-			s.logf("LLM deadline (llm.deadline = %v) reached: %d batches not sent, their candidates stay queued", s.Config.LLM.Deadline.Duration, len(batches)-i)
-			for _, rest := range batches[i:] {
-				for _, c := range rest.Cands {
-					// counted as sent: held for the model, never added
-					// by rule because the model was not asked
-					sent[c.ID] = true
-					notes[c.ID] = "the run's LLM deadline was reached before the model was asked"
-				}
-			}
-			break
-		}
+	unasked := 0
+	for i, r := range results {
+		b := batches[i]
 		for _, c := range b.Cands {
+			// a candidate not asked about is counted as sent too: held
+			// for the model, never added by rule because the model was
+			// not asked
 			sent[c.ID] = true
+		}
+		if !r.asked {
+			unasked++
+			for _, c := range b.Cands {
+				notes[c.ID] = "the run's LLM deadline was reached before the model was asked"
+			}
+			continue
 		}
 		u.Batches++
 		u.Candidates += len(b.Cands)
-		ds, err := s.batch(ctx, b, capN, plainCap, &u)
-		if err != nil {
-			if parent.Err() != nil {
-				return nil, nil, nil, u, parent.Err()
-			}
+		u.add(r.usage)
+		if r.err != nil {
 			u.FailedBatches++
-			if ctx.Err() != nil {
+			err := r.err
+			if r.deadline {
 				u.DeadlineHit = true
 				err = fmt.Errorf("the run's LLM deadline (llm.deadline = %v) was reached: %w", s.Config.LLM.Deadline.Duration, err)
 			}
@@ -246,18 +305,66 @@ func (s *LLMStage) Run(ctx context.Context, in *Input, clusters []*Cluster) ([]*
 			}
 			continue
 		}
-		all = append(all, ds...)
+		all = append(all, r.decisions...)
 	}
-	if s.Progress != nil {
-		s.Progress(len(batches), len(batches))
+	if unasked > 0 {
+		u.DeadlineHit = true
+		u.FailedBatches += unasked
+		s.logf("LLM deadline (llm.deadline = %v) reached: %d batches not sent, their candidates stay queued", s.Config.LLM.Deadline.Duration, unasked)
 	}
 	return all, sent, notes, u, nil
 }
 
+// ask calls the model for the batches, llm.parallel calls at a time, in
+// batch order, and returns each batch's result once every call has
+// returned. Once ctx is done no batch is sent: those are left not asked.
+func (s *LLMStage) ask(ctx, parent context.Context, p *prompts, batches []*llmBatch, capN, plainCap int) []batchResult {
+	results := make([]batchResult, len(batches))
+	var (
+		mu         sync.Mutex // guards next, done and Progress
+		next, done int
+		wg         sync.WaitGroup
+	)
+	progress := func() {
+		if s.Progress != nil {
+			s.Progress(done, len(batches))
+		}
+	}
+	progress()
+	for range min(max(s.Config.LLM.Parallel, 1), len(batches)) {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				i := next
+				if i >= len(batches) || ctx.Err() != nil {
+					mu.Unlock()
+					return
+				}
+				next++
+				mu.Unlock()
+				r := &results[i]
+				r.asked = true
+				r.decisions, r.err = s.batch(ctx, p, batches[i].Cluster, capN, plainCap, &r.usage)
+				r.deadline = r.err != nil && ctx.Err() != nil && parent.Err() == nil
+				mu.Lock()
+				done++
+				progress()
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if done < len(batches) {
+		done = len(batches) // the rest will not be sent: the bar ends
+		progress()
+	}
+	return results
+}
+
 // batch calls the model for one batch, retrying transport errors with
 // backoff and an unreadable answer once, and translates the answer.
-func (s *LLMStage) batch(ctx context.Context, b *Cluster, capN, plainCap int, u *Usage) ([]*Decision, error) {
-	req, bm, err := buildPrompt(s.MemDir, b, s.Now)
+func (s *LLMStage) batch(ctx context.Context, p *prompts, b *Cluster, capN, plainCap int, u *Usage) ([]*Decision, error) {
+	req, bm, err := p.build(b, s.Now)
 	if err != nil {
 		return nil, err
 	}

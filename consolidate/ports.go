@@ -13,8 +13,9 @@ import (
 // inject.VectorCache. Without them consolidate still works, with the
 // documented defaults of each field.
 
-// Measure counts tokens the way inject prints the core: the measure of
-// consolidate.core_max_tokens.
+// Measure counts tokens the way inject prints the core, the measure of
+// consolidate.core_max_tokens, and the tokens of a prompt, the measure of
+// consolidate.batch_tokens.
 type Measure interface {
 	// CoreTokens is the tokens the core entries among entries take in
 	// a block rendered with the tokenizer named (inject.tokenizer) at
@@ -24,6 +25,9 @@ type Measure interface {
 	// LineTokens is the tokens of an entry's compact line with the
 	// tokenizer named: what moving it out of the core saves at least.
 	LineTokens(tokenizer string, e *mdmem.Entry) (int, error)
+	// TextTokens is the tokens of text with the tokenizer named: what
+	// an LLM prompt costs (consolidate.batch_tokens).
+	TextTokens(tokenizer, text string) (int, error)
 }
 
 // Retrieval ranks a memory's entries for a query (inject's search): the

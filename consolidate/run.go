@@ -386,7 +386,8 @@ func (r *runner) llmStage(ctx context.Context) (reload bool, err error) {
 }
 
 // llmStatus says whether the model could be used ("ok", "partial" or
-// "unavailable") and, when a batch failed, one of the reasons.
+// "unavailable") and, when a batch failed, one of the reasons: that of
+// the last candidate id, so the same failures give the same report.
 func llmStatus(u Usage, notes map[string]string) (status, lastErr string) {
 	if u.FailedBatches == 0 {
 		return "ok", ""
@@ -395,8 +396,11 @@ func llmStatus(u Usage, notes map[string]string) (status, lastErr string) {
 	if u.FailedBatches >= u.Batches+boolInt(u.DeadlineHit && u.Batches == 0) {
 		status = "unavailable"
 	}
-	for _, n := range notes {
-		lastErr = n
+	last := ""
+	for id, n := range notes {
+		if id >= last {
+			last, lastErr = id, n
+		}
 	}
 	return status, lastErr
 }

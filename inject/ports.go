@@ -47,6 +47,15 @@ func (CoreMeasure) LineTokens(tokenizer string, e *mdmem.Entry) (int, error) {
 	return LineTokens(e, cnt), nil
 }
 
+// TextTokens is the tokens of text with the tokenizer named.
+func (CoreMeasure) TextTokens(tokenizer, text string) (int, error) {
+	cnt, err := counterNamed(tokenizer)
+	if err != nil {
+		return 0, err
+	}
+	return cnt.Count(text), nil
+}
+
 // Retrieval is Search over a memory, by id (consolidate's Retrieval).
 type Retrieval struct{}
 

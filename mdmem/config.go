@@ -393,6 +393,8 @@ func (c *Config) validateSection(name string) error {
 		return c.Inject.validate()
 	case "consolidate":
 		return c.Consolidate.validate()
+	case "llm":
+		return c.LLM.validate()
 	case "extract":
 		return c.Extract.validate()
 	case "files":

@@ -38,6 +38,9 @@ func TestLoadConfigErrors(t *testing.T) {
 		"[llm]\nmodel = \"gpt-4o-mini\"\n":    "",
 		"[inject]\nl2_reserve = 1.5\n":        "l2_reserve",
 		"[consolidate]\nnear_duplicate = 2\n": "near_duplicate",
+		"[consolidate]\nbatch_tokens = -1\n":  "consolidate.batch_tokens = -1",
+		"[llm]\nparallel = 0\n":               "llm.parallel = 0: must be in 1..32",
+		"[llm]\nparallel = 33\n":              "llm.parallel = 33",
 	}
 	for text, want := range tests {
 		dir := t.TempDir()

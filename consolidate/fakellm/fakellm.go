@@ -73,6 +73,7 @@ type Server struct {
 	embedded []string
 	concepts map[string]string
 	fault    string // see SetEmbeddingFault
+	delay    func(Request) time.Duration
 }
 
 // New starts a server playing steps. With no step left it answers 500
@@ -172,6 +173,15 @@ func ParseItems(user string) []Item {
 		}
 	}
 	return out
+}
+
+// SetDelay makes every chat completion wait delay(request) before it
+// answers, after its step's own delay; nil waits no more. Tests use it to
+// make answers arrive in another order than the requests were sent.
+func (s *Server) SetDelay(delay func(Request) time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay = delay
 }
 
 // SetConcepts makes the embeddings treat each word of m as its concept
@@ -324,13 +334,17 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			s.next++
 		}
 	}
+	delay := s.delay
 	s.mu.Unlock()
 	if !ok {
 		writeError(w, http.StatusInternalServerError, "fakellm: script exhausted")
 		return
 	}
-	if st.Delay != "" {
-		d, _ := time.ParseDuration(st.Delay)
+	d, _ := time.ParseDuration(st.Delay)
+	if delay != nil {
+		d += delay(req)
+	}
+	if d > 0 {
 		select {
 		case <-time.After(d):
 		case <-r.Context().Done():
@@ -394,6 +408,9 @@ const FakeSecret = "sk-fakellmLEAKED0123456789abcdef"
 //	add          every candidate becomes an entry (well-behaved)
 //	compress     all candidates become one entry with the first one's text
 //	archive-all  adds every candidate and archives every entry (hostile)
+//	archive-first  adds every candidate and archives the first entry, for
+//	             a reason naming the first candidate: of two requests
+//	             showing the same entry, the answer applied first wins
 //	copy-secret  adds every candidate with an API key appended (hostile)
 //	invent-id    merges every candidate into entry 999 (hostile)
 //	invent-fact  adds every candidate with a made-up date (hostile)
@@ -436,6 +453,11 @@ func Answer(mode string, items []Item) string {
 		addAll("")
 		for _, e := range entries {
 			ops = append(ops, op{Op: "archive", Target: e.ID, Reason: "obsolete"})
+		}
+	case "archive-first":
+		addAll("")
+		if len(entries) > 0 && len(cands) > 0 {
+			ops = append(ops, op{Op: "archive", Target: entries[0].ID, Reason: "obsolete, says " + cands[0].Text})
 		}
 	case "copy-secret":
 		addAll(" (key " + FakeSecret + ")")
