@@ -80,15 +80,14 @@ func runStats(ctx context.Context, f *Factory, opts *statsOptions) error {
 		return err
 	}
 	st := inject.ComputeStats(c, o, recs, bad, s.Config.Inject.Log || f.Getenv("MEMCTL_INJECT_LOG") == "1")
-	m, err := s.Load(ctx)
-	if err != nil {
-		return err
-	}
 	now := o.Now
 	if now.IsZero() {
 		now = f.Now()
 	}
-	soon := mdmem.RetentionDue(m, now, expiringWindow, s.Config.Consolidate.ArchiveDays)
+	soon, err := mdmem.RetentionDueIn(ctx, s.Dir, now, expiringWindow, s.Config.Consolidate.ArchiveDays)
+	if err != nil {
+		return err
+	}
 	held, err := consolidate.HeldFiles(s.Dir)
 	if err != nil {
 		return err
