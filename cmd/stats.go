@@ -140,12 +140,12 @@ func writeExpiring(w io.Writer, soon []mdmem.ExpiringSoon, now time.Time) {
 	}
 }
 
-// coreFitWarning says when the memory's core profile no longer fits the
-// configured inject block ("" when it does, or cannot be measured): lint
-// and consolidate print it, as stats does.
-func coreFitWarning(f *Factory, s *mdmem.Store, mem *mdmem.Memory) string {
+// coreFitWarning says when the memory's core profile (the entries of
+// MEMORY.md) no longer fits the configured inject block ("" when it does,
+// or cannot be measured): lint and consolidate print it, as stats does.
+func coreFitWarning(f *Factory, s *mdmem.Store, mainEntries []*mdmem.Entry) string {
 	cnt := configCounter(s)
-	if cnt == nil || mem == nil || mem.Main == nil {
+	if cnt == nil {
 		return ""
 	}
 	c := s.Config
@@ -154,5 +154,5 @@ func coreFitWarning(f *Factory, s *mdmem.Store, mem *mdmem.Memory) string {
 	if h, _, err := inject.LoadHeader(s.Dir, o.Now); err == nil {
 		o.Header = h
 	}
-	return inject.CoreFitWarning(inject.CoreTokens(mem.Main.Entries, cnt, o.Now, o.StaleDays), o)
+	return inject.CoreFitWarning(inject.CoreTokens(mainEntries, cnt, o.Now, o.StaleDays), o)
 }
