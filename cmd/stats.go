@@ -70,24 +70,29 @@ func runStats(ctx context.Context, f *Factory, opts *statsOptions) error {
 	if o.Header, o.RulesHeading, err = inject.LoadHeader(s.Dir, o.Now); err != nil {
 		return err
 	}
-	c, err := inject.LoadCorpusFor(ctx, s.Dir, true, configCounter(s))
-	if err != nil {
-		return err
-	}
-	f.warnConflicts(c.Conflicts())
-	recs, bad, err := mdmem.ReadUsageLog(s.Dir)
-	if err != nil {
-		return err
-	}
-	st := inject.ComputeStats(c, o, recs, bad, s.Config.Inject.Log || f.Getenv("MEMCTL_INJECT_LOG") == "1")
 	now := o.Now
 	if now.IsZero() {
 		now = f.Now()
 	}
-	soon, err := mdmem.RetentionDueIn(ctx, s.Dir, now, expiringWindow, s.Config.Consolidate.ArchiveDays)
+	// File by file: the counts, MEMORY.md's notes and what retention acts
+	// on are kept, not the topic files' entries.
+	sc := inject.NewStatsCounter(o)
+	due := mdmem.NewRetentionScan(now, expiringWindow, s.Config.Consolidate.ArchiveDays)
+	err = mdmem.Walk(ctx, s.Dir, func(d *mdmem.Doc) error {
+		f.warnConflicts(d.Conflicts)
+		sc.Add(d)
+		due.Add(d)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
+	recs, bad, err := mdmem.ReadUsageLog(s.Dir)
+	if err != nil {
+		return err
+	}
+	st := sc.Stats(recs, bad, s.Config.Inject.Log || f.Getenv("MEMCTL_INJECT_LOG") == "1")
+	soon := due.Due()
 	held, err := consolidate.HeldFiles(s.Dir)
 	if err != nil {
 		return err

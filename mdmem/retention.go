@@ -53,16 +53,24 @@ func RetentionDue(m *Memory, now time.Time, within time.Duration, archiveDays in
 	return sortDue(appendDue(nil, m.Entries(), now.Add(within), archiveDays))
 }
 
-// RetentionDueIn is RetentionDue over the memory in dir, read one file at
-// a time (Walk), for a reader that loads nothing else of it.
-func RetentionDueIn(ctx context.Context, dir string, now time.Time, within time.Duration, archiveDays int) ([]ExpiringSoon, error) {
-	var out []ExpiringSoon
-	err := Walk(ctx, dir, func(d *Doc) error {
-		out = appendDue(out, d.Entries, now.Add(within), archiveDays)
-		return nil
-	})
-	return sortDue(out), err
+// RetentionScan is RetentionDue one file at a time, for a reader that
+// walks the memory (Walk): Add each file, then ask what is Due.
+type RetentionScan struct {
+	limit       time.Time
+	archiveDays int
+	due         []ExpiringSoon
 }
+
+// NewRetentionScan starts a RetentionDue(…, now, within, archiveDays).
+func NewRetentionScan(now time.Time, within time.Duration, archiveDays int) *RetentionScan {
+	return &RetentionScan{limit: now.Add(within), archiveDays: archiveDays}
+}
+
+// Add looks at the entries of one file.
+func (r *RetentionScan) Add(d *Doc) { r.due = appendDue(r.due, d.Entries, r.limit, r.archiveDays) }
+
+// Due returns what retention acts on in the files added, as RetentionDue.
+func (r *RetentionScan) Due() []ExpiringSoon { return sortDue(r.due) }
 
 // appendDue appends to out what retention does to entries by limit. The
 // ids are copied: out outlives the file the entries were parsed from.
