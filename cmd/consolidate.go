@@ -174,7 +174,7 @@ func warnAfterConsolidate(ctx context.Context, f *Factory, s *mdmem.Store, rep *
 			rep.LLM.FailedBatches, rep.LLMError)
 	}
 	if mem, err := mdmem.LoadMain(ctx, s.Dir); err == nil { // the core is in MEMORY.md
-		if w := coreFitWarning(f, s, mem); w != "" {
+		if w := coreFitWarning(f, s, mem.Main.Entries); w != "" {
 			fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s\n", w)
 		}
 	}

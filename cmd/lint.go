@@ -38,11 +38,31 @@ keep it if that was meant (add --allow-forgotten brings texts back too).`,
 }
 
 func runLint(ctx context.Context, f *Factory, opts *lintOptions) error {
-	s, mem, err := f.Memory(ctx)
+	s, err := f.Store(ctx)
 	if err != nil {
 		return err
 	}
-	ps := mem.Lint()
+	ts, tsErr := s.LoadTombstones()
+	// File by file: of the files read, the linter keeps what its checks
+	// across files need, not the entries.
+	l := mdmem.NewLinter(s.Dir)
+	var forgotten []string
+	coreFit := ""
+	err = mdmem.Walk(ctx, s.Dir, func(d *mdmem.Doc) error {
+		f.warnConflicts(d.Conflicts)
+		l.Check(d)
+		if tsErr == nil {
+			forgotten = append(forgotten, forgottenWarnings(ts, d.Entries)...)
+		}
+		if d.Path == mdmem.MainFile {
+			coreFit = coreFitWarning(f, s, d.Entries)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	ps := l.Problems()
 	for _, p := range s.Config.Problems() {
 		ps = append(ps, mdmem.Problem{File: mdmem.ConfigPath, Line: p.Line, Message: p.Err.Error()})
 	}
@@ -58,12 +78,17 @@ func runLint(ctx context.Context, f *Factory, opts *lintOptions) error {
 			fmt.Fprintln(f.IO.Out, p.String())
 		}
 	}
-	forgottenWarnings(f, s, mem)
+	if tsErr != nil {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: tombstones not checked: %v\n", tsErr)
+	}
+	for _, w := range forgotten {
+		fmt.Fprint(f.IO.ErrOut, w)
+	}
 	if s.Config.Inject.CoreShare != 0 {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s: inject.core_share no longer has an effect (inject.l2_reserve replaced it: the core takes what L2 does not keep); delete the line\n", mdmem.ConfigPath)
 	}
-	if w := coreFitWarning(f, s, mem); w != "" {
-		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s\n", w)
+	if coreFit != "" {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s\n", coreFit)
 	}
 	if len(ps) > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: %d %s\n", len(ps), pluralize(len(ps), "problem", "problems"))
@@ -72,19 +97,17 @@ func runLint(ctx context.Context, f *Factory, opts *lintOptions) error {
 	return nil
 }
 
-// forgottenWarnings warns about entries that repeat a forgotten entry's
-// text (the tombstones hold keyed hashes, never the text). Only this
-// copy's key's tombstones: a public hash per entry would take minutes.
-func forgottenWarnings(f *Factory, s *mdmem.Store, mem *mdmem.Memory) {
-	ts, err := s.LoadTombstones()
-	if err != nil {
-		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: tombstones not checked: %v\n", err)
-		return
-	}
-	for _, e := range mem.Entries() {
+// forgottenWarnings are the warnings about entries that repeat a
+// forgotten entry's text (the tombstones hold keyed hashes, never the
+// text). Only this copy's key's tombstones: a public hash per entry would
+// take minutes.
+func forgottenWarnings(ts *mdmem.Tombstones, entries []*mdmem.Entry) []string {
+	var out []string
+	for _, e := range entries {
 		if t, ok := ts.MatchKeyed(e.Content); ok {
-			fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s:%d: %s repeats the text of %s, forgotten on %s; delete it unless it was brought back on purpose\n",
-				e.File, e.Line, e.ID, t.ID, t.Date)
+			out = append(out, fmt.Sprintf("memctl: warning: %s:%d: %s repeats the text of %s, forgotten on %s; delete it unless it was brought back on purpose\n",
+				e.File, e.Line, e.ID, t.ID, t.Date))
 		}
 	}
+	return out
 }

@@ -59,43 +59,60 @@ func runList(ctx context.Context, f *Factory, opts *listOptions) error {
 	default:
 		return FlagErrorf("unknown --place %q (want core, pending, topic, archive or other)", opts.Place)
 	}
-	_, mem, err := f.Memory(ctx)
+	s, err := f.Store(ctx)
 	if err != nil {
 		return err
 	}
-	var sel []*mdmem.Entry
-	for _, e := range mem.Entries() {
-		if opts.Place != "" && string(e.Place) != opts.Place ||
-			opts.Category != "" && e.Category != opts.Category ||
-			opts.Topic != "" && e.Topic != opts.Topic ||
-			opts.scopes != nil && !mdmem.InScope(e.Scope, opts.scopes) {
-			continue
-		}
-		sel = append(sel, e)
-	}
+	// File by file: the list is printed as the files are read, never held.
+	var out *jsonArray
 	if opts.JSON {
-		if sel == nil {
-			sel = []*mdmem.Entry{}
-		}
-		return f.printJSON(sel)
+		out = f.jsonArray()
 	}
-	group := ""
-	for _, e := range sel {
-		g := e.File
-		if e.Section != "" && e.File == mdmem.MainFile {
-			g += " · " + e.Section
-		}
-		if g != group {
-			if group != "" {
-				fmt.Fprintln(f.IO.Out)
+	group, n := "", 0
+	err = mdmem.Walk(ctx, s.Dir, func(d *mdmem.Doc) error {
+		f.warnConflicts(d.Conflicts)
+		for _, e := range d.Entries {
+			if !opts.selects(e) {
+				continue
 			}
-			fmt.Fprintf(f.IO.Out, "%s\n", g)
-			group = g
+			n++
+			if out != nil {
+				if err := out.add(e); err != nil {
+					return err
+				}
+				continue
+			}
+			g := e.File
+			if e.Section != "" && e.File == mdmem.MainFile {
+				g += " · " + e.Section
+			}
+			if g != group {
+				if group != "" {
+					fmt.Fprintln(f.IO.Out)
+				}
+				fmt.Fprintf(f.IO.Out, "%s\n", g)
+				group = g
+			}
+			fmt.Fprintf(f.IO.Out, "  %s\n", strings.TrimSuffix(strings.TrimPrefix(e.Render(), "- "), "\n"))
 		}
-		fmt.Fprintf(f.IO.Out, "  %s\n", strings.TrimSuffix(strings.TrimPrefix(e.Render(), "- "), "\n"))
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	if len(sel) == 0 {
+	if out != nil {
+		return out.close()
+	}
+	if n == 0 {
 		fmt.Fprintln(f.IO.ErrOut, "memctl: no entries")
 	}
 	return nil
+}
+
+// selects reports whether the filters keep e.
+func (opts *listOptions) selects(e *mdmem.Entry) bool {
+	return (opts.Place == "" || string(e.Place) == opts.Place) &&
+		(opts.Category == "" || e.Category == opts.Category) &&
+		(opts.Topic == "" || e.Topic == opts.Topic) &&
+		(opts.scopes == nil || mdmem.InScope(e.Scope, opts.scopes))
 }

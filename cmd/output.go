@@ -17,18 +17,98 @@ import (
 // (docs/JSON.md): indented, a trailing newline, no HTML escaping, and every
 // list present ([] when empty, never null or left out).
 func writeJSON(w io.Writer, v any) error {
-	rv := reflect.ValueOf(v)
-	if rv.IsValid() {
-		// Work on a copy, so that the nil lists it fills are addressable.
-		p := reflect.New(rv.Type())
-		p.Elem().Set(rv)
-		fillLists(p.Elem(), 0)
-		v = p.Elem().Interface()
-	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return enc.Encode(withLists(v))
+}
+
+// withLists returns a copy of v whose nil lists are empty (fillLists).
+func withLists(v any) any {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() {
+		return v
+	}
+	// Work on a copy, so that the nil lists it fills are addressable.
+	p := reflect.New(rv.Type())
+	p.Elem().Set(rv)
+	fillLists(p.Elem(), 0)
+	return p.Elem().Interface()
+}
+
+// jsonArray prints a command's --json array one element at a time, byte
+// for byte as writeJSON prints the whole slice, so a long list is never
+// held whole. With --jq the elements are kept (as JSON) and the array is
+// filtered whole at close: jq reads the whole array.
+type jsonArray struct {
+	f     *Factory
+	n     int
+	kept  []json.RawMessage // the elements, under --jq
+	enc   *json.Encoder
+	buf   bytes.Buffer
+	wrote error // the first write error: the output is cut short
+}
+
+// jsonArray starts the command's --json array.
+func (f *Factory) jsonArray() *jsonArray {
+	a := &jsonArray{f: f}
+	a.enc = json.NewEncoder(&a.buf)
+	a.enc.SetEscapeHTML(false)
+	if f.JQ == "" {
+		a.enc.SetIndent("  ", "  ") // an element's lines, one level into the array
+	}
+	return a
+}
+
+// add prints (or, under --jq, keeps) the next element.
+func (a *jsonArray) add(v any) error {
+	if a.wrote != nil {
+		return a.wrote
+	}
+	a.buf.Reset()
+	if a.f.JQ == "" {
+		if a.n == 0 {
+			a.buf.WriteString("[\n  ")
+		} else {
+			a.buf.WriteString(",\n  ")
+		}
+	}
+	if err := a.enc.Encode(withLists(v)); err != nil {
+		return err
+	}
+	b := bytes.TrimSuffix(a.buf.Bytes(), []byte("\n"))
+	a.n++
+	if a.f.JQ != "" {
+		a.kept = append(a.kept, bytes.Clone(b))
+		return nil
+	}
+	return a.write(b)
+}
+
+// close ends the array: "]", or "[]" when it had no element; under --jq
+// it filters the kept elements.
+func (a *jsonArray) close() error {
+	if a.wrote != nil {
+		return a.wrote
+	}
+	if a.f.JQ != "" {
+		if a.kept == nil {
+			a.kept = []json.RawMessage{}
+		}
+		return a.f.printJSON(a.kept)
+	}
+	if a.n == 0 {
+		return a.write([]byte("[]\n"))
+	}
+	return a.write([]byte("\n]\n"))
+}
+
+func (a *jsonArray) write(b []byte) error {
+	a.f.wroteJSON = true
+	if _, err := a.f.IO.Out.Write(b); err != nil {
+		a.wrote = fmt.Errorf("write the JSON output: %w (it is cut short)", err)
+	}
+	return a.wrote
 }
 
 var marshalerType = reflect.TypeFor[json.Marshaler]()

@@ -39,14 +39,31 @@ candidate. --json prints an array, one object per id, in the order given.`,
 }
 
 func runShow(ctx context.Context, f *Factory, opts *showOptions) error {
-	s, mem, err := f.Memory(ctx)
+	s, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	// File by file, keeping copies of the entries asked for only.
+	found := map[string][]*mdmem.Entry{}
+	for _, id := range opts.IDs {
+		found[id] = nil
+	}
+	err = mdmem.Walk(ctx, s.Dir, func(d *mdmem.Doc) error {
+		f.warnConflicts(d.Conflicts)
+		for _, e := range d.Entries {
+			if all, ok := found[e.ID]; ok {
+				found[e.ID] = append(all, e.Detach())
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	var queue map[string]*mdmem.Candidate
 	out := []any{}
 	for _, id := range opts.IDs {
-		if all := mem.FindAll(id); len(all) > 0 {
+		if all := found[id]; len(all) > 0 {
 			if len(all) > 1 {
 				var where []string
 				for _, e := range all {
@@ -75,7 +92,11 @@ func runShow(ctx context.Context, f *Factory, opts *showOptions) error {
 			continue
 		}
 		hint := "`memctl list` shows the entries, `memctl queue` the candidates"
-		if dym := mdmem.DidYouMean(mem.SuggestIDs(id)); dym != "" {
+		known, err := mdmem.IDsIn(ctx, s.Dir)
+		if err != nil {
+			return err
+		}
+		if dym := mdmem.DidYouMean(mdmem.SuggestIDs(id, known)); dym != "" {
 			hint = dym
 		}
 		return &HintError{Err: fmt.Errorf("no entry or queued candidate %q", id), Hint: hint}

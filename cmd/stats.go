@@ -70,25 +70,29 @@ func runStats(ctx context.Context, f *Factory, opts *statsOptions) error {
 	if o.Header, o.RulesHeading, err = inject.LoadHeader(s.Dir, o.Now); err != nil {
 		return err
 	}
-	c, err := inject.LoadCorpusFor(ctx, s.Dir, true, configCounter(s))
-	if err != nil {
-		return err
-	}
-	f.warnConflicts(c.Conflicts())
-	recs, bad, err := mdmem.ReadUsageLog(s.Dir)
-	if err != nil {
-		return err
-	}
-	st := inject.ComputeStats(c, o, recs, bad, s.Config.Inject.Log || f.Getenv("MEMCTL_INJECT_LOG") == "1")
-	m, err := s.Load(ctx)
-	if err != nil {
-		return err
-	}
 	now := o.Now
 	if now.IsZero() {
 		now = f.Now()
 	}
-	soon := mdmem.RetentionDue(m, now, expiringWindow, s.Config.Consolidate.ArchiveDays)
+	// File by file: the counts, MEMORY.md's notes and what retention acts
+	// on are kept, not the topic files' entries.
+	sc := inject.NewStatsCounter(o)
+	due := mdmem.NewRetentionScan(now, expiringWindow, s.Config.Consolidate.ArchiveDays)
+	err = mdmem.Walk(ctx, s.Dir, func(d *mdmem.Doc) error {
+		f.warnConflicts(d.Conflicts)
+		sc.Add(d)
+		due.Add(d)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	recs, bad, err := mdmem.ReadUsageLog(s.Dir)
+	if err != nil {
+		return err
+	}
+	st := sc.Stats(recs, bad, s.Config.Inject.Log || f.Getenv("MEMCTL_INJECT_LOG") == "1")
+	soon := due.Due()
 	held, err := consolidate.HeldFiles(s.Dir)
 	if err != nil {
 		return err
@@ -141,12 +145,12 @@ func writeExpiring(w io.Writer, soon []mdmem.ExpiringSoon, now time.Time) {
 	}
 }
 
-// coreFitWarning says when the memory's core profile no longer fits the
-// configured inject block ("" when it does, or cannot be measured): lint
-// and consolidate print it, as stats does.
-func coreFitWarning(f *Factory, s *mdmem.Store, mem *mdmem.Memory) string {
+// coreFitWarning says when the memory's core profile (the entries of
+// MEMORY.md) no longer fits the configured inject block ("" when it does,
+// or cannot be measured): lint and consolidate print it, as stats does.
+func coreFitWarning(f *Factory, s *mdmem.Store, mainEntries []*mdmem.Entry) string {
 	cnt := configCounter(s)
-	if cnt == nil || mem == nil || mem.Main == nil {
+	if cnt == nil {
 		return ""
 	}
 	c := s.Config
@@ -155,5 +159,5 @@ func coreFitWarning(f *Factory, s *mdmem.Store, mem *mdmem.Memory) string {
 	if h, _, err := inject.LoadHeader(s.Dir, o.Now); err == nil {
 		o.Header = h
 	}
-	return inject.CoreFitWarning(inject.CoreTokens(mem.Main.Entries, cnt, o.Now, o.StaleDays), o)
+	return inject.CoreFitWarning(inject.CoreTokens(mainEntries, cnt, o.Now, o.StaleDays), o)
 }

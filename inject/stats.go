@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/memctl/memctl/mdmem"
@@ -57,52 +58,80 @@ type Stats struct {
 	Now       string `json:"now"`
 }
 
-// ComputeStats measures a corpus under the inject options (budget, core
-// limits, stale days, tokenizer), with the log records if any.
-func ComputeStats(c *Corpus, o Options, recs []mdmem.UsageRecord, bad int, logEnabled bool) *Stats {
+// StatsCounter measures a memory one file at a time: Add each file in
+// mdmem.Walk's order (MEMORY.md first), then ask for the Stats. Of the
+// files it keeps counts, the references of conflicting entries and the
+// notes of MEMORY.md (the core is there), nothing of the topic files.
+type StatsCounter struct {
+	o             Options
+	s             *Stats
+	main          *Corpus // the notes of MEMORY.md
+	pending, live int
+}
+
+// NewStatsCounter starts measuring under the inject options (budget, core
+// limits, stale days, tokenizer).
+func NewStatsCounter(o Options) *StatsCounter {
 	s := &Stats{ByPlace: map[string]int{}, Sections: map[string]int{}, Topics: map[string]int{}, StaleDays: o.StaleDays, Tokenizer: o.Counter.Name()}
 	if !o.Now.IsZero() {
 		s.Now = mdmem.FormatTime(o.Now)
 	}
-	s.Core.MaxLines, s.Core.MaxBytes, s.Core.MaxTokens = o.CoreMaxLines, o.CoreMaxBytes, o.CoreMaxTokens
-	s.Core.TokenBudget = CoreRoom(o)
-	s.Warnings = []string{}
-	var core []int
-	pending := 0
-	live := 0
-	for i := 0; i < c.Len(); i++ {
-		n := c.Note(i)
+	return &StatsCounter{o: o, s: s, main: &Corpus{}}
+}
+
+// Add counts the entries of one memory file. It keeps nothing that points
+// into d, except of MEMORY.md.
+func (sc *StatsCounter) Add(d *mdmem.Doc) {
+	s, o := sc.s, sc.o
+	if d.Path == mdmem.MainFile {
+		sc.main.addDoc(d)
+	}
+	for _, e := range d.Entries {
 		s.Entries++
-		s.ByPlace[string(n.Place)]++
-		if n.Topic != "" {
-			s.Topics[n.Topic]++
+		s.ByPlace[string(e.Place)]++
+		if e.Topic != "" {
+			s.Topics[strings.Clone(e.Topic)]++
 		} else {
-			s.Sections[n.Section]++
+			s.Sections[strings.Clone(e.Section)]++
 		}
-		if n.SupersededBy != "" {
+		if e.SupersededBy != "" {
 			s.Superseded++
 		}
-		if n.Place == mdmem.PlacePending {
-			pending++
+		if e.Place == mdmem.PlacePending {
+			sc.pending++
 		}
-		if n.Place == mdmem.PlacePending || len(n.See) > 0 {
-			s.Conflicting = append(s.Conflicting, n.Ref())
+		if e.Place == mdmem.PlacePending || len(e.See) > 0 {
+			n := Note{ID: e.ID, File: e.File, Line: e.Line}
+			s.Conflicting = append(s.Conflicting, strings.Clone(n.Ref()))
 		}
-		if n.Place == mdmem.PlaceCore && n.SupersededBy == "" {
-			core = append(core, i)
-		}
-		if n.Place == mdmem.PlaceCore || n.Place == mdmem.PlaceTopic || n.Place == mdmem.PlacePending {
-			live++
-			if d := n.Date(); o.StaleDays > 0 && !o.Now.IsZero() && !d.IsZero() && o.Now.Sub(d) > time.Duration(o.StaleDays)*24*time.Hour {
+		if e.Place == mdmem.PlaceCore || e.Place == mdmem.PlaceTopic || e.Place == mdmem.PlacePending {
+			sc.live++
+			if d := e.Date(); o.StaleDays > 0 && !o.Now.IsZero() && !d.IsZero() && o.Now.Sub(d) > time.Duration(o.StaleDays)*24*time.Hour {
 				s.Stale++
 			}
 		}
 	}
-	if s.Entries > 0 {
-		s.PendingShare = float64(pending) / float64(s.Entries)
+}
+
+// Stats returns the measures of the files added, with the log records if
+// any.
+func (sc *StatsCounter) Stats(recs []mdmem.UsageRecord, bad int, logEnabled bool) *Stats {
+	s, o, c := sc.s, sc.o, sc.main
+	c.init()
+	s.Core.MaxLines, s.Core.MaxBytes, s.Core.MaxTokens = o.CoreMaxLines, o.CoreMaxBytes, o.CoreMaxTokens
+	s.Core.TokenBudget = CoreRoom(o)
+	s.Warnings = []string{}
+	var core []int
+	for i := 0; i < c.Len(); i++ {
+		if n := c.Note(i); n.Place == mdmem.PlaceCore && n.SupersededBy == "" {
+			core = append(core, i)
+		}
 	}
-	if live > 0 {
-		s.StaleShare = float64(s.Stale) / float64(live)
+	if s.Entries > 0 {
+		s.PendingShare = float64(sc.pending) / float64(s.Entries)
+	}
+	if sc.live > 0 {
+		s.StaleShare = float64(s.Stale) / float64(sc.live)
 	}
 	if s.Conflicting == nil {
 		s.Conflicting = []string{}
@@ -112,7 +141,9 @@ func ComputeStats(c *Corpus, o Options, recs []mdmem.UsageRecord, bad int, logEn
 	if w := CoreFitWarning(cs.Tokens, o); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
-	// How many core entries L1 holds: inject with no task, everything in scope.
+	// How many core entries L1 holds: inject with no task, everything in
+	// scope (only MEMORY.md's notes: L1 is the core, and a core entry's
+	// id is the first of its kind or a duplicate of one in MEMORY.md).
 	fo := o
 	fo.Task, fo.Tags, fo.Scopes, fo.TopK = "", nil, []string{ScopeAll}, 0
 	if r, err := Inject(c, fo); err == nil {

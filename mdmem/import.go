@@ -2,6 +2,7 @@ package mdmem
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"slices"
 	"sort"
@@ -123,19 +124,26 @@ type importRun struct {
 	ed       *Editor
 	alloc    *IDAllocator
 	res      *ImportResult
-	titled   map[string]bool   // topics created by this import, titled once
-	payloads *payloadSet       // instruction-like Pending entries, to fold near repeats into
-	present  map[string]string // category + normalised text → the entry holding it
+	titled   map[string]bool    // topics created by this import, titled once
+	payloads *payloadSet        // instruction-like Pending entries, to fold near repeats into
+	present  map[textKey]string // category + normalised text → the entry holding it
 	allowDup bool
 	line     int // the line being placed, from 1
 }
 
 // presentKey is what makes an import line a repeat of an entry: its
 // category and its text, case, white space and trailing punctuation aside
-// (cheap: it runs over every entry of the memory on each import).
-func presentKey(category, content string) string {
-	return category + "\x00" + strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(content), " ")), ".!;:,")
+// (cheap: it runs over every entry of the memory on each import). It is
+// kept as a 128-bit hash, so that an import of a million lines does not
+// hold their texts twice; two different texts share one with a
+// probability of about n²/2¹²⁹.
+func presentKey(category, content string) textKey {
+	h := sha256.Sum256([]byte(category + "\x00" + strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(content), " ")), ".!;:,")))
+	return textKey(h[:16])
 }
+
+// textKey is the hash of an import line's category and normalised text.
+type textKey [16]byte
 
 // newImportRun commits a person's uncommitted edits, then loads the
 // memory and the id state the import writes on.
@@ -161,7 +169,7 @@ func (s *Store) newImportRun(ctx context.Context) (*importRun, error) {
 	r := &importRun{
 		s: s, ed: mem.Edit(), alloc: NewIDAllocator(st, mem),
 		res:    &ImportResult{Places: map[string]int{}},
-		titled: map[string]bool{}, payloads: pendingPayloads(mem), present: map[string]string{},
+		titled: map[string]bool{}, payloads: pendingPayloads(mem), present: map[textKey]string{},
 	}
 	for _, e := range mem.Entries() {
 		if e.ID != "" {

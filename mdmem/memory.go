@@ -27,33 +27,21 @@ type Memory struct {
 // MEMORY.md is an empty memory. Symlinks and non-regular files are refused
 // so nothing outside the directory is read.
 //
-// It reads through a ReadView: never a half-applied write.
+// It reads through a ReadView (Walk): never a half-applied write. A
+// reader that needs one file at a time walks the memory instead: Load
+// holds every file's parse at once.
 func Load(ctx context.Context, dir string) (*Memory, error) {
-	v, err := OpenReadView(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer v.Close()
 	m := &Memory{Dir: dir, Topics: map[string]*Doc{}}
-	src, err := v.ReadFile(MainFile)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	m.Main = ParseDoc(MainFile, src)
-	slugs, err := v.TopicSlugs()
+	err := Walk(ctx, dir, func(d *Doc) error {
+		if d.Topic == "" {
+			m.Main = d
+		} else {
+			m.Topics[d.Topic] = d
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	for _, slug := range slugs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		p := TopicPath(slug)
-		src, err := v.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		m.Topics[slug] = ParseDoc(p, src)
 	}
 	m.reindex()
 	return m, nil
@@ -114,18 +102,26 @@ func ListTopicSlugs(dir string) ([]string, error) {
 // ReadMemoryFile reads a memory-relative file, refusing symlinks,
 // non-regular files and files over MaxFileBytes.
 func ReadMemoryFile(dir, rel string) ([]byte, error) {
-	p := filepath.Join(dir, filepath.FromSlash(rel))
-	fi, err := os.Lstat(p)
-	if err != nil {
+	if err := checkMemoryFile(dir, rel); err != nil {
 		return nil, err
 	}
+	return os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+}
+
+// checkMemoryFile refuses what ReadMemoryFile refuses, without reading:
+// a missing file, a symlink, a non-regular file, a file over MaxFileBytes.
+func checkMemoryFile(dir, rel string) error {
+	fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return err
+	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (symlinks are refused: memctl only reads inside the memory directory)", rel)
+		return fmt.Errorf("%s is not a regular file (symlinks are refused: memctl only reads inside the memory directory)", rel)
 	}
 	if fi.Size() > MaxFileBytes {
-		return nil, fmt.Errorf("%s is %d bytes, over memctl's limit of %d", rel, fi.Size(), MaxFileBytes)
+		return fmt.Errorf("%s is %d bytes, over memctl's limit of %d", rel, fi.Size(), MaxFileBytes)
 	}
-	return os.ReadFile(p)
+	return nil
 }
 
 // ValidSlug checks a topic name: lower-case letters, digits, '-' and '_',

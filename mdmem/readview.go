@@ -140,3 +140,14 @@ func (v *ReadView) TopicSlugs() ([]string, error) {
 	sort.Strings(out)
 	return out, nil
 }
+
+// check refuses, without reading, what ReadFile would refuse.
+func (v *ReadView) check(rel string) error {
+	if of, ok := v.overlay[rel]; ok {
+		if !of.exists {
+			return &fs.PathError{Op: "open", Path: rel, Err: fs.ErrNotExist}
+		}
+		return nil
+	}
+	return checkMemoryFile(v.dir, rel)
+}

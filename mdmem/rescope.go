@@ -30,32 +30,46 @@ func oldProjectName(scope string) string {
 	return name
 }
 
-// lintOldScopes reports entries whose scope is the old form of a project
+// oldScopes finds the entries whose scope is the old form of a project
 // (OldProjectScope) that the memory also names by its full path: the
 // hooks and MCP now inject that project's entries by the path, so these
 // are not injected there any more. A project:<name> no path scope shares
-// a base name with is a scope a person chose: not reported.
-func (m *Memory) lintOldScopes() []Problem {
-	paths := map[string]string{} // old form → a path scope of that base name
-	for _, e := range m.Entries() {
+// a base name with is a scope a person chose: not reported. It is fed one
+// file at a time and keeps, of each entry, only an old-form scope and
+// where it is.
+type oldScopes struct {
+	paths map[string]string // old form → a path scope of that base name
+	found []oldScoped       // every entry's old-form scopes, in file order
+}
+
+type oldScoped struct {
+	file, id, scope string
+	line            int
+}
+
+// note records what entries tell: the path scopes, and the old-form ones.
+func (o *oldScopes) note(entries []*Entry) {
+	for _, e := range entries {
 		for _, sc := range e.Scope {
 			if name, ok := strings.CutPrefix(sc, "project:"); ok && strings.Contains(name, "/") {
 				if old := OldProjectScope(name); old != "" {
-					paths[strings.ToLower(old)] = sc
+					o.paths[strings.ToLower(old)] = strings.Clone(sc)
 				}
+			}
+			if e.ID != "" && oldProjectName(sc) != "" {
+				o.found = append(o.found, oldScoped{e.File, strings.Clone(e.ID), strings.Clone(sc), e.Line})
 			}
 		}
 	}
+}
+
+// problems reports the old-form scopes the memory also names by path.
+func (o *oldScopes) problems() []Problem {
 	var ps []Problem
-	if len(paths) == 0 {
-		return nil
-	}
-	for _, e := range m.Entries() {
-		for _, sc := range e.Scope {
-			if p, ok := paths[strings.ToLower(sc)]; ok && oldProjectName(sc) != "" && e.ID != "" {
-				ps = append(ps, Problem{File: e.File, Line: e.Line, Message: fmt.Sprintf(
-					"entry %s has scope %s, a project's old scope (its directory's base name); the project is now %s, so hooks and MCP there no longer see it: memctl rescope %s %s", e.ID, sc, p, sc, p)})
-			}
+	for _, f := range o.found {
+		if p, ok := o.paths[strings.ToLower(f.scope)]; ok {
+			ps = append(ps, Problem{File: f.file, Line: f.line, Message: fmt.Sprintf(
+				"entry %s has scope %s, a project's old scope (its directory's base name); the project is now %s, so hooks and MCP there no longer see it: memctl rescope %s %s", f.id, f.scope, p, f.scope, p)})
 		}
 	}
 	return ps

@@ -50,16 +50,39 @@ func ArchivedOn(e *Entry) (time.Time, bool) {
 // archived entries whose archive date plus archiveDays falls before
 // now+within (deleted; none when archiveDays is 0). Sorted by date, then id.
 func RetentionDue(m *Memory, now time.Time, within time.Duration, archiveDays int) []ExpiringSoon {
-	limit := now.Add(within)
-	var out []ExpiringSoon
-	for _, e := range m.Entries() {
+	return sortDue(appendDue(nil, m.Entries(), now.Add(within), archiveDays))
+}
+
+// RetentionScan is RetentionDue one file at a time, for a reader that
+// walks the memory (Walk): Add each file, then ask what is Due.
+type RetentionScan struct {
+	limit       time.Time
+	archiveDays int
+	due         []ExpiringSoon
+}
+
+// NewRetentionScan starts a RetentionDue(…, now, within, archiveDays).
+func NewRetentionScan(now time.Time, within time.Duration, archiveDays int) *RetentionScan {
+	return &RetentionScan{limit: now.Add(within), archiveDays: archiveDays}
+}
+
+// Add looks at the entries of one file.
+func (r *RetentionScan) Add(d *Doc) { r.due = appendDue(r.due, d.Entries, r.limit, r.archiveDays) }
+
+// Due returns what retention acts on in the files added, as RetentionDue.
+func (r *RetentionScan) Due() []ExpiringSoon { return sortDue(r.due) }
+
+// appendDue appends to out what retention does to entries by limit. The
+// ids are copied: out outlives the file the entries were parsed from.
+func appendDue(out []ExpiringSoon, entries []*Entry, limit time.Time, archiveDays int) []ExpiringSoon {
+	for _, e := range entries {
 		if e.ID == "" {
 			continue
 		}
 		switch e.Place {
 		case PlaceCore, PlaceTopic, PlacePending:
 			if !e.Expires.IsZero() && !e.Expires.After(limit) {
-				out = append(out, ExpiringSoon{e.ID, string(e.Place), "archive", e.Expires})
+				out = append(out, ExpiringSoon{strings.Clone(e.ID), string(e.Place), "archive", e.Expires})
 			}
 		case PlaceArchive:
 			if archiveDays <= 0 {
@@ -67,11 +90,16 @@ func RetentionDue(m *Memory, now time.Time, within time.Duration, archiveDays in
 			}
 			if on, ok := ArchivedOn(e); ok {
 				if when := on.AddDate(0, 0, archiveDays); !when.After(limit) {
-					out = append(out, ExpiringSoon{e.ID, string(e.Place), "delete", when})
+					out = append(out, ExpiringSoon{strings.Clone(e.ID), string(e.Place), "delete", when})
 				}
 			}
 		}
 	}
+	return out
+}
+
+// sortDue sorts what retention does by date, then id.
+func sortDue(out []ExpiringSoon) []ExpiringSoon {
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].When.Equal(out[j].When) {
 			return out[i].When.Before(out[j].When)

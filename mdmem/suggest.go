@@ -1,6 +1,7 @@
 package mdmem
 
 import (
+	"context"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,6 +56,24 @@ func (m *Memory) SuggestIDs(id string) []string {
 		known = append(known, k)
 	}
 	return SuggestIDs(id, known)
+}
+
+// IDsIn returns the entry ids of the memory in dir, each once, read one
+// file at a time (Walk): what SuggestIDs compares a mistyped id with.
+func IDsIn(ctx context.Context, dir string) ([]string, error) {
+	seen := map[string]bool{}
+	var ids []string
+	err := Walk(ctx, dir, func(d *Doc) error {
+		for _, e := range d.Entries {
+			if e.ID != "" && !seen[e.ID] {
+				id := strings.Clone(e.ID)
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+		return nil
+	})
+	return ids, err
 }
 
 // samePadded reports whether a and b are the same prefix and number

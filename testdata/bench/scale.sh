@@ -86,6 +86,9 @@ PY
   rounds stats "$memctl" -C "$work/m" stats
   rounds lint "$memctl" -C "$work/m" lint
   rounds list "$memctl" -C "$work/m" list --json
+  # The consolidate runs above changed the files: the first inject rebuilds
+  # the cache (stats, reading file by file, no longer does it on the way).
+  "$memctl" -C "$work/m" inject --task "subject 42 widget" >/dev/null 2>&1
   rounds inject "$memctl" -C "$work/m" inject --task "subject 42 widget"
   : >"$work/edited"
   topic=$(ls "$work/m/topics" | head -1)
