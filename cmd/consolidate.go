@@ -137,7 +137,7 @@ func consolidateRunOptions(f *Factory, opts *consolidateOptions) consolidate.Opt
 		Now:    f.Now,
 		// What consolidate needs of inject (it does not import it).
 		Measure:     inject.CoreMeasure{},
-		Retrieval:   inject.Retrieval{},
+		Retrieval:   inject.CachedRetrieval{},
 		VectorCache: inject.VectorCache{},
 		Log: func(format string, args ...any) {
 			mu.Lock()

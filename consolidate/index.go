@@ -34,6 +34,8 @@ type index struct {
 	exact  map[string][]int32
 	post   map[uint64][]int32
 	counts []int32
+	// touched is best's scratch list of the items a lookup met.
+	touched []int32
 }
 
 func newIndex(n int) *index {
@@ -80,12 +82,14 @@ func (x *index) findExact(q *item, ok func(*item) bool) *item {
 }
 
 // best returns the items most similar to q (Jaccard of shingles) at or
-// above min, best first, at most k, among those accepted by ok.
+// above min, best first (ties: index order), at most k, among those
+// accepted by ok. Only the k best are kept while the items are scored,
+// so a lookup that touches every item of a large memory sorts nothing.
 func (x *index) best(q *item, min float64, k int, ok func(*item) bool) ([]*item, []float64) {
-	if len(q.sh) == 0 {
+	if len(q.sh) == 0 || k <= 0 {
 		return nil, nil
 	}
-	var touched []int32
+	touched := x.touched[:0]
 	for _, h := range q.sh {
 		for _, i := range x.post[h] {
 			if x.counts[i] == 0 {
@@ -94,28 +98,28 @@ func (x *index) best(q *item, min float64, k int, ok func(*item) bool) ([]*item,
 			x.counts[i]++
 		}
 	}
+	x.touched = touched
 	type hit struct {
 		i int32
 		j float64
 	}
-	var hits []hit
+	better := func(a, b hit) bool { return a.j > b.j || a.j == b.j && a.i < b.i }
+	hits := make([]hit, 0, k) // the best so far, in order
 	for _, i := range touched {
 		inter := float64(x.counts[i])
 		x.counts[i] = 0
 		it := x.items[i]
 		j := inter / (float64(len(q.sh)+len(it.sh)) - inter)
-		if j >= min && it.scope == q.scope && ok(it) {
-			hits = append(hits, hit{i, j})
+		h := hit{i, j}
+		if j < min || len(hits) == k && !better(h, hits[k-1]) || it.scope != q.scope || !ok(it) {
+			continue
 		}
-	}
-	sort.Slice(hits, func(a, b int) bool {
-		if hits[a].j != hits[b].j {
-			return hits[a].j > hits[b].j
+		at := sort.Search(len(hits), func(n int) bool { return better(h, hits[n]) })
+		if len(hits) < k {
+			hits = append(hits, hit{})
 		}
-		return hits[a].i < hits[b].i
-	})
-	if len(hits) > k {
-		hits = hits[:k]
+		copy(hits[at+1:], hits[at:len(hits)-1])
+		hits[at] = h
 	}
 	its := make([]*item, len(hits))
 	js := make([]float64, len(hits))

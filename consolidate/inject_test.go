@@ -14,6 +14,7 @@ import (
 var (
 	_ Measure     = inject.CoreMeasure{}
 	_ Retrieval   = inject.Retrieval{}
+	_ Retrieval   = inject.CachedRetrieval{}
 	_ VectorCache = inject.VectorCache{}
 )
 
