@@ -34,17 +34,107 @@ type Index struct {
 	termBlob []byte
 
 	total   [nFields]uint64 // field lengths summed over the notes
-	postCRC []uint32        // from the cache: CRC-32C of each term's postings
+	postCRC []uint32        // from a segment: CRC-32C of each term's postings
 	checked []bool          // terms whose postings readable checked
 	keep    *cacheFile      // the mapping the arrays view
+
+	// From the cache's segments (joinIndexes): each segment's index, and
+	// the terms looked up so far with their postings joined into PostDoc
+	// and PostTF (-1: in no segment).
+	parts   []indexPart
+	joined  map[string]int32
+	corrupt bool // a segment's postings failed their check
+}
+
+// indexPart is one segment's index and the number of its first note.
+type indexPart struct {
+	ix    *Index
+	start int32
 }
 
 // lookup returns the id of a term.
 func (ix *Index) lookup(w string) (int32, bool) {
+	if ix.parts != nil {
+		return ix.join(w)
+	}
 	if ix.Terms != nil {
 		id, ok := ix.Terms[w]
 		return id, ok
 	}
+	return ix.dictLookup(w)
+}
+
+// join returns the id of a term of a joined index, joining its postings
+// from every segment (each checked) on first use. A term whose postings
+// fail their check is left out and marks the index corrupt (readable).
+func (ix *Index) join(w string) (int32, bool) {
+	if id, ok := ix.joined[w]; ok {
+		return id, id >= 0
+	}
+	ix.joined[w] = -1
+	found := false
+	for _, p := range ix.parts {
+		t, ok := p.ix.dictLookup(w)
+		if !ok {
+			continue
+		}
+		if p.ix.checked == nil {
+			p.ix.checked = make([]bool, len(p.ix.postCRC))
+		}
+		if !p.ix.termOK(t) {
+			ix.corrupt = true
+			return 0, false
+		}
+		found = true
+		a, b := p.ix.PostStart[t], p.ix.PostStart[t+1]
+		for _, d := range p.ix.PostDoc[a:b] {
+			ix.PostDoc = append(ix.PostDoc, d+p.start)
+		}
+		for f := range ix.PostTF {
+			ix.PostTF[f] = append(ix.PostTF[f], p.ix.PostTF[f][a:b]...)
+		}
+	}
+	if !found {
+		return 0, false
+	}
+	id := int32(len(ix.PostStart) - 1)
+	ix.PostStart = append(ix.PostStart, int32(len(ix.PostDoc)))
+	ix.joined[w] = id
+	return id, true
+}
+
+// joinIndexes joins the segments' indexes (starts: each one's first
+// note): the field lengths are concatenated and the statistics BM25 needs
+// (notes, average field lengths) summed from theirs; the postings are
+// joined term by term as terms are looked up. All must be for one
+// analyzer.
+func joinIndexes(parts []indexPart) (*Index, bool) {
+	ix := &Index{PostStart: []int32{0}, parts: parts, joined: map[string]int32{}}
+	for k, p := range parts {
+		if k == 0 {
+			ix.An = p.ix.An
+		} else if p.ix.An.key() != ix.An.key() {
+			return nil, false
+		}
+		ix.N += p.ix.N
+		for f := range ix.total {
+			ix.total[f] += p.ix.total[f]
+		}
+	}
+	for f := range ix.DocLen {
+		ix.DocLen[f] = make([]uint16, 0, ix.N)
+		for _, p := range parts {
+			ix.DocLen[f] = append(ix.DocLen[f], p.ix.DocLen[f]...)
+		}
+		if ix.N > 0 {
+			ix.AvgLen[f] = float64(ix.total[f]) / float64(ix.N)
+		}
+	}
+	return ix, true
+}
+
+// dictLookup finds a term in an index read from a segment.
+func (ix *Index) dictLookup(w string) (int32, bool) {
 	lo, hi := 0, len(ix.termID)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -342,6 +432,10 @@ func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i 
 	}
 	if p.Entities > 0 {
 		ix.boostEntities(task, p.Entities, scores)
+	}
+	if ix.corrupt { // found by a lookup after the query's terms were checked
+		c.fallback()
+		return c.rank(p, task, tags, eligible)
 	}
 	return &ranking{hits: positive(scores, ok)}
 }

@@ -256,7 +256,15 @@ func (t *tokTable) count(pc *pieceCounter, i int, n *Note, line []byte) []byte {
 type pieceCounter struct {
 	cnt  Counter
 	memo map[string]uint32
+
+	// knownOnly: a chunk the memo does not hold counts unknownPiece
+	// instead of running the tokenizer (its line's count is left unknown).
+	knownOnly bool
 }
+
+// unknownPiece is more than any count a table keeps, so a line holding an
+// unknown chunk is left 0 (unknown).
+const unknownPiece = math.MaxUint16
 
 // The memo keeps up to maxPieceMemo chunks of up to maxMemoPiece bytes
 // (longer ones rarely repeat).
@@ -311,6 +319,9 @@ func (p *pieceCounter) piece(b []byte) int {
 	}
 	if n, ok := p.memo[string(b)]; ok {
 		return int(n)
+	}
+	if p.knownOnly {
+		return unknownPiece
 	}
 	s := string(b)
 	n := p.cnt.Count(s)
