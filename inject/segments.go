@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io/fs"
 	"os"
@@ -469,6 +470,14 @@ func segmentTokens(c *Corpus, cnt Counter, prior *tokTable) *tokTable {
 	for _, s := range constStrings(c) {
 		if k, ok := prior.consts[s]; ok {
 			t.consts[s] = k
+		}
+	}
+	for l := 1; l <= 3; l++ { // the digit runs' counts are known too
+		for v := 0; v < [...]int{0, 10, 100, 1000}[l]; v++ {
+			d := fmt.Sprintf("%0*d", l, v)
+			if _, ok := prior.pieces[d]; !ok && prior.digits[digitIndex(d)] > 0 {
+				prior.pieces[d] = uint32(prior.digits[digitIndex(d)])
+			}
 		}
 	}
 	pc := &pieceCounter{cnt: cnt, memo: prior.pieces, knownOnly: true}

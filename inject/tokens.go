@@ -266,12 +266,9 @@ type pieceCounter struct {
 // unknown chunk is left 0 (unknown).
 const unknownPiece = math.MaxUint16
 
-// The memo keeps up to maxPieceMemo chunks of up to maxMemoPiece bytes
-// (longer ones rarely repeat).
-const (
-	maxPieceMemo = 1 << 18
-	maxMemoPiece = 64
-)
+// The memo keeps up to maxPieceMemo chunks, long ones too: a segment
+// rebuilt after an edit counts its unchanged lines from them alone.
+const maxPieceMemo = 1 << 18
 
 func newPieceCounter(cnt Counter) *pieceCounter {
 	return &pieceCounter{cnt: cnt, memo: make(map[string]uint32, 1024)}
@@ -325,12 +322,10 @@ func (p *pieceCounter) piece(b []byte) int {
 	}
 	s := string(b)
 	n := p.cnt.Count(s)
-	if len(s) <= maxMemoPiece {
-		if len(p.memo) >= maxPieceMemo {
-			clear(p.memo)
-		}
-		p.memo[s] = uint32(n)
+	if len(p.memo) >= maxPieceMemo {
+		clear(p.memo)
 	}
+	p.memo[s] = uint32(n)
 	return n
 }
 
