@@ -197,9 +197,8 @@ func sharedIDs(n int, id func(i int) string) []int32 {
 
 // ---- encoding ----
 
-// cacheSource is what a cache file is written from: a corpus parsed from
-// the Markdown, or an older cache file with the changed files parsed
-// again (update.go).
+// cacheSource is what a segment file is written from: the corpus parsed
+// from its memory files' Markdown.
 type cacheSource struct {
 	key    []fileKey
 	files  []fileRange
@@ -1108,8 +1107,14 @@ func (ix *Index) postingsCRC(t int32) uint32 {
 // index read from the cache, against their CRC and the number of notes.
 // False means the cache is corrupt.
 func (ix *Index) readable(q []qterm) bool {
-	if ix.postCRC == nil {
+	if ix.parts != nil {
+		for _, qt := range q {
+			ix.span(qt.id)
+		}
 		return !ix.corrupt
+	}
+	if ix.postCRC == nil {
+		return true
 	}
 	if ix.checked == nil {
 		ix.checked = make([]bool, len(ix.postCRC))
