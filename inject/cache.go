@@ -1,7 +1,6 @@
 package inject
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -395,16 +394,6 @@ func appendRecord(b []byte, n *Note) []byte {
 		}
 	}
 	return b
-}
-
-// encodeCache returns the whole cache file (for tests; saveCache streams).
-func encodeCache(key []fileKey, c *Corpus, ix *Index) []byte {
-	var buf bytes.Buffer
-	buf.Write(make([]byte, cacheHeader))
-	h, _ := writeCache(&buf, corpusSource(key, c, ix))
-	out := buf.Bytes()
-	copy(out, h[:])
-	return out
 }
 
 // writeCache writes the file after its header to dst (which starts
