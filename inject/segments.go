@@ -25,7 +25,7 @@ import (
 // to segmentTarget bytes of Markdown), in the layout cache.go describes.
 // A segment is written once under a new name and never changed; the
 // manifest (IndexCacheFile) says which segments make up the memory.
-const SegmentDir = CacheDir + "/segments"
+const SegmentDir = mdmem.IndexSegmentsDir
 
 func segmentDir(dir string) string { return filepath.Join(dir, filepath.FromSlash(SegmentDir)) }
 
