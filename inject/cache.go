@@ -1,9 +1,7 @@
 package inject
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
@@ -14,21 +12,21 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 	"unsafe"
 
 	"github.com/memctl/memctl/mdmem"
 )
 
-// IndexCacheFile is the memory-relative path of the index cache: the
-// parsed notes, the default ranker's index and the notes' token counts, so
-// inject need not parse the Markdown, analyse text or load a tokenizer on
-// every call. It is derived data in the git-ignored cache directory,
-// brought up to date whenever a memory file changes (update.go: only the
-// changed files are read again).
+// IndexCacheFile is the memory-relative path of the index cache's
+// manifest (segments.go): every memory file's key and the segment files
+// (in SegmentDir) that hold the parsed notes, the default ranker's index
+// and the notes' token counts of a run of memory files, so inject need not
+// parse the Markdown, analyse text or load a tokenizer on every call. It
+// is derived data in the git-ignored cache directory; a changed memory
+// file rewrites only its own segment and the small manifest.
 //
-// The file is memory-mapped and read in place: a query reads the
+// A segment file is memory-mapped and read in place: a query reads the
 // postings of its terms and the records of the notes it prints, and
 // nothing else of size proportional to the postings or the text. Layout:
 // a 32-byte header (magic with the format version, file size, offset of
@@ -36,111 +34,25 @@ import (
 // directory (offset, length and CRC-32C of every section, and its own
 // CRC-32C). The small sections (file key, files, topics, token count
 // head, the term dictionary) and the per-note columns a ranking scans
-// (flags, dates, field lengths, line token counts) are checked against
+// (flags, field lengths, line token counts) are checked against
 // their CRC when the file is opened; postings carry a CRC per term and
-// note records a CRC per note, checked on first use, and the ids are
-// checked when first needed. A mismatch found after opening switches the
-// corpus to the Markdown (Corpus.fallback), so a corrupt cache never
-// gives wrong output. Writes are streamed to a temporary file and
-// renamed over the old one (which is never modified in place, so a
+// note records a CRC per note, checked on first use, and the ids and
+// dates are checked when first needed. A mismatch found after opening
+// switches the corpus to the Markdown (Corpus.fallback), so a corrupt
+// cache never gives wrong output. Writes are streamed to a temporary file
+// and renamed to a new name (a segment is never modified in place, so a
 // mapping never sees it change), without fsync (writeCacheAtomic: a file
-// a crash left torn fails these checks and is rebuilt). (The name is that of the gob cache of
-// earlier versions, which the testscripts check for; its header is
-// rejected and rebuilt.)
+// a crash left torn fails these checks and is rebuilt). (The name is that
+// of the gob cache of earlier versions, which the testscripts check for;
+// an older header is rejected and rebuilt.)
 const IndexCacheFile = CacheDir + "/index.bin"
 
 const (
-	cacheMagic  = "memctl-index-v4\n"
+	cacheMagic  = "memctl-segmt-v5\n"
 	cacheHeader = 32 // magic (16), file size (8), directory offset (8)
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// fileKey identifies one memory file's version: any write changes its
-// size, mtime or ctime, and a replacement by rename changes its inode. A
-// file written in the same second as the cache was built is "racy" (a
-// later write in the same timestamp tick could leave all four unchanged),
-// so its content hash is kept and checked too.
-type fileKey struct {
-	Path               string
-	Size, Mtime, Ctime int64
-	Ino                uint64
-	Hash               []byte // SHA-256 of the content, racy files only
-}
-
-// memoryKey stats MEMORY.md and topics/*.md.
-func memoryKey(dir string) ([]fileKey, error) {
-	paths := []string{mdmem.MainFile}
-	ents, err := os.ReadDir(filepath.Join(dir, mdmem.TopicDir))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	for _, de := range ents {
-		if n := de.Name(); strings.HasSuffix(n, ".md") && !strings.HasPrefix(n, ".") {
-			paths = append(paths, mdmem.TopicDir+"/"+n)
-		}
-	}
-	sort.Strings(paths)
-	keys := make([]fileKey, 0, len(paths))
-	for _, p := range paths {
-		fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p)))
-		if errors.Is(err, os.ErrNotExist) {
-			keys = append(keys, fileKey{Path: p, Size: -1})
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		k := fileKey{Path: p, Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
-		k.Ino, k.Ctime = inodeAndCtime(fi)
-		keys = append(keys, k)
-	}
-	return keys, nil
-}
-
-// sameKey compares the stat parts of two keys.
-func sameKey(a, b []fileKey) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := a[i], b[i]
-		if x.Path != y.Path || x.Size != y.Size || x.Mtime != y.Mtime || x.Ctime != y.Ctime || x.Ino != y.Ino {
-			return false
-		}
-	}
-	return true
-}
-
-// racyWindow: files changed this close to the cache build (or after it)
-// get a content hash in the key.
-const racyWindow = 2 * time.Second
-
-func hashFile(dir, rel string) ([]byte, error) {
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
-	if err != nil {
-		return nil, err
-	}
-	s := sha256.Sum256(data)
-	return s[:], nil
-}
-
-// markRacy adds content hashes to the keys of files changed within
-// racyWindow of now.
-func markRacy(dir string, keys []fileKey, now time.Time) error {
-	limit := now.Add(-racyWindow).UnixNano()
-	for i := range keys {
-		k := &keys[i]
-		if k.Size >= 0 && (k.Mtime >= limit || k.Ctime >= limit) {
-			h, err := hashFile(dir, k.Path)
-			if err != nil {
-				return err
-			}
-			k.Hash = h
-		}
-	}
-	return nil
-}
 
 // Sections of the cache file. Per-note arrays have one element per note;
 // per-term arrays one per term id.
@@ -163,7 +75,6 @@ const (
 	secRecs                             // note records (varint)
 	secIDOff                            // []uint32, notes+1: offsets in secIDs
 	secIDs                              // the notes' ids
-	secDups                             // []int32: notes whose id another note has too
 	secIndex                            // analyzer key, notes, field length totals (varint)
 	secDocLen                           // nFields × []uint16 per note
 	secTermOff     = iota + nFields - 1 // []int32, terms+1: sorted terms as offsets in secTermBlob (after the nFields secDocLen)
@@ -285,9 +196,8 @@ func sharedIDs(n int, id func(i int) string) []int32 {
 
 // ---- encoding ----
 
-// cacheSource is what a cache file is written from: a corpus parsed from
-// the Markdown, or an older cache file with the changed files parsed
-// again (update.go).
+// cacheSource is what a segment file is written from: the corpus parsed
+// from its memory files' Markdown.
 type cacheSource struct {
 	key    []fileKey
 	files  []fileRange
@@ -297,37 +207,7 @@ type cacheSource struct {
 	id     func(i int) string
 	record func(b []byte, i int) ([]byte, uint32) // appends note i's record; returns its CRC-32C too
 	tok    *tokTable                              // nil: no token counts
-	dups   []int32                                // the notes sharedIDs finds, if known (else computed)
-	post   postingSource                          // the postings, if not ix's arrays
 	ix     *Index                                 // the default ranker's
-	kept   *keptRecords                           // records copied as they are from an old file, if any
-}
-
-// keptRecords are the note records an update copies unchanged from the
-// old cache file, a run of consecutive old notes at a time, by the kernel
-// (copy_file_range) rather than through the old file's mapping.
-type keptRecords struct {
-	file *os.File                  // the old cache file
-	base int64                     // the offset of its records section
-	off  []uint64                  // the old records' offsets in that section, notes+1
-	crc  []uint32                  // the old records' CRCs
-	run  func(i int) (k, from int) // new notes i..i+k-1 are old notes from..from+k-1 (k 0: note i is not kept)
-}
-
-// postingSource gives an index's postings term by term (by id), as
-// little-endian bytes: an Index's arrays, or an update's merge of an old
-// file's postings with fresh ones.
-type postingSource interface {
-	docs(b []byte, t int32) []byte      // appends term t's notes
-	tf(b []byte, f int, t int32) []byte // appends term t's frequencies in field f
-}
-
-func (ix *Index) docs(b []byte, t int32) []byte {
-	return append(b, leBytes(ix.PostDoc[ix.PostStart[t]:ix.PostStart[t+1]])...)
-}
-
-func (ix *Index) tf(b []byte, f int, t int32) []byte {
-	return append(b, leBytes(ix.PostTF[f][ix.PostStart[t]:ix.PostStart[t+1]])...)
 }
 
 // corpusSource writes a corpus held in memory.
@@ -375,30 +255,6 @@ func (w *cacheWriter) flush() {
 		_, w.err = w.w.Write(w.b)
 	}
 	w.b = w.b[:0]
-}
-
-// copyFrom writes n bytes of src from offset off, in the current
-// section, which must have CRCs per item (the section's CRC is not
-// updated). Into a file, io.Copy copies them with copy_file_range: they
-// are not read through memory.
-func (w *cacheWriter) copyFrom(src *os.File, off, n int64) {
-	w.flush()
-	w.n += n
-	if w.err != nil {
-		return
-	}
-	if !w.nocrc {
-		w.err = errors.New("index cache: copy into a section with a CRC")
-		return
-	}
-	if _, w.err = src.Seek(off, io.SeekStart); w.err != nil {
-		return
-	}
-	k, err := io.Copy(w.w, io.LimitReader(src, n))
-	if err == nil && k != n {
-		err = io.ErrUnexpectedEOF
-	}
-	w.err = err
 }
 
 func (w *cacheWriter) more() {
@@ -540,16 +396,6 @@ func appendRecord(b []byte, n *Note) []byte {
 	return b
 }
 
-// encodeCache returns the whole cache file (for tests; saveCache streams).
-func encodeCache(key []fileKey, c *Corpus, ix *Index) []byte {
-	var buf bytes.Buffer
-	buf.Write(make([]byte, cacheHeader))
-	h, _ := writeCache(&buf, corpusSource(key, c, ix))
-	out := buf.Bytes()
-	copy(out, h[:])
-	return out
-}
-
 // writeCache writes the file after its header to dst (which starts
 // cacheHeader bytes into the file) and returns the header. Each step writes
 // a group of sections, in the order they lie in the file.
@@ -561,7 +407,7 @@ func writeCache(dst io.Writer, s *cacheSource) ([cacheHeader]byte, error) {
 	w.writeRecords(s)
 	w.writeIDs(s)
 	w.writeIndex(s.ix)
-	w.writePostings(s.ix, s.post)
+	w.writePostings(s.ix)
 	return w.finish()
 }
 
@@ -691,41 +537,17 @@ func (w *cacheWriter) writeRecords(s *cacheSource) {
 	recCRC := make([]uint32, s.n)
 	w.begin(secRecs)
 	var rec []byte
-	for i := 0; i < s.n; {
-		if k := w.copyRecords(s.kept, i, recOff, recCRC); k > 0 {
-			i += k
-			continue
-		}
+	for i := 0; i < s.n; i++ {
 		rec, recCRC[i] = s.record(rec[:0], i)
 		recOff[i+1] = recOff[i] + uint64(len(rec))
 		w.raw(rec)
-		i++
 	}
 	w.end(secRecs)
 	writeArray(w, secRecOff, recOff)
 	writeArray(w, secRecCRC, recCRC)
 }
 
-// copyRecords copies the run of kept records that starts at note i, if
-// any, filling in their offsets and CRCs; it returns the run's length.
-func (w *cacheWriter) copyRecords(kr *keptRecords, i int, recOff []uint64, recCRC []uint32) int {
-	if kr == nil {
-		return 0
-	}
-	k, from := kr.run(i)
-	if k == 0 {
-		return 0
-	}
-	for j := 0; j < k; j++ {
-		recOff[i+j+1] = recOff[i+j] + kr.off[from+j+1] - kr.off[from+j]
-		recCRC[i+j] = kr.crc[from+j]
-	}
-	w.copyFrom(kr.file, kr.base+int64(kr.off[from]), int64(kr.off[from+k]-kr.off[from]))
-	return k
-}
-
-// writeIDs writes the notes' ids, their offsets and the notes that share
-// an id.
+// writeIDs writes the notes' ids and their offsets.
 func (w *cacheWriter) writeIDs(s *cacheSource) {
 	idOff := make([]uint32, s.n+1)
 	w.begin(secIDs)
@@ -737,10 +559,6 @@ func (w *cacheWriter) writeIDs(s *cacheSource) {
 	}
 	w.end(secIDs)
 	writeArray(w, secIDOff, idOff)
-	if s.dups == nil {
-		s.dups = sharedIDs(s.n, s.id)
-	}
-	writeArray(w, secDups, s.dups)
 }
 
 // writeIndex writes the index's header (analyzer, notes, field length
@@ -785,18 +603,14 @@ func sortedTerms(m map[string]int32) (offs, ids []int32, blob []byte) {
 	return offs, ids, blob
 }
 
-// writePostings writes the postings term by term (from post, or ix's
-// arrays when nil), each term's CRC-32C summed across the sections
-// (postingsCRC), then the CRCs.
-func (w *cacheWriter) writePostings(ix *Index, post postingSource) {
-	if post == nil {
-		post = ix
-	}
+// writePostings writes the postings term by term, each term's CRC-32C
+// summed across the sections (postingsCRC), then the CRCs.
+func (w *cacheWriter) writePostings(ix *Index) {
 	crcs := make([]uint32, len(ix.PostStart)-1)
 	w.begin(secPostDoc)
 	for t := range crcs {
 		k := len(w.b)
-		w.b = post.docs(w.b, int32(t))
+		w.b = append(w.b, leBytes(ix.PostDoc[ix.PostStart[t]:ix.PostStart[t+1]])...)
 		crcs[t] = crc32.Update(0, castagnoli, w.b[k:])
 		w.more()
 	}
@@ -805,7 +619,7 @@ func (w *cacheWriter) writePostings(ix *Index, post postingSource) {
 		w.begin(secPostTF + f)
 		for t := range crcs {
 			k := len(w.b)
-			w.b = post.tf(w.b, f, int32(t))
+			w.b = append(w.b, leBytes(ix.PostTF[f][ix.PostStart[t]:ix.PostStart[t+1]])...)
 			crcs[t] = crc32.Update(crcs[t], castagnoli, w.b[k:])
 			w.more()
 		}
@@ -973,12 +787,12 @@ type cacheFile struct {
 	file *os.File // note records are read from it (reading them through the mapping would map their neighbours too)
 }
 
-// openCache maps the cache file and locates its sections.
-func openCache(ctx context.Context, dir string) (*cacheFile, error) {
+// openSegment maps a segment file and locates its sections.
+func openSegment(ctx context.Context, path string) (*cacheFile, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(IndexCacheFile)))
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -1054,27 +868,6 @@ func (cf *cacheFile) key() ([]fileKey, error) {
 		return nil, errCorrupt
 	}
 	return k, nil
-}
-
-// fresh reports whether the cache was built from the files as they are:
-// key's stat parts, and the content of the files it hashed.
-func (cf *cacheFile) fresh(dir string, key []fileKey) (bool, error) {
-	old, err := cf.key()
-	if err != nil {
-		return false, err
-	}
-	if !sameKey(old, key) {
-		return false, nil
-	}
-	for _, k := range old {
-		if len(k.Hash) > 0 {
-			h, err := hashFile(dir, k.Path)
-			if err != nil || string(h) != string(k.Hash) {
-				return false, err
-			}
-		}
-	}
-	return true, nil
 }
 
 // files returns the memory files in note order with their notes, and the
@@ -1189,9 +982,9 @@ func (cf *cacheFile) index() (*Index, error) {
 	return ix, nil
 }
 
-// corpus returns the corpus read in place: the sections checked when the
-// file is opened are checked, the rest is read when needed.
-func (cf *cacheFile) corpus(ctx context.Context, dir string) (*Corpus, error) {
+// segment returns the segment read in place: the sections checked when
+// the file is opened are checked, the rest is read when needed.
+func (cf *cacheFile) segment() (*segment, error) {
 	for s := range cf.sec {
 		if !lazySec(s) && !cf.verify(s) {
 			return nil, errCorrupt
@@ -1210,7 +1003,7 @@ func (cf *cacheFile) corpus(ctx context.Context, dir string) (*Corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	lz := &lazyNotes{f: cf, n: n, files: files, memo: map[int32]*Note{}, ctx: ctx, dir: dir, recsLen: uint64(len(cf.sec[secRecs])), ids: cf.sec[secIDs]}
+	lz := &segNotes{f: cf, n: n, files: files, memo: map[int32]*Note{}, recsLen: uint64(len(cf.sec[secRecs])), ids: cf.sec[secIDs]}
 	ok := true
 	view := func(dst any, s, want int) {
 		var good bool
@@ -1243,19 +1036,18 @@ func (cf *cacheFile) corpus(ctx context.Context, dir string) (*Corpus, error) {
 	view(&lz.recOff, secRecOff, n+1)
 	view(&lz.recCRC, secRecCRC, n)
 	view(&lz.idOff, secIDOff, n+1)
-	view(&lz.dups, secDups, -1)
 	if !ok {
 		return nil, errCorrupt
 	}
-	for k, d := range lz.dups {
-		if d < 0 || int(d) >= n || k > 0 && d <= lz.dups[k-1] {
-			return nil, errCorrupt
-		}
+	key, err := cf.key()
+	if err != nil {
+		return nil, err
 	}
-	c := &Corpus{Topics: topics, lz: lz, tok: tok}
-	c.init()
-	c.indexes[ix.An.key()] = ix
-	return c, ctx.Err()
+	sg := &segment{key: key, notes: lz, topics: topics, tok: tok, ix: ix}
+	for _, x := range lz.session {
+		sg.sessions = max(sg.sessions, x)
+	}
+	return sg, nil
 }
 
 // valid checks the index's dictionary and array lengths against each
@@ -1304,6 +1096,12 @@ func (ix *Index) postingsCRC(t int32) uint32 {
 // index read from the cache, against their CRC and the number of notes.
 // False means the cache is corrupt.
 func (ix *Index) readable(q []qterm) bool {
+	if ix.parts != nil {
+		for _, qt := range q {
+			ix.span(qt.id)
+		}
+		return !ix.corrupt
+	}
 	if ix.postCRC == nil {
 		return true
 	}
@@ -1335,30 +1133,20 @@ func (ix *Index) termOK(t int32) bool {
 	return true
 }
 
-// saveCache writes the cache atomically (temp file, rename), and only if
-// the memory files did not change while they were read. before is the key
-// taken (with markRacy) before the files were read.
-func saveCache(ctx context.Context, dir string, c *Corpus, before []fileKey) {
-	writeCacheFile(ctx, dir, before, corpusSource(before, c, c.Index(Rankers[DefaultRanker].An)))
-}
-
-// writeCacheFile streams a cache file to a temporary file, writes the
-// header (size, directory offset) last at offset 0 and renames it into
-// place (writeCacheAtomic), unless the memory files changed since before
-// was taken. It reports whether the file was written.
-func writeCacheFile(ctx context.Context, dir string, before []fileKey, src *cacheSource) bool {
-	after, err := memoryKey(dir)
-	if err != nil || !sameKey(before, after) {
-		return false
+// writeSegment streams a segment file to a temporary file in the
+// segment directory, writes the header (size, directory offset) last at
+// offset 0 and renames it to a new unique name (writeCacheAtomic), which
+// it returns. Segment files are never changed once named.
+func writeSegment(ctx context.Context, dir string, src *cacheSource) (string, error) {
+	sd, err := mdmem.SafeDir(dir, SegmentDir)
+	if err != nil {
+		return "", err // a derived cache: never written through a link, inject goes on without it
 	}
-	if _, err := mdmem.SafeDir(dir, CacheDir); err != nil {
-		return false // a derived cache: never written through a link, inject goes on without it
+	if err := os.MkdirAll(sd, 0o755); err != nil {
+		return "", err
 	}
-	p := filepath.Join(dir, filepath.FromSlash(IndexCacheFile))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return false
-	}
-	return writeCacheAtomic(ctx, p, mdmem.PrivateFileMode, func(f *os.File) error {
+	name := segmentName()
+	err = writeCacheAtomic(ctx, filepath.Join(sd, name), mdmem.PrivateFileMode, func(f *os.File) error {
 		var zero [cacheHeader]byte
 		if _, err := f.Write(zero[:]); err != nil {
 			return err
@@ -1369,7 +1157,8 @@ func writeCacheFile(ctx context.Context, dir string, before []fileKey, src *cach
 		}
 		_, err = f.WriteAt(h[:], 0)
 		return err
-	}) == nil
+	})
+	return name, err
 }
 
 // writeCacheAtomic replaces path with what fill streams into a temporary

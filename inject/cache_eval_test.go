@@ -74,20 +74,3 @@ func TestEvalRegressionSet(t *testing.T) {
 		}
 	}
 }
-
-// loadCached returns the corpus read from a fresh, intact cache, else
-// nil.
-func loadCached(ctx context.Context, dir string) (*Corpus, error) {
-	key, err := memoryKey(dir)
-	if err != nil {
-		return nil, err
-	}
-	cf, err := openCache(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	if fresh, err := cf.fresh(dir, key); err != nil || !fresh {
-		return nil, err
-	}
-	return cf.corpus(ctx, dir)
-}

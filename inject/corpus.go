@@ -131,16 +131,17 @@ func noteOf(e *mdmem.Entry) Note {
 
 // LoadCorpus reads the memory in dir: from the index cache when it is
 // fresh, else by parsing the Markdown files (and refreshing the cache when
-// useCache is set). Hand edits are always picked up: the cache is keyed on
-// every memory file's size, mtime, ctime and inode (and content, for files
-// written just before the cache).
+// useCache is set: segments.go, only the changed files are parsed). Hand
+// edits are always picked up: the cache is keyed on every memory file's
+// size, mtime, ctime and inode (and content, for files written just before
+// the cache).
 func LoadCorpus(ctx context.Context, dir string, useCache bool) (*Corpus, error) {
 	return LoadCorpusFor(ctx, dir, useCache, nil)
 }
 
-// LoadCorpusFor is LoadCorpus that, when it rebuilds the cache, also
-// stores every note's token count for cnt (the configured tokenizer), so
-// that later injects with that tokenizer need not load it.
+// LoadCorpusFor is LoadCorpus that also keeps every note's token count
+// for cnt (the configured tokenizer) in the cache, so that later injects
+// with that tokenizer need not load it.
 func LoadCorpusFor(ctx context.Context, dir string, useCache bool, cnt Counter) (*Corpus, error) {
 	// The view keeps writers from applying while the files are read, and
 	// hides a write a killed process left half-applied (then the cache,
@@ -153,53 +154,13 @@ func LoadCorpusFor(ctx context.Context, dir string, useCache bool, cnt Counter) 
 	if v.Overlaid() {
 		useCache = false
 	}
-	if !useCache {
-		return readCorpus(ctx, v, dir)
-	}
-	key, _ := memoryKey(dir)
-	var old *cacheFile // an intact cache of an earlier version of the files
-	if key != nil {
-		if cf, err := openCache(ctx, dir); err == nil {
-			fresh, err := cf.fresh(dir, key)
-			if err == nil && fresh {
-				if c, err := cf.corpus(ctx, dir); err == nil {
-					return c, nil
-				}
-			} else if err == nil {
-				old = cf
-			}
-		}
-		if markRacy(dir, key, time.Now()) != nil {
-			key = nil
+	if useCache {
+		c, err := loadSegments(ctx, v, dir, cnt)
+		if err == nil || ctx.Err() != nil {
+			return c, err
 		}
 	}
-	if key != nil && old != nil {
-		// Only the changed files are read again (update.go).
-		if c := updateCache(ctx, v, dir, old, key, cnt); c != nil {
-			return c, nil
-		}
-	}
-	c, err := readCorpus(ctx, v, dir)
-	if err != nil {
-		return nil, err
-	}
-	if key != nil && len(c.conflicts) == 0 {
-		// The token counts and the index read only the notes: build
-		// them side by side.
-		var tok *tokTable
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if cnt != nil {
-				tok = buildTokTable(c, cnt)
-			}
-		}()
-		c.Index(Rankers[DefaultRanker].An)
-		<-done
-		c.tok = tok
-		saveCache(ctx, dir, c, key) // best effort: a failed cache write only costs speed
-	}
-	return c, nil
+	return readCorpus(ctx, v, dir)
 }
 
 func itoa(n int) string {

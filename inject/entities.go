@@ -50,7 +50,8 @@ func (ix *Index) boostEntities(task string, share float64, scores []float64) {
 	}
 	w := share * top / float64(len(ents))
 	for _, t := range ents {
-		for k := ix.PostStart[t]; k < ix.PostStart[t+1]; k++ {
+		a, b := ix.span(t)
+		for k := a; k < b; k++ {
 			if d := ix.PostDoc[k]; ix.PostTF[fieldTopic][k] > 0 && scores[d] > 0 {
 				scores[d] += w
 			}

@@ -34,17 +34,146 @@ type Index struct {
 	termBlob []byte
 
 	total   [nFields]uint64 // field lengths summed over the notes
-	postCRC []uint32        // from the cache: CRC-32C of each term's postings
+	postCRC []uint32        // from a segment: CRC-32C of each term's postings
 	checked []bool          // terms whose postings readable checked
 	keep    *cacheFile      // the mapping the arrays view
+
+	// From the cache's segments (joinIndexes): each segment's index, the
+	// terms looked up so far (-1: in no segment) with, by id, where each
+	// segment has them and their document frequency, and, once a ranking
+	// reads them (span), their postings joined into PostDoc and PostTF.
+	parts   []indexPart
+	joined  map[string]int32
+	jterms  []joinedTerm
+	corrupt bool // a segment's postings failed their check
+}
+
+// indexPart is one segment's index and the number of its first note.
+type indexPart struct {
+	ix    *Index
+	start int32
+}
+
+// joinedTerm is a term of a joined index: its id in each segment (-1:
+// none), its document frequency, and its postings' span once joined.
+type joinedTerm struct {
+	local      []int32
+	df         int
+	a, b       int32
+	postingsIn bool
 }
 
 // lookup returns the id of a term.
 func (ix *Index) lookup(w string) (int32, bool) {
+	if ix.parts != nil {
+		return ix.resolve(w)
+	}
 	if ix.Terms != nil {
 		id, ok := ix.Terms[w]
 		return id, ok
 	}
+	return ix.dictLookup(w)
+}
+
+// resolve returns the id of a term of a joined index: found in the
+// segments' vocabularies, its document frequency the sum of theirs.
+func (ix *Index) resolve(w string) (int32, bool) {
+	if id, ok := ix.joined[w]; ok {
+		return id, id >= 0
+	}
+	jt := joinedTerm{local: make([]int32, len(ix.parts))}
+	for k, p := range ix.parts {
+		jt.local[k] = -1
+		if t, ok := p.ix.dictLookup(w); ok {
+			jt.local[k] = t
+			jt.df += p.ix.df(t)
+		}
+	}
+	if jt.df == 0 {
+		ix.joined[w] = -1
+		return 0, false
+	}
+	id := int32(len(ix.jterms))
+	ix.jterms = append(ix.jterms, jt)
+	ix.joined[w] = id
+	return id, true
+}
+
+// span returns term t's postings: [a, b) in PostDoc and PostTF. A joined
+// index joins them from every segment (each checked) on first use; a term
+// whose postings fail their check is empty and marks the index corrupt
+// (readable, rank).
+func (ix *Index) span(t int32) (a, b int32) {
+	if ix.parts == nil {
+		return ix.PostStart[t], ix.PostStart[t+1]
+	}
+	jt := &ix.jterms[t]
+	if jt.postingsIn {
+		return jt.a, jt.b
+	}
+	jt.postingsIn = true
+	jt.a = int32(len(ix.PostDoc))
+	for k, p := range ix.parts {
+		lt := jt.local[k]
+		if lt < 0 {
+			continue
+		}
+		if p.ix.checked == nil {
+			p.ix.checked = make([]bool, len(p.ix.postCRC))
+		}
+		if !p.ix.termOK(lt) {
+			ix.corrupt = true
+			ix.PostDoc = ix.PostDoc[:jt.a]
+			for f := range ix.PostTF {
+				ix.PostTF[f] = ix.PostTF[f][:jt.a]
+			}
+			jt.b = jt.a
+			return jt.a, jt.b
+		}
+		x, y := p.ix.PostStart[lt], p.ix.PostStart[lt+1]
+		for _, d := range p.ix.PostDoc[x:y] {
+			ix.PostDoc = append(ix.PostDoc, d+p.start)
+		}
+		for f := range ix.PostTF {
+			ix.PostTF[f] = append(ix.PostTF[f], p.ix.PostTF[f][x:y]...)
+		}
+	}
+	jt.b = int32(len(ix.PostDoc))
+	return jt.a, jt.b
+}
+
+// joinIndexes joins the segments' indexes (starts: each one's first
+// note): the field lengths are concatenated and the statistics BM25 needs
+// (notes, average field lengths) summed from theirs; the postings are
+// joined term by term as rankings read them. All must be for one
+// analyzer.
+func joinIndexes(parts []indexPart) (*Index, bool) {
+	ix := &Index{parts: parts, joined: map[string]int32{}}
+	for k, p := range parts {
+		if k == 0 {
+			ix.An = p.ix.An
+		} else if p.ix.An.key() != ix.An.key() {
+			return nil, false
+		}
+		ix.N += p.ix.N
+		for f := range ix.total {
+			ix.total[f] += p.ix.total[f]
+		}
+	}
+	for f := range ix.DocLen {
+		ix.DocLen[f] = make([]uint16, 0, ix.N)
+		for _, p := range parts {
+			ix.DocLen[f] = append(ix.DocLen[f], p.ix.DocLen[f]...)
+		}
+		if ix.N > 0 {
+			ix.AvgLen[f] = float64(ix.total[f]) / float64(ix.N)
+		}
+	}
+	return ix, true
+}
+
+// dictLookup finds a term in an index read from a segment.
+func (ix *Index) dictLookup(w string) (int32, bool) {
 	lo, hi := 0, len(ix.termID)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -198,7 +327,12 @@ func sat16(n int) uint16 {
 }
 
 // df returns the document frequency of term t.
-func (ix *Index) df(t int32) int { return int(ix.PostStart[t+1] - ix.PostStart[t]) }
+func (ix *Index) df(t int32) int {
+	if ix.parts != nil {
+		return ix.jterms[t].df
+	}
+	return int(ix.PostStart[t+1] - ix.PostStart[t])
+}
 
 func (ix *Index) idf(t int32) float64 {
 	n, df := float64(ix.N), float64(ix.df(t))
@@ -343,6 +477,10 @@ func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i 
 	if p.Entities > 0 {
 		ix.boostEntities(task, p.Entities, scores)
 	}
+	if ix.corrupt { // found by a lookup after the query's terms were checked
+		c.fallback()
+		return c.rank(p, task, tags, eligible)
+	}
 	return &ranking{hits: positive(scores, ok)}
 }
 
@@ -430,7 +568,8 @@ func positive(scores []float64, ok []bool) []Hit {
 func (ix *Index) score(p RankParams, q []qterm, scores []float64) {
 	for _, qt := range q {
 		idf := ix.idf(qt.id) * qt.w
-		for k := ix.PostStart[qt.id]; k < ix.PostStart[qt.id+1]; k++ {
+		a, b := ix.span(qt.id)
+		for k := a; k < b; k++ {
 			d := ix.PostDoc[k]
 			tf := 0.0
 			for f := 0; f < nFields; f++ {

@@ -5,6 +5,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 	"unsafe"
@@ -12,10 +13,71 @@ import (
 	"github.com/memctl/memctl/mdmem"
 )
 
-// lazyNotes are a corpus's notes read in place from the mapped cache
-// file: the columns a ranking scans (flags, dates), and the records and
-// ids, decoded only for the notes a query looks at.
+// lazyNotes are a corpus's notes read in place from the mapped segment
+// files of the index cache, one part per segment: the columns a ranking
+// scans (flags, session numbers; dates once first needed) joined into one
+// array each, and the records and ids decoded from their segment only for
+// the notes a query looks at.
 type lazyNotes struct {
+	parts        []*segNotes
+	start        []int // the first note of each part, then n
+	n            int
+	files        []fileRange
+	flags        []uint8
+	session      []uint32
+	cSec, uSec   []int64
+	cNsec, uNsec []uint32
+	datesChecked int8 // 0: not yet, 1: good, -1: corrupt
+	dups         []int32
+
+	// For the fallback to the Markdown.
+	ctx context.Context
+	dir string
+}
+
+// part returns the segment holding note i and the note's number in it.
+func (lz *lazyNotes) part(i int) (*segNotes, int) {
+	k := sort.Search(len(lz.parts), func(k int) bool { return lz.start[k+1] > i })
+	return lz.parts[k], i - lz.start[k]
+}
+
+// note decodes note i, or returns nil if its record is corrupt.
+func (lz *lazyNotes) note(i int) *Note {
+	p, k := lz.part(i)
+	return p.note(k)
+}
+
+// id returns note i's id (see segNotes.id).
+func (lz *lazyNotes) id(i int) (string, bool) {
+	p, k := lz.part(i)
+	return p.id(k)
+}
+
+// datesOK checks every segment's date columns on first use and joins
+// them.
+func (lz *lazyNotes) datesOK() bool {
+	if lz.datesChecked != 0 {
+		return lz.datesChecked > 0
+	}
+	lz.datesChecked = -1
+	for _, p := range lz.parts {
+		if !p.datesOK() {
+			return false
+		}
+	}
+	lz.cSec, lz.uSec = make([]int64, 0, lz.n), make([]int64, 0, lz.n)
+	lz.cNsec, lz.uNsec = make([]uint32, 0, lz.n), make([]uint32, 0, lz.n)
+	for _, p := range lz.parts {
+		lz.cSec, lz.uSec = append(lz.cSec, p.cSec...), append(lz.uSec, p.uSec...)
+		lz.cNsec, lz.uNsec = append(lz.cNsec, p.cNsec...), append(lz.uNsec, p.uNsec...)
+	}
+	lz.datesChecked = 1
+	return true
+}
+
+// segNotes are one segment's notes, numbered from 0, viewed in its
+// mapping.
+type segNotes struct {
 	f            *cacheFile
 	n            int
 	files        []fileRange
@@ -30,16 +92,11 @@ type lazyNotes struct {
 	ids          []byte
 	idsChecked   int8 // 0: not yet, 1: good, -1: corrupt
 	datesChecked int8
-	dups         []int32
 	memo         map[int32]*Note
-
-	// For the fallback to the Markdown.
-	ctx context.Context
-	dir string
 }
 
-// note decodes note i, or returns nil if its record is corrupt.
-func (lz *lazyNotes) note(i int) *Note {
+// note decodes segment note i, or returns nil if its record is corrupt.
+func (lz *segNotes) note(i int) *Note {
 	if n, ok := lz.memo[int32(i)]; ok {
 		return n
 	}
@@ -62,9 +119,9 @@ func (lz *lazyNotes) note(i int) *Note {
 	return n
 }
 
-// id returns note i's id, viewed in the mapping (valid while the corpus
+// id returns segment note i's id, viewed in the mapping (valid while the corpus
 // is), or false if the ids are corrupt.
-func (lz *lazyNotes) id(i int) (string, bool) {
+func (lz *segNotes) id(i int) (string, bool) {
 	if lz.idsChecked == 0 {
 		lz.idsChecked = -1
 		if lz.f.verify(secIDOff) && lz.f.verify(secIDs) && lz.idOff[0] == 0 && int(lz.idOff[lz.n]) == len(lz.ids) {
@@ -199,7 +256,7 @@ func (c *Corpus) sharedIDs() []int32 {
 }
 
 // datesOK checks the date columns on first use.
-func (lz *lazyNotes) datesOK() bool {
+func (lz *segNotes) datesOK() bool {
 	if lz.datesChecked == 0 {
 		lz.datesChecked = 1
 		for s := secCreatedSec; s <= secUpdatedNsec; s++ {

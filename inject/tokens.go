@@ -256,14 +256,19 @@ func (t *tokTable) count(pc *pieceCounter, i int, n *Note, line []byte) []byte {
 type pieceCounter struct {
 	cnt  Counter
 	memo map[string]uint32
+
+	// knownOnly: a chunk the memo does not hold counts unknownPiece
+	// instead of running the tokenizer (its line's count is left unknown).
+	knownOnly bool
 }
 
-// The memo keeps up to maxPieceMemo chunks of up to maxMemoPiece bytes
-// (longer ones rarely repeat).
-const (
-	maxPieceMemo = 1 << 18
-	maxMemoPiece = 64
-)
+// unknownPiece is more than any count a table keeps, so a line holding an
+// unknown chunk is left 0 (unknown).
+const unknownPiece = math.MaxUint16
+
+// The memo keeps up to maxPieceMemo chunks, long ones too: a segment
+// rebuilt after an edit counts its unchanged lines from them alone.
+const maxPieceMemo = 1 << 18
 
 func newPieceCounter(cnt Counter) *pieceCounter {
 	return &pieceCounter{cnt: cnt, memo: make(map[string]uint32, 1024)}
@@ -312,14 +317,15 @@ func (p *pieceCounter) piece(b []byte) int {
 	if n, ok := p.memo[string(b)]; ok {
 		return int(n)
 	}
+	if p.knownOnly {
+		return unknownPiece
+	}
 	s := string(b)
 	n := p.cnt.Count(s)
-	if len(s) <= maxMemoPiece {
-		if len(p.memo) >= maxPieceMemo {
-			clear(p.memo)
-		}
-		p.memo[s] = uint32(n)
+	if len(p.memo) >= maxPieceMemo {
+		clear(p.memo)
 	}
+	p.memo[s] = uint32(n)
 	return n
 }
 

@@ -532,10 +532,14 @@ func jsonForms(text string) []string {
 
 // scrubCaches drops the forgotten ids from the inject log and removes
 // every other cache file (derived, rebuilt on demand) whose bytes hold a
-// forgotten text or id. Transaction files and locks are left alone: the
-// transaction that just committed has removed its own.
+// forgotten text or id, and with a segment of the index cache its
+// manifest. Transaction files and locks are left alone: the transaction
+// that just committed has removed its own.
 func (s *Store) scrubCaches(ctx context.Context, ids, contents []string) ([]string, error) {
-	var done []string
+	done, err := s.scrubSegments(ids, contents)
+	if err != nil {
+		return done, err
+	}
 	d := s.abs(CacheDir)
 	ents, err := os.ReadDir(d)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -587,6 +591,40 @@ func (s *Store) scrubCaches(ctx context.Context, ids, contents []string) ([]stri
 		}
 	}
 	return done, nil
+}
+
+// scrubSegments removes the index cache's segment files that hold a
+// forgotten text or id, and then its manifest (IndexCachePath), which
+// names them; it reports the manifest (segment names are random).
+func (s *Store) scrubSegments(ids, contents []string) ([]string, error) {
+	ents, err := os.ReadDir(s.abs(IndexSegmentsDir))
+	if err != nil {
+		return nil, nil // none (or unreadable: derived data, rebuilt on demand)
+	}
+	removed := false
+	for _, e := range ents {
+		p := filepath.Join(s.abs(IndexSegmentsDir), e.Name())
+		data, err := os.ReadFile(p)
+		if err != nil || !e.Type().IsRegular() {
+			continue
+		}
+		for _, c := range append(append([]string(nil), contents...), ids...) {
+			if c != "" && bytes.Contains(data, []byte(c)) {
+				if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return nil, err
+				}
+				removed = true
+				break
+			}
+		}
+	}
+	if !removed {
+		return nil, nil
+	}
+	if err := os.Remove(s.abs(IndexCachePath)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return []string{IndexCachePath}, nil
 }
 
 // dropLogIDs removes ids from the "ids" lists of inject log lines (JSON

@@ -44,8 +44,10 @@ const (
 	applyLockPath = CacheDir + "/apply.lock"
 	// InjectLogPath is inject's usage log (inject and used records).
 	InjectLogPath = CacheDir + "/inject.log"
-	// IndexCachePath is inject's search index.
-	IndexCachePath = CacheDir + "/index.bin"
+	// IndexCachePath is the manifest of inject's search index, whose
+	// segment files are in IndexSegmentsDir.
+	IndexCachePath   = CacheDir + "/index.bin"
+	IndexSegmentsDir = CacheDir + "/segments"
 	// IDMarksPath is a local copy of the id high-water marks that only
 	// rises (never committed): it outlives a `git revert` or `git reset`
 	// of state.json and ids a person wrote by hand and deleted since, so

@@ -1,0 +1,651 @@
+package inject
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/memctl/memctl/mdmem"
+)
+
+// SegmentDir is the memory-relative directory of the index cache's
+// segment files: each holds the notes, index and token counts of a run of
+// consecutive memory files (one file, or small files packed together up
+// to segmentTarget bytes of Markdown), in the layout cache.go describes.
+// A segment is written once under a new name and never changed; the
+// manifest (IndexCacheFile) says which segments make up the memory.
+const SegmentDir = mdmem.IndexSegmentsDir
+
+func segmentDir(dir string) string { return filepath.Join(dir, filepath.FromSlash(SegmentDir)) }
+
+// segmentName returns a new unique segment file name.
+func segmentName() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:]) + ".seg"
+}
+
+// segmentTarget: consecutive changed files are packed into one segment
+// until it holds this much Markdown, so that many small topic files do
+// not each cost a file open on every read.
+const segmentTarget = 256 << 10
+
+// manifestMagic starts the manifest, with the format version.
+const manifestMagic = "memctl-index-v5\n"
+
+// fileKey identifies one memory file's version: any write changes its
+// size, mtime or ctime, and a replacement by rename changes its inode. A
+// file whose mtime or ctime is within racyWindow of the manifest's write
+// (or later) is "racy": a second write in the same timestamp tick could
+// leave all four unchanged, so its content hash is kept too, until a
+// later run finds the file unchanged and old enough to drop it.
+type fileKey struct {
+	Path               string
+	Size, Mtime, Ctime int64
+	Ino                uint64
+	Hash               []byte // SHA-256 of the content, racy files only
+}
+
+// racyWindow is the coarsest timestamp granularity allowed for (FAT's 2
+// s; ext4, XFS, APFS and NTFS are much finer).
+const racyWindow = 2 * time.Second
+
+// racy reports whether a write in the same timestamp tick as k's could
+// go unseen by a cache written at ref (Unix nanoseconds).
+func (k fileKey) racy(ref int64) bool {
+	limit := ref - int64(racyWindow)
+	return k.Size >= 0 && (k.Mtime >= limit || k.Ctime >= limit)
+}
+
+// sameKey compares the stat parts of two keys.
+func sameKey(a, b []fileKey) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Path != y.Path || x.Size != y.Size || x.Mtime != y.Mtime || x.Ctime != y.Ctime || x.Ino != y.Ino {
+			return false
+		}
+	}
+	return true
+}
+
+// memoryFile is one memory file in note order: MEMORY.md, then the topic
+// files by slug (as readCorpus reads them).
+type memoryFile struct{ path, slug string }
+
+func memoryFiles(v *mdmem.ReadView) ([]memoryFile, error) {
+	slugs, err := v.TopicSlugs()
+	if err != nil {
+		return nil, err
+	}
+	files := []memoryFile{{path: mdmem.MainFile}}
+	for _, s := range slugs {
+		files = append(files, memoryFile{path: mdmem.TopicPath(s), slug: s})
+	}
+	return files, nil
+}
+
+// statKeys stats the memory files (Size -1: missing).
+func statKeys(dir string, files []memoryFile) ([]fileKey, error) {
+	keys := make([]fileKey, 0, len(files))
+	for _, f := range files {
+		fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(f.path)))
+		if errors.Is(err, os.ErrNotExist) {
+			keys = append(keys, fileKey{Path: f.path, Size: -1})
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		k := fileKey{Path: f.path, Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
+		k.Ino, k.Ctime = inodeAndCtime(fi)
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+func hashFile(dir, rel string) ([]byte, error) {
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return nil, err
+	}
+	s := sha256.Sum256(data)
+	return s[:], nil
+}
+
+// manifest is the index cache's table of contents: every memory file's
+// key in note order, the segments that cover them in order (each the
+// next Files files), and the notes whose id another note has too (over
+// all segments: duplicate-id warnings need only those).
+type manifest struct {
+	files []fileKey
+	segs  []segmentRef
+	dups  []int32
+}
+
+// segmentRef names a segment file and how many memory files it covers.
+type segmentRef struct {
+	Name  string
+	Files int
+}
+
+// encode lays the manifest out: magic, varint fields, CRC-32C.
+func (m *manifest) encode() []byte {
+	b := []byte(manifestMagic)
+	b = binary.AppendUvarint(b, uint64(len(m.files)))
+	for _, k := range m.files {
+		b = appendString(b, k.Path)
+		b = binary.AppendVarint(b, k.Size)
+		b = binary.AppendVarint(b, k.Mtime)
+		b = binary.AppendVarint(b, k.Ctime)
+		b = binary.AppendUvarint(b, k.Ino)
+		b = appendString(b, string(k.Hash))
+	}
+	b = binary.AppendUvarint(b, uint64(len(m.segs)))
+	for _, s := range m.segs {
+		b = appendString(b, s.Name)
+		b = binary.AppendUvarint(b, uint64(s.Files))
+	}
+	b = binary.AppendUvarint(b, uint64(len(m.dups)))
+	for _, d := range m.dups {
+		b = binary.AppendUvarint(b, uint64(d))
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// readManifest reads and checks the manifest; nil when it is missing,
+// of another version, corrupt, or does not fit together.
+func readManifest(dir string) *manifest {
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(IndexCacheFile)))
+	if err != nil || len(b) < len(manifestMagic)+4 || string(b[:len(manifestMagic)]) != manifestMagic {
+		return nil
+	}
+	body := b[:len(b)-4]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return nil
+	}
+	r := &cacheReader{b: body, p: len(manifestMagic)}
+	m := &manifest{files: make([]fileKey, r.count(6))}
+	for i := range m.files {
+		m.files[i] = fileKey{Path: r.str(), Size: r.varint(), Mtime: r.varint(), Ctime: r.varint(), Ino: r.uvarint(), Hash: []byte(r.str())}
+		if len(m.files[i].Hash) == 0 {
+			m.files[i].Hash = nil
+		}
+	}
+	m.segs = make([]segmentRef, r.count(2))
+	covered := 0
+	for i := range m.segs {
+		m.segs[i] = segmentRef{Name: r.str(), Files: int(r.uvarint())}
+		s := m.segs[i]
+		if s.Files < 1 || s.Files > len(m.files)-covered || s.Name != filepath.Base(s.Name) || !strings.HasSuffix(s.Name, ".seg") {
+			return nil
+		}
+		covered += s.Files
+	}
+	m.dups = make([]int32, r.count(1))
+	for i := range m.dups {
+		m.dups[i] = int32(r.uvarint())
+	}
+	if r.err != nil || r.p != len(body) || covered != len(m.files) {
+		return nil
+	}
+	return m
+}
+
+// segment is one segment file read in place: its files' keys, notes,
+// topics, token counts and index, its notes numbered from 0.
+type segment struct {
+	name     string
+	key      []fileKey
+	notes    *segNotes
+	topics   []TopicInfo
+	tok      *tokTable
+	ix       *Index
+	sessions uint32 // the largest session number
+}
+
+// loadSegment opens a segment and checks it was built for keys (and, when
+// tok is set, holds that tokenizer's counts); nil if not.
+func loadSegment(ctx context.Context, dir, name string) *segment {
+	cf, err := openSegment(ctx, filepath.Join(segmentDir(dir), name))
+	if err != nil {
+		return nil
+	}
+	sg, err := cf.segment()
+	if err != nil {
+		return nil
+	}
+	sg.name = name
+	return sg
+}
+
+// tokenizerFits reports whether a segment's token counts serve cnt: any
+// table when cnt is not set (the caller counts nothing), else the counts
+// for cnt when it is a BPE tokenizer (others are not tabled).
+func tokenizerFits(t *tokTable, cnt Counter) bool {
+	if cnt == nil {
+		return true
+	}
+	if _, ok := cnt.(*bpeCounter); !ok {
+		return true
+	}
+	return t != nil && t.name == cnt.Name()
+}
+
+var errUncachable = errors.New("index cache: the memory cannot be cached now")
+
+// loadSegments reads the memory through the index cache: the segments
+// whose files' keys (and recorded content hashes) match are used in
+// place; the files of the others, and files no segment covers, are
+// parsed and written to new segments; the manifest is rewritten when
+// anything changed or a recorded hash can be dropped. errUncachable (or
+// another error) sends the caller to the Markdown.
+func loadSegments(ctx context.Context, v *mdmem.ReadView, dir string, cnt Counter) (*Corpus, error) {
+	start := time.Now()
+	files, err := memoryFiles(v)
+	if err != nil {
+		return nil, err
+	}
+	key, err := statKeys(dir, files)
+	if err != nil {
+		return nil, err
+	}
+	old := readManifest(dir)
+	l := &segmentLoad{ctx: ctx, v: v, dir: dir, cnt: cnt, files: files, key: key,
+		at: make([]*segment, len(key)), hashes: make([][]byte, len(key))}
+	l.keep(old)
+	if err := l.build(); err != nil {
+		return nil, err
+	}
+	var segs []*segment
+	for _, sg := range l.at {
+		if sg != nil {
+			segs = append(segs, sg)
+		}
+	}
+	dups := []int32(nil)
+	if old != nil && !l.changed {
+		dups = old.dups
+	}
+	c, err := joinSegments(ctx, dir, segs, dups)
+	if err != nil {
+		return nil, err
+	}
+	if l.changed || l.droppable(start) {
+		l.writeManifest(start, segs, c.lz.dups, old)
+	}
+	return c, nil
+}
+
+// segmentLoad is the state of one loadSegments.
+type segmentLoad struct {
+	ctx     context.Context
+	v       *mdmem.ReadView
+	dir     string
+	cnt     Counter
+	files   []memoryFile
+	key     []fileKey
+	at      []*segment // the segment starting at each file, if any
+	covered []bool
+	hashes  [][]byte // per file: its content's hash, when known (checked or read)
+	changed bool     // a segment was written or dropped
+	prior   *tokTable
+}
+
+// keep finds the old manifest's segments that still hold their files as
+// they are, each checked as it is opened.
+func (l *segmentLoad) keep(old *manifest) {
+	l.covered = make([]bool, len(l.key))
+	if old == nil {
+		l.changed = true
+		return
+	}
+	pos := map[string]int{}
+	for i, k := range l.key {
+		pos[k.Path] = i
+	}
+	next := 0
+	for _, ref := range old.segs {
+		fk := old.files[next : next+ref.Files]
+		next += ref.Files
+		at, ok := pos[fk[0].Path]
+		ok = ok && at+len(fk) <= len(l.key) && sameKey(fk, l.key[at:at+len(fk)]) && !l.anyCovered(at, len(fk))
+		for j := 0; ok && j < len(fk); j++ {
+			if len(fk[j].Hash) > 0 {
+				h, err := hashFile(l.dir, fk[j].Path)
+				ok = err == nil && bytes.Equal(h, fk[j].Hash)
+				l.hashes[at+j] = h
+			}
+		}
+		var sg *segment
+		if ok {
+			sg = loadSegment(l.ctx, l.dir, ref.Name)
+			ok = sg != nil && sameKey(sg.key, fk) && tokenizerFits(sg.tok, l.cnt)
+		} else if l.cnt != nil {
+			sg = loadSegment(l.ctx, l.dir, ref.Name) // for its chunk counts
+		}
+		if !ok {
+			l.changed = true
+			l.addPrior(sg)
+			continue
+		}
+		l.at[at] = sg
+		for j := range fk {
+			l.covered[at+j] = true
+		}
+	}
+	if next != len(old.files) || len(old.files) != len(l.key) {
+		l.changed = true
+	}
+}
+
+func (l *segmentLoad) anyCovered(at, n int) bool {
+	for _, c := range l.covered[at : at+n] {
+		if c {
+			return true
+		}
+	}
+	return false
+}
+
+// addPrior keeps a replaced segment's token counts (fixed strings, digits,
+// chunks) for counting the new segments' lines without the tokenizer.
+func (l *segmentLoad) addPrior(sg *segment) {
+	if sg == nil || sg.tok == nil || l.cnt == nil || sg.tok.name != l.cnt.Name() || !sg.notes.f.verify(secTokPieces) {
+		return
+	}
+	pieces, err := sg.notes.f.pieces()
+	if err != nil {
+		return
+	}
+	if l.prior == nil {
+		l.prior = &tokTable{name: sg.tok.name, consts: map[string]int{}, digits: sg.tok.digits, pieces: map[string]uint32{}}
+	}
+	for s, k := range sg.tok.consts {
+		l.prior.consts[s] = k
+	}
+	for s, k := range pieces {
+		if len(l.prior.pieces) < maxPieceMemo {
+			l.prior.pieces[s] = k
+		}
+	}
+}
+
+// build parses the files no kept segment covers, packing runs of
+// consecutive ones into new segments.
+func (l *segmentLoad) build() error {
+	for i := 0; i < len(l.key); {
+		if l.covered[i] {
+			i++
+			continue
+		}
+		j, size := i, int64(0)
+		for j < len(l.key) && !l.covered[j] && (j == i || size+max(l.key[j].Size, 0) <= segmentTarget) {
+			size += max(l.key[j].Size, 0)
+			j++
+		}
+		sg, err := l.buildSegment(i, j)
+		if err != nil {
+			return err
+		}
+		l.at[i] = sg
+		l.changed = true
+		i = j
+	}
+	return nil
+}
+
+// buildSegment parses files [i, j) and writes their segment.
+func (l *segmentLoad) buildSegment(i, j int) (*segment, error) {
+	c := &Corpus{}
+	for k := i; k < j; k++ {
+		if err := l.ctx.Err(); err != nil {
+			return nil, err
+		}
+		f := l.files[k]
+		src, err := l.v.ReadFile(f.path)
+		if err != nil && !(f.slug == "" && errors.Is(err, fs.ErrNotExist)) {
+			return nil, err
+		}
+		h := sha256.Sum256(src)
+		l.hashes[k] = h[:]
+		d := mdmem.ParseDoc(f.path, src)
+		c.addDoc(d)
+		if f.slug != "" {
+			c.Topics = append(c.Topics, topicInfo(f.slug, d))
+		}
+	}
+	if len(c.conflicts) > 0 {
+		return nil, errUncachable // read from the Markdown every time, so the markers are reported
+	}
+	c.init()
+	ix := c.Index(Rankers[DefaultRanker].An)
+	c.tok = segmentTokens(c, l.cnt, l.prior)
+	name, err := writeSegment(l.ctx, l.dir, corpusSource(l.key[i:j], c, ix))
+	if err != nil {
+		return nil, err
+	}
+	sg := loadSegment(l.ctx, l.dir, name)
+	if sg == nil {
+		return nil, errUncachable
+	}
+	return sg, nil
+}
+
+// segmentTokens counts a new segment's lines for cnt: from the chunk
+// counts of the segments it replaces when there are any (a chunk none of
+// them had leaves its line's count unknown, 0, so that a one-line edit
+// never loads the tokenizer; inject counts such a line itself if it
+// prints it), else with the tokenizer.
+func segmentTokens(c *Corpus, cnt Counter, prior *tokTable) *tokTable {
+	if cnt == nil {
+		return nil
+	}
+	if prior == nil {
+		return buildTokTable(c, cnt)
+	}
+	if _, ok := cnt.(*bpeCounter); !ok {
+		return nil
+	}
+	n := c.Len()
+	t := &tokTable{name: prior.name, consts: map[string]int{}, digits: prior.digits, pieces: prior.pieces,
+		line: make([]uint16, n), ref: make([]uint8, n)}
+	for _, s := range constStrings(c) {
+		if k, ok := prior.consts[s]; ok {
+			t.consts[s] = k
+		}
+	}
+	for l := 1; l <= 3; l++ { // the digit runs' counts are known too
+		for v := 0; v < [...]int{0, 10, 100, 1000}[l]; v++ {
+			d := fmt.Sprintf("%0*d", l, v)
+			if _, ok := prior.pieces[d]; !ok && prior.digits[digitIndex(d)] > 0 {
+				prior.pieces[d] = uint32(prior.digits[digitIndex(d)])
+			}
+		}
+	}
+	pc := &pieceCounter{cnt: cnt, memo: prior.pieces, knownOnly: true}
+	var line []byte
+	for i := 0; i < n; i++ {
+		line = t.count(pc, i, c.Note(i), line)
+	}
+	return t
+}
+
+// droppable reports whether a recorded content hash may be dropped now:
+// its file is no longer racy (the check is repeated against the
+// manifest's own write time when it is written).
+func (l *segmentLoad) droppable(start time.Time) bool {
+	for i, k := range l.key {
+		if l.hashes[i] != nil && !k.racy(start.UnixNano()) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeManifest writes the manifest for the segments (temp file,
+// rename), unless the memory files changed since they were stat'ed, then
+// removes the segments it no longer names. A file is racy against the
+// earlier of the run's start and the temp file's mtime (the file system's
+// clock): its hash is recorded, from the bytes parsed or checked this run.
+func (l *segmentLoad) writeManifest(start time.Time, segs []*segment, dups []int32, old *manifest) {
+	m := &manifest{files: make([]fileKey, len(l.key)), dups: dups}
+	for _, sg := range segs {
+		m.segs = append(m.segs, segmentRef{Name: sg.name, Files: len(sg.key)})
+	}
+	p := filepath.Join(l.dir, filepath.FromSlash(IndexCacheFile))
+	err := writeCacheAtomic(l.ctx, p, mdmem.PrivateFileMode, func(f *os.File) error {
+		ref := start.UnixNano()
+		if fi, err := f.Stat(); err == nil {
+			ref = min(ref, fi.ModTime().UnixNano())
+		}
+		for i, k := range l.key {
+			k.Hash = nil
+			if k.racy(ref) {
+				if l.hashes[i] == nil {
+					return errUncachable // kept without a hash: written before its segment's manifest yet racy now (a clock step)
+				}
+				k.Hash = l.hashes[i]
+			}
+			m.files[i] = k
+		}
+		after, err := statKeys(l.dir, l.files)
+		if err != nil || !sameKey(after, l.key) {
+			return errUncachable
+		}
+		if files, err := memoryFiles(l.v); err != nil || len(files) != len(l.files) {
+			return errUncachable
+		}
+		_, err = f.Write(m.encode())
+		return err
+	})
+	if err != nil {
+		return
+	}
+	l.removeUnused(old, m)
+}
+
+// removeUnused removes the segments the old manifest named and the new
+// one does not, and segment files no manifest named that are older than
+// a minute (left by a run that was killed or lost a race).
+func (l *segmentLoad) removeUnused(old, m *manifest) {
+	used := map[string]bool{}
+	for _, s := range m.segs {
+		used[s.Name] = true
+	}
+	if old != nil {
+		for _, s := range old.segs {
+			if !used[s.Name] {
+				_ = os.Remove(filepath.Join(segmentDir(l.dir), s.Name))
+				used[s.Name] = true
+			}
+		}
+	}
+	ents, err := os.ReadDir(segmentDir(l.dir))
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if used[e.Name()] {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute {
+			_ = os.Remove(filepath.Join(segmentDir(l.dir), e.Name()))
+		}
+	}
+}
+
+// joinSegments makes one corpus of the segments in order: the columns a
+// ranking scans joined, session numbers made distinct across segments,
+// the indexes joined (joinIndexes), the token counts joined when every
+// segment has them for one tokenizer. dups are the manifest's notes with
+// a shared id, or nil to find them.
+func joinSegments(ctx context.Context, dir string, segs []*segment, dups []int32) (*Corpus, error) {
+	lz := &lazyNotes{ctx: ctx, dir: dir, start: []int{0}}
+	var parts []indexPart
+	base := uint32(0)
+	for _, sg := range segs {
+		p := sg.notes
+		lz.parts = append(lz.parts, p)
+		for _, f := range p.files {
+			lz.files = append(lz.files, fileRange{Path: f.Path, Start: f.Start + lz.n, Count: f.Count})
+		}
+		lz.flags = append(lz.flags, p.flags...)
+		for _, s := range p.session {
+			if s != 0 {
+				s += base
+			}
+			lz.session = append(lz.session, s)
+		}
+		base += sg.sessions
+		parts = append(parts, indexPart{ix: sg.ix, start: int32(lz.n)})
+		lz.n += p.n
+		lz.start = append(lz.start, lz.n)
+	}
+	ix, ok := joinIndexes(parts)
+	if !ok {
+		return nil, errCorrupt
+	}
+	if dups == nil {
+		var bad bool
+		dups = sharedIDs(lz.n, func(i int) string {
+			id, ok := lz.id(i)
+			bad = bad || !ok
+			return id
+		})
+		if bad {
+			return nil, errCorrupt
+		}
+	}
+	for k, d := range dups {
+		if d < 0 || int(d) >= lz.n || k > 0 && d <= dups[k-1] {
+			return nil, errCorrupt
+		}
+	}
+	lz.dups = dups
+	c := &Corpus{lz: lz, tok: joinTokens(segs)}
+	for _, sg := range segs {
+		c.Topics = append(c.Topics, sg.topics...)
+	}
+	c.init()
+	c.indexes[ix.An.key()] = ix
+	return c, ctx.Err()
+}
+
+// joinTokens joins the segments' token tables: nil unless all have one
+// for the same tokenizer.
+func joinTokens(segs []*segment) *tokTable {
+	var t *tokTable
+	for _, sg := range segs {
+		st := sg.tok
+		if st == nil || t != nil && st.name != t.name {
+			return nil
+		}
+		if t == nil {
+			t = &tokTable{name: st.name, consts: map[string]int{}, digits: st.digits}
+		}
+		for s, k := range st.consts {
+			t.consts[s] = k
+		}
+		t.line = append(t.line, st.line...)
+		t.ref = append(t.ref, st.ref...)
+	}
+	return t
+}
