@@ -109,7 +109,12 @@ type Report struct {
 	Plan        *Plan      `json:"plan,omitempty"`
 	Diff        string     `json:"diff,omitempty"`
 	Elapsed     float64    `json:"elapsed_seconds"`
-	LLMSeconds  float64    `json:"llm_seconds"`
+	// FilesRead is how many memory files the run parsed (MEMORY.md
+	// included) of FilesTotal: a run with candidates reads through the
+	// match cache only those its lookups and writes touch.
+	FilesRead  int     `json:"files_read,omitempty"`
+	FilesTotal int     `json:"files_total,omitempty"`
+	LLMSeconds float64 `json:"llm_seconds"`
 
 	// HandEdits says what committing a person's edits did (stray files
 	// ignored, deleted ids restored, duplicate ids renumbered).
@@ -201,7 +206,14 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 		return nil, err
 	}
 	o.failpoint(FailAfterLLM)
-	if err := r.planAndCommit(ctx, reload); err != nil {
+	err = r.planAndCommit(ctx, reload)
+	if r.in != nil && r.in.Mem != nil {
+		rep.FilesRead, rep.FilesTotal = 1+len(r.in.Mem.Topics), 1+len(r.in.Mem.Topics)
+		if r.base != nil {
+			rep.FilesTotal = 1 + len(r.base.slugs)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return rep, nil
