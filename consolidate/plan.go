@@ -325,15 +325,12 @@ func newPlanner(in *Input) *planner {
 		p.idx.base = newPlanBase(context.Background(), in.base, func(it *item) { p.itemOf[it.entry] = it })
 	}
 	for _, d := range in.Mem.Docs() {
-		rank := 0
-		if d.Topic != "" {
-			rank = len(d.Entries) // any rank: without a base, items are added in order
-			if in.base != nil {
-				if in.base.cached(d.Topic) {
-					continue // its entries are the base's
-				}
-				rank = in.base.rank(d.Topic)
+		rank := 0 // MEMORY.md
+		if d.Topic != "" && in.base != nil {
+			if in.base.cached(d.Topic) {
+				continue // its entries are the base's
 			}
+			rank = in.base.rank(d.Topic)
 		}
 		n := 0
 		for _, e := range d.Entries {

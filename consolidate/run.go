@@ -298,7 +298,7 @@ func (r *runner) prepare(ctx context.Context) (done bool, err error) {
 		return false, err
 	}
 	r.rep.Queued = len(todo)
-	if len(todo) == 0 && r.idleNeedsCoreOnly() {
+	if len(todo) == 0 && r.idleNeedsCoreOnly() && !r.o.Full {
 		// An idle run (cron, most of the time) reads MEMORY.md alone: the
 		// core's size is all it checks. Topic files are not read.
 		main, err := mdmem.LoadMain(ctx, r.s.Dir)
@@ -313,6 +313,14 @@ func (r *runner) prepare(ctx context.Context) (done bool, err error) {
 	mem, err := r.load(ctx, len(todo) > 0)
 	if err != nil {
 		return false, err
+	}
+	if len(todo) == 0 && r.o.Full {
+		// The whole-memory checks of a run that reads every file, and
+		// the match cache for the next runs with candidates.
+		if err := mem.CheckUniqueIDs(); err != nil {
+			return false, err
+		}
+		r.saveSegments(ctx, mem)
 	}
 	if len(todo) == 0 && !CoreLimits(r.s.Config).over(MeasureCore(r.o.Measure, r.s.Config, mem.Main, r.o.Now())) {
 		r.rep.NothingToDo = true
