@@ -309,13 +309,6 @@ func (s *segment) findID(id string) (item int, ok bool) {
 	return -1, false
 }
 
-// eachID calls f with every id of the file.
-func (s *segment) eachID(f func(id string)) {
-	for i := 0; i < s.nIDs; i++ {
-		f(s.str(le32(s.b, s.ids+idSize*i+8)))
-	}
-}
-
 // eachMax calls f with every id prefix and its largest number.
 func (s *segment) eachMax(f func(prefix string, n int)) {
 	for i := 0; i < s.nMax; i++ {
