@@ -17,6 +17,7 @@ import (
 type consolidateOptions struct {
 	DryRun bool
 	NoLLM  bool
+	Full   bool
 	JSON   bool
 	// Verbose prints every operation, the model's usage and the core's
 	// size, and says so when there was nothing to do.
@@ -82,6 +83,7 @@ held, the model unusable). -q prints nothing on stdout at all.`,
 	}
 	cmd.Flags().BoolVarP(&opts.DryRun, "dry-run", "n", false, "print the diff and the operations; change nothing")
 	cmd.Flags().BoolVar(&opts.NoLLM, "no-llm", false, "deterministic rules only, even with an LLM configured")
+	cmd.Flags().BoolVar(&opts.Full, "full", false, "read and check every file of the memory, not only those the candidates touch (the match cache is rebuilt where stale)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	cmd.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "print every operation, the model's usage and the core's size")
 	cmd.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing on stdout (warnings still go to stderr)")
@@ -133,6 +135,7 @@ func consolidateRunOptions(f *Factory, opts *consolidateOptions) consolidate.Opt
 	o := consolidate.Options{
 		DryRun: opts.DryRun,
 		NoLLM:  opts.NoLLM,
+		Full:   opts.Full,
 		Getenv: f.Getenv,
 		Now:    f.Now,
 		// What consolidate needs of inject (it does not import it).

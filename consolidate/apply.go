@@ -22,6 +22,9 @@ func demotedTopic(cat string) (slug, title string) {
 
 // render builds the editor from the plan and returns the changed files.
 func (p *planner) render() (map[string][]byte, error) {
+	if err := p.loadReceivers(); err != nil {
+		return nil, err
+	}
 	ed := p.in.Mem.Edit()
 	ed.SetMaxBytes(p.cfg.Files.MaxBytes)
 	for _, a := range p.adds {
@@ -344,6 +347,31 @@ func (p *planner) verify(files map[string][]byte) error {
 			problems = problems[:5]
 		}
 		return fmt.Errorf("%w: %s", errPlanInvariant, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// loadReceivers parses, when the plan reads the memory in part (the
+// match cache), every topic file that receives an entry, with its parts:
+// the editor appends to them.
+func (p *planner) loadReceivers() error {
+	b := p.idx.base
+	if b == nil {
+		return nil
+	}
+	for _, a := range p.adds {
+		if a.target.Place == mdmem.PlaceTopic {
+			if err := b.mb.loadChain(b.ctx, a.target.Topic); err != nil {
+				return err
+			}
+		}
+	}
+	for _, e := range p.order {
+		if e.dest != nil && e.dest.Place == mdmem.PlaceTopic {
+			if err := b.mb.loadChain(b.ctx, e.dest.Topic); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

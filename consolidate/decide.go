@@ -33,11 +33,11 @@ func (p *planner) checkDecisions() {
 			plain++
 		}
 	}
-	plainCap := PlainArchiveCap(p.cfg, len(p.in.Mem.Entries()))
+	plainCap := PlainArchiveCap(p.cfg, p.total)
 	for _, d := range p.in.Decisions {
 		if (total > p.archCap || plain > plainCap) && d.archives() > 0 {
 			p.reject(d, fmt.Sprintf("the model asked to archive %d entries in one run, over the limit of %d (%.0f%% of %d)",
-				total, p.archCap, 100*p.cfg.Consolidate.MaxArchiveShare, len(p.in.Mem.Entries())))
+				total, p.archCap, 100*p.cfg.Consolidate.MaxArchiveShare, p.total))
 			continue
 		}
 		for _, id := range d.Candidates {
@@ -80,7 +80,7 @@ func (p *planner) reject(d *Decision, why string) {
 // entryFor returns the item of an existing entry the decision names, after
 // checking it is still what the model saw, live, and untouched this run.
 func (p *planner) entryFor(d *Decision, id string) (*item, error) {
-	e := p.in.Mem.Find(id)
+	e := p.find(id)
 	if e == nil {
 		return nil, fmt.Errorf("entry %s no longer exists", id)
 	}
@@ -93,10 +93,8 @@ func (p *planner) entryFor(d *Decision, id string) (*item, error) {
 	if !live(e.Place) {
 		return nil, fmt.Errorf("entry %s is archived or outside memctl's sections", id)
 	}
-	for _, it := range p.idx.exact[newItem(e.Content, e.Category, e.Scope).norm] {
-		if p.idx.items[it].entry == e {
-			return p.idx.items[it], nil
-		}
+	if it := p.itemOfEntry(e); it != nil {
+		return it, nil
 	}
 	return nil, fmt.Errorf("entry %s is not indexed", id)
 }

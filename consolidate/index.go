@@ -19,6 +19,10 @@ type item struct {
 	uni   []uint64 // the content words' unigram shingles (no fillers)
 	scope string
 	cat   string
+	// ord is the item's place in the order of the whole index (entries
+	// in Memory.Docs order, then planned additions): ties are broken by
+	// it, whatever part of the index is in memory (matchBase).
+	ord int64
 }
 
 func (it *item) current() *mdmem.Entry {
@@ -36,10 +40,15 @@ type index struct {
 	counts []int32
 	// touched is best's scratch list of the items a lookup met.
 	touched []int32
+	// nextAdd is the order of the next planned addition.
+	nextAdd int64
+	// base is the part of the index read from the match cache; nil when
+	// every entry is an item here.
+	base *planBase
 }
 
 func newIndex(n int) *index {
-	return &index{exact: make(map[string][]int32, n), post: make(map[uint64][]int32, 4*n)}
+	return &index{exact: make(map[string][]int32, n), post: make(map[uint64][]int32, 4*n), nextAdd: addOrd}
 }
 
 func scopeKey(s []string) string {
@@ -57,7 +66,18 @@ func newItem(text string, cat string, scope []string) *item {
 	return it
 }
 
+// addItem adds a planned addition (or, in tests, any item), after every
+// entry in the index's order.
 func (x *index) addItem(it *item) {
+	it.ord = x.nextAdd
+	x.nextAdd++
+	x.addEntry(it, it.ord)
+}
+
+// addEntry adds the item of an entry at its place ord in the index's
+// order (ordOf); entries are added in that order.
+func (x *index) addEntry(it *item, ord int64) {
+	it.ord = ord
 	i := int32(len(x.items))
 	x.items = append(x.items, it)
 	x.counts = append(x.counts, 0)
@@ -73,9 +93,25 @@ func (x *index) addItem(it *item) {
 // findExact returns the first item with the same normalised text and scope
 // accepted by ok.
 func (x *index) findExact(q *item, ok func(*item) bool) *item {
+	var fromBase []baseHit
+	if x.base != nil {
+		fromBase = x.base.exact(q)
+	}
 	for _, i := range x.exact[q.norm] {
-		if it := x.items[i]; it.scope == q.scope && ok(it) {
+		it := x.items[i]
+		for len(fromBase) > 0 && fromBase[0].ord < it.ord {
+			if b := x.base.accept(fromBase[0], q, ok); b != nil && b.norm == q.norm {
+				return b
+			}
+			fromBase = fromBase[1:]
+		}
+		if it.scope == q.scope && ok(it) {
 			return it
+		}
+	}
+	for _, h := range fromBase {
+		if b := x.base.accept(h, q, ok); b != nil && b.norm == q.norm {
+			return b
 		}
 	}
 	return nil
@@ -85,7 +121,10 @@ func (x *index) findExact(q *item, ok func(*item) bool) *item {
 // above min, best first (ties: index order), at most k, among those
 // accepted by ok. Only the k best are kept while the items are scored,
 // so a lookup that touches every item of a large memory sorts nothing.
-func (x *index) best(q *item, min float64, k int, ok func(*item) bool) ([]*item, []float64) {
+// pre says which entries of the match cache may pass ok, from their
+// category, scope and place alone (nil: none); it must accept every
+// entry ok accepts.
+func (x *index) best(q *item, min float64, k int, ok func(*item) bool, pre func(cat, scope string, place mdmem.Place) bool) ([]*item, []float64) {
 	if len(q.sh) == 0 || k <= 0 {
 		return nil, nil
 	}
@@ -103,7 +142,7 @@ func (x *index) best(q *item, min float64, k int, ok func(*item) bool) ([]*item,
 		i int32
 		j float64
 	}
-	better := func(a, b hit) bool { return a.j > b.j || a.j == b.j && a.i < b.i }
+	better := func(a, b hit) bool { return a.j > b.j || a.j == b.j && x.items[a.i].ord < x.items[b.i].ord }
 	hits := make([]hit, 0, k) // the best so far, in order
 	for _, i := range touched {
 		inter := float64(x.counts[i])
@@ -125,6 +164,9 @@ func (x *index) best(q *item, min float64, k int, ok func(*item) bool) ([]*item,
 	js := make([]float64, len(hits))
 	for n, h := range hits {
 		its[n], js[n] = x.items[h.i], h.j
+	}
+	if x.base != nil && pre != nil {
+		its, js = x.base.best(q, min, k, ok, pre, its, js)
 	}
 	return its, js
 }

@@ -55,8 +55,8 @@ func (p *planner) neighbors(c *mdmem.Candidate, q *item, upd *item) []*item {
 		hits := p.search(query, n)
 		same := 0
 		for _, id := range hits {
-			if e := p.in.Mem.Find(id); e != nil {
-				if it := p.itemOf[e]; it != nil && ok(it) {
+			if e := p.find(id); e != nil {
+				if it := p.indexed(e); it != nil && ok(it) {
 					ranked = append(ranked, it)
 					if it.cat == q.cat {
 						same++
@@ -120,12 +120,18 @@ func (p *planner) overlap(q, it *item) float64 {
 		have[h] = true
 	}
 	n := float64(len(p.idx.items)) + 1
+	if b := p.idx.base; b != nil {
+		n += float64(b.mb.n)
+	}
 	var shared, all float64
 	for _, h := range q.uni {
 		// BM25's idf: near log(n/df) in a large memory, and still above 0
 		// for a word two of three items share, so that in a memory of one
 		// or two entries a shared word still counts.
 		df := float64(len(p.idx.post[h]))
+		if b := p.idx.base; b != nil {
+			df += float64(b.df(h))
+		}
 		w := math.Log(1 + (n-df+0.5)/(df+0.5))
 		all += w
 		if have[h] {
@@ -178,6 +184,9 @@ func (p *planner) liveOf(q *item) int {
 			if it.entry != nil && live(it.entry.Place) {
 				p.liveCount[it.cat+"\x00"+it.scope]++
 			}
+		}
+		if b := p.idx.base; b != nil {
+			b.liveCounts(p.liveCount)
 		}
 	}
 	return p.liveCount[q.cat+"\x00"+q.scope]

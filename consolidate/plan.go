@@ -1,6 +1,7 @@
 package consolidate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -117,6 +118,12 @@ type Input struct {
 	// queue: to Pending confirmation, or, when it cannot be an entry
 	// (secret, invalid), to Plan.Quarantine.
 	Attempts map[string]int
+
+	// base, when set, is the match cache: Mem holds MEMORY.md and some
+	// topic files only, the rest is looked up in the cache and parsed
+	// when a lookup returns one of its entries (consolidate's Run; nil:
+	// Mem is the whole memory).
+	base *matchBase
 }
 
 // Hold is a candidate left in the queue (or quarantined), with the reason.
@@ -251,6 +258,9 @@ type planner struct {
 	search   func(query string, n int) []string // Input.Retrieval over the memory (triage), built on first use
 	// liveCount: live entries per category and scope (liveOf).
 	liveCount map[string]int
+	// total is how many entries the memory holds (Memory.Entries, with
+	// those of the match cache).
+	total int
 
 	// batchArchived counts candidates of this run that go to the archive
 	// by rule (a planned addition superseded by a later candidate, a
@@ -294,26 +304,49 @@ func newPlanner(in *Input) *planner {
 		in.Secrets = Secrets{}
 	}
 	all := in.Mem.Entries()
-	p := &planner{in: in, cfg: in.Config, now: in.Now.UTC(), alloc: mdmem.NewIDAllocator(st, in.Mem),
+	total := len(all)
+	if in.base != nil {
+		in.base.idMarks(st)
+		total += in.base.entries - in.base.loadedEntries()
+	}
+	p := &planner{in: in, cfg: in.Config, now: in.Now.UTC(), alloc: mdmem.NewIDAllocator(st, in.Mem), total: total,
 		idx: newIndex(len(all) + len(in.Cands)), edits: map[*mdmem.Entry]*edit{}, addByID: map[string]*addition{},
 		consumed: map[string]bool{}, held: map[string]bool{}, cands: map[string]*mdmem.Candidate{},
 		rejected: map[*Decision]string{}, byCand: map[string]*Decision{}, itemOf: map[*mdmem.Entry]*item{}}
 	p.today = time.Date(p.now.Year(), p.now.Month(), p.now.Day(), 0, 0, 0, 0, time.UTC)
-	p.archCap = ArchiveCap(in.Config, len(all))
+	p.archCap = ArchiveCap(in.Config, total)
 	p.batchCap = ArchiveCap(in.Config, len(in.Cands))
 	for _, e := range in.Mem.Main.Entries {
 		if e.Place == mdmem.PlacePending {
 			p.pendingN++
 		}
 	}
-	for _, e := range all {
-		if e.ID == "" || e.Place == mdmem.PlaceOther {
-			continue
+	if in.base != nil {
+		p.idx.base = newPlanBase(context.Background(), in.base, func(it *item) { p.itemOf[it.entry] = it })
+	}
+	for _, d := range in.Mem.Docs() {
+		rank := 0 // MEMORY.md
+		if d.Topic != "" && in.base != nil {
+			if in.base.cached(d.Topic) {
+				continue // its entries are the base's
+			}
+			rank = in.base.rank(d.Topic)
 		}
-		it := newItem(e.Content, e.Category, e.Scope)
-		it.entry = e
-		p.idx.addItem(it)
-		p.itemOf[e] = it
+		n := 0
+		for _, e := range d.Entries {
+			if e.ID == "" || e.Place == mdmem.PlaceOther {
+				continue
+			}
+			it := newItem(e.Content, e.Category, e.Scope)
+			it.entry = e
+			if in.base == nil {
+				p.idx.addEntry(it, int64(len(p.idx.items)))
+			} else {
+				p.idx.addEntry(it, ordOf(rank, n))
+			}
+			n++
+			p.itemOf[e] = it
+		}
 	}
 	for _, c := range in.Cands {
 		p.cands[c.ID] = c
@@ -325,6 +358,14 @@ func newPlanner(in *Input) *planner {
 // contents. It never writes; it fails only on an internal inconsistency
 // (then nothing must be written).
 func Compute(in *Input) (*Plan, error) {
+	plan, err := computePlan(in)
+	if err == nil && in.base != nil {
+		err = in.base.checkCreated(plan.Files)
+	}
+	return plan, err
+}
+
+func computePlan(in *Input) (*Plan, error) {
 	p := newPlanner(in)
 	p.checkDecisions()
 	for _, c := range in.Cands {
@@ -336,6 +377,9 @@ func Compute(in *Input) (*Plan, error) {
 	p.archiveDecisions()
 	p.expire()
 	plan, err := p.finish()
+	if b := p.idx.base; b != nil && b.err != nil {
+		return nil, b.err
+	}
 	if p.err != nil {
 		return nil, fmt.Errorf("%w (fix .memctl/state.json or the hand-written id that holds it)", p.err)
 	}
@@ -743,7 +787,52 @@ func (p *planner) liveByID(id string) *item {
 			return it
 		}
 	}
+	if b := p.idx.base; b != nil {
+		if s, i := b.mb.findID(id); s != nil && i >= 0 {
+			if it := b.materialize(s.base + i); it != nil && it.current().ID == id && p.liveOK(it) {
+				return it
+			}
+		}
+	}
 	return nil
+}
+
+// find returns the entry with the id, parsing the file the match cache
+// says holds it (nil if none).
+func (p *planner) find(id string) *mdmem.Entry {
+	if e := p.in.Mem.Find(id); e != nil || p.idx.base == nil {
+		return e
+	}
+	if s, _ := p.idx.base.mb.findID(id); s != nil {
+		if err := p.in.Mem.LoadTopic(context.Background(), s.slug); err != nil {
+			p.idx.base.fail(err)
+			return nil
+		}
+	}
+	return p.in.Mem.Find(id)
+}
+
+// itemOfEntry returns the item of an entry the exact-text index holds
+// (nil for one without words, or not indexed).
+func (p *planner) itemOfEntry(e *mdmem.Entry) *item {
+	if it := p.indexed(e); it != nil && it.norm != "" {
+		return it
+	}
+	return nil
+}
+
+// indexed returns the item of an entry (nil if the matcher does not
+// index it), materializing it from the match cache.
+func (p *planner) indexed(e *mdmem.Entry) *item {
+	it := p.itemOf[e]
+	if b := p.idx.base; it == nil && b != nil && e.ID != "" {
+		if s, i := b.mb.findID(e.ID); s != nil && i >= 0 {
+			if it = b.materialize(s.base + i); it != nil && it.entry != e {
+				it = nil
+			}
+		}
+	}
+	return it
 }
 
 // candidate runs the rule stages on one candidate, then the LLM decision
@@ -833,10 +922,11 @@ func (p *planner) exactDuplicate(t *candTurn) bool {
 // by rule, show it to the model first, or name it in Pending.
 func (p *planner) nearDuplicate(t *candTurn) bool {
 	c, ce, q := t.c, t.ce, t.q
-	its, js := p.idx.best(q, nearLookup, 8, func(it *item) bool {
-		pl := p.place(it)
-		return live(pl) && it.cat == q.cat && (!t.instr || pl == mdmem.PlacePending)
-	})
+	accepts := func(cat string, pl mdmem.Place) bool {
+		return live(pl) && cat == q.cat && (!t.instr || pl == mdmem.PlacePending)
+	}
+	its, js := p.idx.best(q, nearLookup, 8, func(it *item) bool { return accepts(it.cat, p.place(it)) },
+		func(cat, _ string, pl mdmem.Place) bool { return accepts(cat, pl) })
 	for i, it := range its {
 		cmp := p.compare(it, q)
 		switch {
@@ -891,7 +981,7 @@ func (p *planner) waitsForPerson(t *candTurn) bool {
 			ok, _ := instructionLike(it.current().Content)
 			return p.place(it) == mdmem.PlacePending && it.scope == q.scope && it.cat == q.cat && ok &&
 				mdmem.Negated(mdmem.FoldWords(it.current().Content)) == negated
-		}); len(its) > 0 {
+		}, func(cat, _ string, pl mdmem.Place) bool { return pl == mdmem.PlacePending && cat == q.cat }); len(its) > 0 {
 			p.mergeInto(its[0], c, ce, OpMerge, fmt.Sprintf("near repeat of instruction-like %s (similarity %.2f)", its[0].current().ID, js[0]), false, "rule")
 			return true
 		}
@@ -962,7 +1052,7 @@ func (p *planner) judgedAgentCore(t *candTurn) bool {
 // what the model is shown with it.
 func (p *planner) recordNeighbours(t *candTurn) {
 	its := p.neighbors(t.c, t.q, t.upd)
-	cs, _ := p.idx.best(t.q, p.cfg.Consolidate.Related, 4, func(it *item) bool { return it.cand != "" && p.liveOK(it) })
+	cs, _ := p.idx.best(t.q, p.cfg.Consolidate.Related, 4, func(it *item) bool { return it.cand != "" && p.liveOK(it) }, nil)
 	if len(its)+len(cs) > 0 {
 		p.amb[t.c.ID] = append(its, cs...)
 	}
@@ -1121,11 +1211,9 @@ func (p *planner) relatedEntry(c *mdmem.Candidate, q *item) (*item, comparison) 
 func (p *planner) directUpdate(t *candTurn) *item {
 	c, q := t.c, t.q
 	for _, r := range c.Refs {
-		if e := p.in.Mem.Find(strings.TrimSpace(r)); e != nil && e.Category == q.cat {
-			for _, i := range p.idx.exact[newItem(e.Content, e.Category, e.Scope).norm] {
-				if it := p.idx.items[i]; it.entry == e && p.liveOK(it) && it.scope == q.scope {
-					return it
-				}
+		if e := p.find(strings.TrimSpace(r)); e != nil && e.Category == q.cat {
+			if it := p.itemOfEntry(e); it != nil && p.liveOK(it) && it.scope == q.scope {
+				return it
 			}
 		}
 	}

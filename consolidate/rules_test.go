@@ -105,7 +105,7 @@ func TestSymbolsKeptInEquality(t *testing.T) {
 func jaccard(a, b *item) float64 {
 	x := newIndex(1)
 	x.addItem(b)
-	_, js := x.best(a, 0, 1, func(*item) bool { return true })
+	_, js := x.best(a, 0, 1, func(*item) bool { return true }, nil)
 	if len(js) == 0 {
 		return 0
 	}

@@ -35,6 +35,9 @@ const (
 type Options struct {
 	DryRun bool
 	NoLLM  bool
+	// Full reads every file of the memory, as a run without the match
+	// cache does (MatchCacheDir; docs/CONSOLIDATE.md, What a run reads).
+	Full bool
 	// Completer overrides the configured endpoint (tests, embedding).
 	Completer Completer
 	// Embedder overrides the configured embedding endpoint
@@ -106,7 +109,12 @@ type Report struct {
 	Plan        *Plan      `json:"plan,omitempty"`
 	Diff        string     `json:"diff,omitempty"`
 	Elapsed     float64    `json:"elapsed_seconds"`
-	LLMSeconds  float64    `json:"llm_seconds"`
+	// FilesRead is how many memory files the run parsed (MEMORY.md
+	// included) of FilesTotal: a run with candidates reads through the
+	// match cache only those its lookups and writes touch.
+	FilesRead  int     `json:"files_read,omitempty"`
+	FilesTotal int     `json:"files_total,omitempty"`
+	LLMSeconds float64 `json:"llm_seconds"`
 
 	// HandEdits says what committing a person's edits did (stray files
 	// ignored, deleted ids restored, duplicate ids renumbered).
@@ -181,6 +189,7 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 	rep := r.rep
 	defer func() { rep.Elapsed = time.Since(start).Seconds() }()
 	defer r.release()
+	defer r.closeBase()
 	if err := r.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -197,7 +206,14 @@ func Run(ctx context.Context, s *mdmem.Store, o Options) (*Report, error) {
 		return nil, err
 	}
 	o.failpoint(FailAfterLLM)
-	if err := r.planAndCommit(ctx, reload); err != nil {
+	err = r.planAndCommit(ctx, reload)
+	if r.in != nil && r.in.Mem != nil {
+		rep.FilesRead, rep.FilesTotal = 1+len(r.in.Mem.Topics), 1+len(r.in.Mem.Topics)
+		if r.base != nil {
+			rep.FilesTotal = 1 + len(r.base.slugs)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -214,6 +230,18 @@ type runner struct {
 	in           *Input
 	usage        map[string]Use
 	prevAttempts map[string]attemptRec
+	// base is the match cache when the run reads the memory in part;
+	// stale the topic files it parsed for want of a fresh segment.
+	base       *matchBase
+	staleSlugs []string
+}
+
+// closeBase releases the match cache's mapped segments.
+func (r *runner) closeBase() {
+	if r.base != nil {
+		r.base.close()
+		r.base = nil
+	}
 }
 
 // release lets go of the memory lock if the run holds it.
@@ -270,7 +298,7 @@ func (r *runner) prepare(ctx context.Context) (done bool, err error) {
 		return false, err
 	}
 	r.rep.Queued = len(todo)
-	if len(todo) == 0 && r.idleNeedsCoreOnly() {
+	if len(todo) == 0 && r.idleNeedsCoreOnly() && !r.o.Full {
 		// An idle run (cron, most of the time) reads MEMORY.md alone: the
 		// core's size is all it checks. Topic files are not read.
 		main, err := mdmem.LoadMain(ctx, r.s.Dir)
@@ -282,9 +310,17 @@ func (r *runner) prepare(ctx context.Context) (done bool, err error) {
 			return true, nil
 		}
 	}
-	mem, err := r.s.Load(ctx)
+	mem, err := r.load(ctx, len(todo) > 0)
 	if err != nil {
 		return false, err
+	}
+	if len(todo) == 0 && r.o.Full {
+		// The whole-memory checks of a run that reads every file, and
+		// the match cache for the next runs with candidates.
+		if err := mem.CheckUniqueIDs(); err != nil {
+			return false, err
+		}
+		r.saveSegments(ctx, mem)
 	}
 	if len(todo) == 0 && !CoreLimits(r.s.Config).over(MeasureCore(r.o.Measure, r.s.Config, mem.Main, r.o.Now())) {
 		r.rep.NothingToDo = true
@@ -294,9 +330,75 @@ func (r *runner) prepare(ctx context.Context) (done bool, err error) {
 	if r.in, err = input(r.s, mem, todo, r.o); err != nil {
 		return false, err
 	}
+	r.in.base = r.base
+	r.saveSegments(ctx, mem)
 	r.in.LoadUsage = r.loadUsage
 	r.in.Attempts, r.prevAttempts = readAttempts(r.s.Dir, todo, r.o.Log)
 	return false, nil
+}
+
+// load reads the memory: in part through the match cache for a rules-only
+// run with candidates (MEMORY.md, and the topic files without a fresh
+// segment; the planner parses the others it needs), else every file.
+func (r *runner) load(ctx context.Context, cands bool) (*mdmem.Memory, error) {
+	if cands && !r.o.Full && r.rulesOnly() {
+		st, err := r.s.ReadState()
+		if err != nil {
+			return nil, err
+		}
+		if !st.RandomIDs() {
+			mb, stale, ok, err := openMatchBase(ctx, r.s.Dir)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				r.base, r.staleSlugs = mb, stale
+				return mb.mem, nil
+			}
+		}
+	}
+	return r.s.Load(ctx)
+}
+
+// rulesOnly reports whether the run decides by rules alone: no model, so
+// no neighbours and no embeddings over the whole memory.
+func (r *runner) rulesOnly() bool {
+	if r.o.NoLLM {
+		return true
+	}
+	_, _, _, ok := LLMEndpoint(r.s.Config, r.o.Getenv)
+	return r.o.Completer == nil && !ok
+}
+
+// saveSegments writes the match cache's segments of the topic files the
+// run parsed whole without a fresh one (all of them after a run that
+// read every file), once their ids are known to be unique. A failure
+// costs the next run time only: it is logged.
+func (r *runner) saveSegments(ctx context.Context, mem *mdmem.Memory) {
+	if r.o.DryRun {
+		return
+	}
+	slugs := r.staleSlugs
+	if r.base == nil {
+		slugs = nil
+		for _, slug := range mem.TopicSlugs() {
+			if s := openSegment(r.s.Dir, slug); s != nil {
+				s.close()
+				continue
+			}
+			slugs = append(slugs, slug)
+		}
+		removeStaleSegments(r.s.Dir, mem.TopicSlugs())
+	} else {
+		removeStaleSegments(r.s.Dir, r.base.slugs)
+	}
+	for _, slug := range slugs {
+		if d := mem.Topics[slug]; d != nil {
+			if err := writeSegment(ctx, r.s.Dir, d, time.Now()); err != nil {
+				r.o.Log("match cache: %v", err)
+			}
+		}
+	}
 }
 
 // idleNeedsCoreOnly reports whether a run with an empty queue has nothing
@@ -416,6 +518,12 @@ func (r *runner) planAndCommit(ctx context.Context, reload bool) error {
 			}
 		}
 		plan, err := Compute(r.in)
+		if errors.Is(err, errMatchCache) {
+			// The cache did not describe a file: plan on every file.
+			r.o.Log("%v; reading every file", err)
+			reload = true
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -455,6 +563,8 @@ func (r *runner) reload(ctx context.Context) error {
 	if r.in.Cands, err = stillQueued(ctx, r.s, r.in.Cands); err != nil {
 		return err
 	}
+	r.in.base = nil
+	r.closeBase()
 	if r.in.Mem, err = r.s.Load(ctx); err != nil {
 		return err
 	}

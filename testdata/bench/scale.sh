@@ -69,6 +69,8 @@ PY
   read -r sql_ms _ < <(run sqlite3 "$work/db" "create virtual table notes using fts5(content, category, topic)" ".mode csv" ".import $work/seed.csv notes")
   "$memctl" -C "$work/m" consolidate --no-llm >/dev/null 2>&1
   "$memctl" -C "$work/m" inject --task "subject 42" >/dev/null 2>&1 # builds the cache
+  # builds consolidate's match cache (a binary without --full fails here, harmlessly)
+  "$memctl" -C "$work/m" consolidate --no-llm --full >/dev/null 2>&1 || true
 
   rounds version "$memctl" version
   rounds idle "$memctl" -C "$work/m" consolidate --no-llm

@@ -1,0 +1,438 @@
+package consolidate
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"hash/fnv"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/memctl/memctl/mdmem"
+)
+
+// MatchCacheDir holds the matcher's cache: one segment per topic file with
+// what the rules' lookups need of its entries (exact-text hashes, shingle
+// postings, ids, the largest id number per prefix), so that a run with
+// candidates parses only MEMORY.md, the files holding the entries its
+// lookups return and the files receiving entries (docs/CONSOLIDATE.md,
+// What a run reads).
+const MatchCacheDir = ".memctl/cache/match"
+
+const (
+	segMagic   = "MCMATCH1"
+	segHeader  = 128
+	racyWindow = 2 * time.Second
+)
+
+// segKey is what a segment records of its file: a stat key, and the
+// content's SHA-256 for a file changed within racyWindow of the build.
+type segKey struct {
+	Size, Mtime, Ctime int64
+	Ino                uint64
+	Built              int64
+	Hash               [32]byte
+}
+
+// statKey reads the stat part of a file's key; ok is false for anything
+// but a regular file.
+func statKey(p string) (k segKey, ok bool) {
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return k, false
+	}
+	k.Size, k.Mtime = fi.Size(), fi.ModTime().UnixNano()
+	k.Ino, k.Ctime = inodeAndCtime(fi)
+	return k, true
+}
+
+// segment is one topic file's part of the match cache, read in place.
+type segment struct {
+	slug  string
+	rank  int // the file's place in Memory.Docs order (MEMORY.md is 0)
+	b     []byte
+	unmap func()
+	// counts of the sections
+	nEntries, nItems, nIDs, nHashes, nPost, nStr, nMax          int
+	items, ids, norms, hashes, offs, post, maxes, strOffs, strs int // offsets
+	base                                                        int // first index of its items in the base counters
+}
+
+const (
+	itemSize = 32 // normHash u64, nsh u32, entry u32, cat u32, scope u32, place u32, pad
+	idSize   = 16 // idHash u64, string u32, item i32
+	normSize = 16 // normHash u64, item u32, pad
+)
+
+func le64(b []byte, o int) uint64 { return binary.LittleEndian.Uint64(b[o:]) }
+func le32(b []byte, o int) uint32 { return binary.LittleEndian.Uint32(b[o:]) }
+
+func hashString(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
+// buildSegment encodes the match segment of a parsed topic file whose
+// content has key k.
+func buildSegment(d *mdmem.Doc, k segKey) []byte {
+	var strs []string
+	strIdx := map[string]uint32{}
+	str := func(s string) uint32 {
+		if i, ok := strIdx[s]; ok {
+			return i
+		}
+		strIdx[s] = uint32(len(strs))
+		strs = append(strs, s)
+		return strIdx[s]
+	}
+	type rec struct {
+		norm       uint64
+		nsh, entry uint32
+		cat, scope uint32
+		place      uint32
+	}
+	type idRec struct {
+		h    uint64
+		s    uint32
+		item int32
+	}
+	type normRec struct {
+		h    uint64
+		item uint32
+	}
+	var items []rec
+	var ids []idRec
+	var norms []normRec
+	post := map[uint64][]uint32{}
+	maxes := map[string]int{}
+	for ei, e := range d.Entries {
+		if e.ID == "" {
+			continue
+		}
+		if p, n, ok := mdmem.SplitID(e.ID); ok && n > maxes[p] {
+			maxes[p] = n
+		}
+		item := int32(-1)
+		if e.Place != mdmem.PlaceOther {
+			it := newItem(e.Content, e.Category, e.Scope)
+			item = int32(len(items))
+			items = append(items, rec{hashString(it.norm), uint32(len(it.sh)), uint32(ei), str(it.cat), str(it.scope), str(string(e.Place))})
+			if it.norm != "" {
+				norms = append(norms, normRec{hashString(it.norm), uint32(item)})
+				for _, h := range it.sh {
+					post[h] = append(post[h], uint32(item))
+				}
+			}
+		}
+		ids = append(ids, idRec{hashString(e.ID), str(e.ID), item})
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i].h < ids[j].h || ids[i].h == ids[j].h && ids[i].s < ids[j].s })
+	sort.Slice(norms, func(i, j int) bool {
+		return norms[i].h < norms[j].h || norms[i].h == norms[j].h && norms[i].item < norms[j].item
+	})
+	hashes := make([]uint64, 0, len(post))
+	nPost := 0
+	for h, l := range post {
+		hashes = append(hashes, h)
+		nPost += len(l)
+	}
+	sort.Slice(hashes, func(i, j int) bool { return hashes[i] < hashes[j] })
+	prefixes := make([]string, 0, len(maxes))
+	for p := range maxes {
+		prefixes = append(prefixes, p)
+	}
+	sort.Strings(prefixes)
+	for _, p := range prefixes {
+		str(p)
+	}
+	var b bytes.Buffer
+	b.Grow(segHeader + len(items)*itemSize + len(ids)*idSize + len(norms)*normSize + len(hashes)*12 + nPost*4)
+	h := make([]byte, segHeader)
+	copy(h, segMagic)
+	for i, v := range []int64{k.Size, k.Mtime, k.Ctime, int64(k.Ino), k.Built} {
+		binary.LittleEndian.PutUint64(h[8+8*i:], uint64(v))
+	}
+	copy(h[48:80], k.Hash[:])
+	for i, v := range []int{len(d.Entries), len(items), len(ids), len(hashes), nPost, len(strs), len(prefixes)} {
+		binary.LittleEndian.PutUint32(h[80+4*i:], uint32(v))
+	}
+	b.Write(h)
+	var w [8]byte
+	put32 := func(v uint32) { binary.LittleEndian.PutUint32(w[:4], v); b.Write(w[:4]) }
+	put64 := func(v uint64) { binary.LittleEndian.PutUint64(w[:], v); b.Write(w[:]) }
+	for _, r := range items {
+		put64(r.norm)
+		put32(r.nsh)
+		put32(r.entry)
+		put32(r.cat)
+		put32(r.scope)
+		put32(r.place)
+		put32(0)
+	}
+	for _, r := range ids {
+		put64(r.h)
+		put32(r.s)
+		put32(uint32(r.item))
+	}
+	for _, r := range norms {
+		put64(r.h)
+		put32(r.item)
+		put32(0)
+	}
+	for _, x := range hashes {
+		put64(x)
+	}
+	off := uint32(0)
+	for _, x := range hashes {
+		put32(off)
+		off += uint32(len(post[x]))
+	}
+	put32(off)
+	for _, x := range hashes {
+		for _, i := range post[x] {
+			put32(i)
+		}
+	}
+	for _, p := range prefixes {
+		put32(strIdx[p])
+		put32(uint32(maxes[p]))
+	}
+	off = 0
+	for _, s := range strs {
+		put32(off)
+		off += uint32(len(s))
+	}
+	put32(off)
+	for _, s := range strs {
+		b.WriteString(s)
+	}
+	out := b.Bytes()
+	binary.LittleEndian.PutUint32(out[116:], crc32.Checksum(out[120:], crcTable))
+	return out
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// errSegment says a segment cannot be used: it is rebuilt.
+var errSegment = errors.New("match cache segment unusable")
+
+// layout checks a segment's sizes against its length and fills the
+// section offsets.
+func (s *segment) layout() error {
+	b := s.b
+	if len(b) < segHeader || string(b[:8]) != segMagic {
+		return errSegment
+	}
+	c := func(i int) int { return int(le32(b, 80+4*i)) }
+	s.nEntries, s.nItems, s.nIDs, s.nHashes, s.nPost, s.nStr, s.nMax = c(0), c(1), c(2), c(3), c(4), c(5), c(6)
+	o := segHeader
+	s.items, o = o, o+s.nItems*itemSize
+	s.ids, o = o, o+s.nIDs*idSize
+	s.norms, o = o, o+s.nItems*normSize
+	s.hashes, o = o, o+s.nHashes*8
+	s.offs, o = o, o+(s.nHashes+1)*4
+	s.post, o = o, o+s.nPost*4
+	s.maxes, o = o, o+s.nMax*8
+	s.strOffs, o = o, o+(s.nStr+1)*4
+	s.strs = o
+	if o > len(b) || o+int(le32(b, s.strOffs+4*s.nStr)) != len(b) || int(le32(b, s.offs+4*s.nHashes)) != s.nPost {
+		return errSegment
+	}
+	return nil
+}
+
+func (s *segment) key() segKey {
+	var k segKey
+	k.Size, k.Mtime, k.Ctime = int64(le64(s.b, 8)), int64(le64(s.b, 16)), int64(le64(s.b, 24))
+	k.Ino, k.Built = le64(s.b, 32), int64(le64(s.b, 40))
+	copy(k.Hash[:], s.b[48:80])
+	return k
+}
+
+func (s *segment) str(i uint32) string {
+	if int(i) >= s.nStr {
+		return ""
+	}
+	a, z := le32(s.b, s.strOffs+4*int(i)), le32(s.b, s.strOffs+4*int(i)+4)
+	if a > z || s.strs+int(z) > len(s.b) {
+		return ""
+	}
+	return string(s.b[s.strs+int(a) : s.strs+int(z)])
+}
+
+// item returns an item's normalised-text hash, shingle count, entry index
+// in its file and the indexes of its category, scope and place.
+func (s *segment) item(i int) (norm uint64, nsh int, entry int, cat, scope, place uint32) {
+	o := s.items + i*itemSize
+	return le64(s.b, o), int(le32(s.b, o+8)), int(le32(s.b, o+12)), le32(s.b, o+16), le32(s.b, o+20), le32(s.b, o+24)
+}
+
+// postings returns the items holding shingle h.
+func (s *segment) postings(h uint64) (from, to int) {
+	i := sort.Search(s.nHashes, func(i int) bool { return le64(s.b, s.hashes+8*i) >= h })
+	if i == s.nHashes || le64(s.b, s.hashes+8*i) != h {
+		return 0, 0
+	}
+	return int(le32(s.b, s.offs+4*i)), int(le32(s.b, s.offs+4*i+4))
+}
+
+func (s *segment) postItem(n int) int { return int(le32(s.b, s.post+4*n)) }
+
+// exact returns the items whose normalised text hashes to h.
+func (s *segment) exact(h uint64) []int {
+	i := sort.Search(s.nItems, func(i int) bool { return le64(s.b, s.norms+normSize*i) >= h })
+	var out []int
+	for ; i < s.nItems && le64(s.b, s.norms+normSize*i) == h; i++ {
+		out = append(out, int(le32(s.b, s.norms+normSize*i+8)))
+	}
+	return out
+}
+
+// findID returns the item of the entry with the id (-1: an entry the
+// matcher does not index), and whether the file holds the id.
+func (s *segment) findID(id string) (item int, ok bool) {
+	h := hashString(id)
+	i := sort.Search(s.nIDs, func(i int) bool { return le64(s.b, s.ids+idSize*i) >= h })
+	for ; i < s.nIDs && le64(s.b, s.ids+idSize*i) == h; i++ {
+		if s.str(le32(s.b, s.ids+idSize*i+8)) == id {
+			return int(int32(le32(s.b, s.ids+idSize*i+12))), true
+		}
+	}
+	return -1, false
+}
+
+// eachMax calls f with every id prefix and its largest number.
+func (s *segment) eachMax(f func(prefix string, n int)) {
+	for i := 0; i < s.nMax; i++ {
+		f(s.str(le32(s.b, s.maxes+8*i)), int(le32(s.b, s.maxes+8*i+4)))
+	}
+}
+
+func (s *segment) close() {
+	if s.unmap != nil {
+		s.unmap()
+		s.unmap = nil
+	}
+}
+
+func segPath(dir, slug string) string {
+	return filepath.Join(dir, filepath.FromSlash(MatchCacheDir), slug+".seg")
+}
+
+// openSegment maps the segment of topic slug when it describes the file
+// as it is now: the same stat key, and for a file changed within
+// racyWindow of the build the same content. nil when it cannot be used.
+func openSegment(dir, slug string) *segment {
+	p := segPath(dir, slug)
+	f, err := os.Open(p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() < segHeader || fi.Size() > 1<<31 {
+		return nil
+	}
+	// The checksum is read through a small buffer: the mapped pages the
+	// lookups touch are all the run holds.
+	crc, head := crc32.New(crcTable), make([]byte, segHeader)
+	if _, err := io.ReadFull(f, head); err != nil {
+		return nil
+	}
+	crc.Write(head[120:])
+	if _, err := io.Copy(crc, f); err != nil || crc.Sum32() != le32(head, 116) || string(head[:8]) != segMagic {
+		return nil
+	}
+	b, unmap, err := mapFile(f, fi.Size())
+	if err != nil {
+		return nil
+	}
+	s := &segment{slug: slug, b: b, unmap: unmap}
+	if s.layout() != nil || !s.fresh(dir) {
+		s.close()
+		return nil
+	}
+	return s
+}
+
+// fresh reports whether the segment describes its topic file as it is.
+func (s *segment) fresh(dir string) bool {
+	want := s.key()
+	p := filepath.Join(dir, filepath.FromSlash(mdmem.TopicPath(s.slug)))
+	k, ok := statKey(p)
+	if !ok || k.Size != want.Size || k.Mtime != want.Mtime || k.Ctime != want.Ctime || k.Ino != want.Ino {
+		return false
+	}
+	limit := want.Built - int64(racyWindow)
+	if k.Mtime < limit && k.Ctime < limit {
+		return true
+	}
+	b, err := mdmem.ReadMemoryFile(dir, mdmem.TopicPath(s.slug))
+	return err == nil && sha256.Sum256(b) == want.Hash
+}
+
+// writeSegment writes the segment of a parsed topic file, keyed by the
+// file as it is on disk now (nothing when its content is not d's).
+func writeSegment(ctx context.Context, dir string, d *mdmem.Doc, now time.Time) error {
+	p := filepath.Join(dir, filepath.FromSlash(d.Path))
+	k, ok := statKey(p)
+	if !ok {
+		return nil
+	}
+	b, err := mdmem.ReadMemoryFile(dir, d.Path)
+	if err != nil || !bytes.Equal(b, d.Src) {
+		return err
+	}
+	k2, ok := statKey(p)
+	if !ok || k2 != k {
+		return nil // changed while read
+	}
+	k.Built, k.Hash = now.UnixNano(), sha256.Sum256(b)
+	seg := buildSegment(d, k)
+	cd := filepath.Join(dir, filepath.FromSlash(MatchCacheDir))
+	if err := os.MkdirAll(cd, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(cd, ".seg-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(seg); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), segPath(dir, d.Topic)); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// removeStaleSegments deletes the segments of topic files that are gone.
+func removeStaleSegments(dir string, slugs []string) {
+	have := map[string]bool{}
+	for _, s := range slugs {
+		have[s] = true
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(MatchCacheDir)))
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasSuffix(n, ".seg") && !have[strings.TrimSuffix(n, ".seg")] {
+			_ = os.Remove(filepath.Join(dir, filepath.FromSlash(MatchCacheDir), n))
+		}
+	}
+}
