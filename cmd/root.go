@@ -367,6 +367,8 @@ func describeError(err error, ctx context.Context) (code int, msg string, hints 
 		return ExitUsage, err.Error(), append(hints, "see `memctl --help` or `memctl <command> --help`")
 	case errors.As(err, new(*mdmem.SyncRefusedError)):
 		return ExitRefused, err.Error(), hints
+	case errors.Is(err, mdmem.ErrRemoteBusy):
+		return ExitRemote, err.Error(), append(hints, "nothing changed here; another machine is pushing to this remote (or a push there was killed and left the branch's lock file in the remote repository): sync again in a moment")
 	case errors.Is(err, mdmem.ErrRemote):
 		return ExitRemote, err.Error(), append(hints, "nothing changed here; check the network and your git credentials (git fetch works?), then sync again")
 	case errors.Is(err, mdmem.ErrLocked):

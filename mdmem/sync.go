@@ -43,6 +43,11 @@ const TrailerMachine = "Memctl-Machine"
 // refuses the credentials, or keeps moving: nothing local changed.
 var ErrRemote = gitstore.ErrRemote
 
+// ErrRemoteBusy is returned (wrapped, with ErrRemote) when every push of
+// a sync was refused because the remote moved or another push held its
+// branch at that moment: the remote is reachable, nothing local changed.
+var ErrRemoteBusy = errors.New("the remote kept moving or was busy")
+
 // SyncOptions says how to sync.
 type SyncOptions struct {
 	Remote string // "" = the branch's upstream remote, else origin
@@ -178,7 +183,7 @@ func (s *Store) Sync(ctx context.Context, opts SyncOptions) (res *SyncResult, er
 			continue
 		}
 		if errors.Is(err, gitstore.ErrPushRejected) {
-			return nil, fmt.Errorf("the remote kept moving: %d pushes were refused; your commits are kept here and the next sync goes on: %w", attempts, gitstore.ErrRemote)
+			return nil, fmt.Errorf("%w: %d pushes were refused (the last: %v); your commits are kept here and the next sync goes on: %w", ErrRemoteBusy, attempts, err, gitstore.ErrRemote)
 		}
 		if err != nil {
 			return nil, err

@@ -29,7 +29,9 @@ import (
 var ErrRemote = errors.New("remote unreachable")
 
 // ErrPushRejected is returned (wrapped) when the remote branch moved since
-// it was fetched (a non-fast-forward push was refused).
+// it was fetched (a non-fast-forward push was refused), or another push
+// held the remote branch's lock at that moment: either way fetching again
+// and pushing again is the answer.
 var ErrPushRejected = errors.New("push rejected: the remote moved")
 
 // RemoteTimeout bounds one network call to a remote.
@@ -205,9 +207,8 @@ func (r *Repo) Push(ctx context.Context, remote, commit, branch string) error {
 	if err == nil {
 		return nil
 	}
-	s := string(stderr)
-	if strings.Contains(s, "non-fast-forward") || strings.Contains(s, "fetch first") || strings.Contains(s, "[rejected]") {
-		return fmt.Errorf("%w: %s", ErrPushRejected, gitCmdErr("push "+remote, stderr, err))
+	if pushRefused(stderr) {
+		return fmt.Errorf("%w: %s", ErrPushRejected, gitCmdErr("push "+remote, refusalLine(stderr), err))
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -216,6 +217,32 @@ func (r *Repo) Push(ctx context.Context, remote, commit, branch string) error {
 		return err
 	}
 	return fmt.Errorf("%w: %w", gitCmdErr("push "+remote, stderr, err), ErrRemote)
+}
+
+// pushRefused reports whether git push's stderr says the remote branch
+// was not where the push expected (it moved: non-fast-forward), or was
+// being updated by another push at that moment (its ref lock was held:
+// "[remote rejected] … (failed to update ref)", "cannot lock ref"), as
+// opposed to a remote that cannot be reached or refuses the credentials.
+func pushRefused(stderr []byte) bool {
+	for _, s := range []string{"non-fast-forward", "fetch first", "[rejected]", "cannot lock ref", "failed to update ref", "incorrect old value"} {
+		if bytes.Contains(stderr, []byte(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// refusalLine returns the line of git push's stderr that says why the
+// branch was refused (" ! [rejected] main -> main (fetch first)"), or all
+// of stderr when there is none.
+func refusalLine(stderr []byte) []byte {
+	for _, l := range bytes.Split(stderr, []byte("\n")) {
+		if bytes.Contains(l, []byte("rejected]")) {
+			return bytes.TrimSpace(l)
+		}
+	}
+	return stderr
 }
 
 // PushLeased replaces the remote branch with commit, only if the remote
