@@ -134,7 +134,7 @@ const (
 )
 
 // constStrings are the fixed strings whose counts the table keeps, with
-// the date line suffixes of the notes' sources.
+// the date line suffixes and section headings of the notes' sources.
 func constStrings(c *Corpus) []string {
 	s := []string{DefaultHeader, headCore, headRetrieved, todayHead, " ", "\n", "-",
 		footHead, footMoreHead, footMoreTail, ","}
@@ -154,8 +154,15 @@ func constStrings(c *Corpus) []string {
 			continue
 		}
 		seen[src] = true
+		m := srcMark(src)
 		s = append(s, groupSuffix(src, false), groupSuffix(src, true))
+		for _, h := range []string{headCore, headRetrieved} {
+			s = append(s, marks{m, false}.heading(h), marks{m, true}.heading(h))
+		}
 	}
+	// Date lines and headings of a section whose heading says the marks.
+	s = append(s, marks{}.suffix(), marks{stale: true}.suffix(),
+		marks{stale: true}.heading(headCore), marks{stale: true}.heading(headRetrieved))
 	return s
 }
 
