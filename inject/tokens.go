@@ -353,6 +353,7 @@ type tokenCtx struct {
 	cnt         Counter
 	t           *tokTable
 	contentOnly bool
+	memo        map[string]int // fixed strings and date lines counted without the table
 }
 
 func (c *Corpus) tokens(cnt Counter, contentOnly bool) *tokenCtx {
@@ -369,7 +370,21 @@ func (x *tokenCtx) str(s string) int {
 			return n
 		}
 	}
-	return x.cnt.Count(s)
+	return x.count(s)
+}
+
+// count counts s with the counter, once per inject: packing asks for the
+// same headings and date lines again and again.
+func (x *tokenCtx) count(s string) int {
+	if n, ok := x.memo[s]; ok {
+		return n
+	}
+	if x.memo == nil {
+		x.memo = map[string]int{}
+	}
+	n := x.cnt.Count(s)
+	x.memo[s] = n
+	return n
 }
 
 // frame counts a piece of the frame (header, fence, heading).
@@ -421,7 +436,7 @@ func (x *tokenCtx) group(day, suffix string) int {
 			return k + n
 		}
 	}
-	return x.cnt.Count(day + suffix)
+	return x.count(day + suffix)
 }
 
 // today counts the today line, "today: 2026-01-05\n".
