@@ -223,6 +223,7 @@ func (sc *secCost) total(p *packer, head string, shared marks, n int) (tok, char
 	if n == 0 {
 		return 0, 0
 	}
+	shared = hoisted(head, shared)
 	h := shared.heading(head)
 	v := variant(shared)
 	return p.cnt.frame(h) + sc.tok[v], utf8.RuneCountInString(h) + sc.chars[v]

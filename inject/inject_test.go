@@ -584,8 +584,8 @@ func TestHeaderTemplate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasPrefix(r.Block, "Notes of 2026-02-01.\ntoday: 2026-02-01\n```memctl\n## Rules (code review)\n") ||
-			!strings.Contains(r.Block, "\n2026-01-08:\ncons-003 ") || o.Counter.Count(r.Block) != r.UsedTokens {
+		if !strings.HasPrefix(r.Block, "Notes of 2026-02-01.\ntoday: 2026-02-01\n```memctl\n## Rules\n") ||
+			!strings.Contains(r.Block, "## Rules\n2026-01-08 (code review):\ncons-003 ") || o.Counter.Count(r.Block) != r.UsedTokens {
 			t.Errorf("rules section (%d tokens, counted %d):\n%s", r.UsedTokens, o.Counter.Count(r.Block), r.Block)
 		}
 	}

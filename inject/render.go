@@ -187,6 +187,16 @@ func (m marks) heading(head string) string {
 	return head
 }
 
+// hoisted is the marks a section's heading says: those its entries share
+// under memctl's own headings; none under a template's rules heading,
+// whose words are the memory's.
+func hoisted(head string, shared marks) marks {
+	if head != headCore && head != headRetrieved {
+		return marks{}
+	}
+	return shared
+}
+
 // groupSuffix is what follows the date on a date line of a section whose
 // heading says no mark: the source when it is not the user's own, the
 // staleness mark, then ":" and the newline.
@@ -418,6 +428,7 @@ func render(items []Item, o *Options, left []LeftOut, cnt *tokenCtx) (block stri
 		for n, k := range s.items {
 			shared = shared.with(items[k].mk, n)
 		}
+		shared = hoisted(s.head, shared)
 		head := shared.heading(s.head)
 		body.WriteString(head)
 		frame += cnt.frame(head)
