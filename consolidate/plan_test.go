@@ -188,8 +188,9 @@ func TestVolumeControlDemotesAgentsBeforeThePerson(t *testing.T) {
 }
 
 // TestAgentsNeverEvictThePersonsConstraints is issue 28's case: 8 of the
-// person's constraints, then 150 agents' constraints (hold_agent_core
-// off, so they enter the core) and a consolidate: all 8 stay in the core.
+// person's constraints, then 180 agents' constraints (hold_agent_core
+// off, so they enter the core; enough to fill it with inject's compact
+// lines) and a consolidate: all 8 stay in the core.
 func TestAgentsNeverEvictThePersonsConstraints(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("# Core profile\n\n## User preferences\n\n## Project constraints\n")
@@ -199,7 +200,7 @@ func TestAgentsNeverEvictThePersonsConstraints(t *testing.T) {
 	b.WriteString("\n## Pending confirmation\n\n# Topic index\n\n# Archive\n")
 	m := loadMem(t, map[string]string{"MEMORY.md": b.String()})
 	var cs []*mdmem.Candidate
-	for i := 0; i < 150; i++ {
+	for i := 0; i < 180; i++ {
 		c := cand("Agent rule "+word(i)+" applies to queue "+word(i*7+3)+" and host "+word(i*13+5), "constraint", testNow)
 		c.Confidence = new(float64)
 		*c.Confidence = 1

@@ -20,7 +20,7 @@ type CoreSize struct {
 
 // coreSize measures the given core notes rendered under the options.
 func (c *Corpus) coreSize(docs []int, o *Options, cnt *tokenCtx) CoreSize {
-	p := &packer{o: o, cnt: cnt, groups: map[string]bool{}, sections: map[string]bool{}}
+	p := newPacker(o, cnt)
 	var s CoreSize
 	for _, i := range docs {
 		it := newItem(c, i, TierCore, 0, o, cnt)

@@ -36,7 +36,7 @@ func TestInjectDeduplicatesIDs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := strings.Count(r.Block, "[pref-002]"); n != 1 {
+			if n := strings.Count(r.Block, "\npref-002 "); n != 1 {
 				t.Fatalf("%d lines with [pref-002]:\n%s", n, r.Block)
 			}
 			if !strings.Contains(r.Block, tc.wantFirst) {

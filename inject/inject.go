@@ -93,7 +93,8 @@ type Item struct {
 	AgeDays int    // age in days when older than StaleDays, else -1
 	doc     int
 	day     string // its date line's date ("" in --meta mode or without a date)
-	group   string // the rest of its date line (source, staleness mark)
+	group   string // the rest of its date line (source, staleness mark) under a heading that says none
+	mk      marks  // its marks, dated or not (none in --meta mode): what a heading may say for all
 }
 
 // Result is one inject.
@@ -160,11 +161,72 @@ type packer struct {
 	cnt      *tokenCtx
 	used     int
 	chars    int
-	groups   map[string]bool // section + date line printed
-	sections map[string]bool
-	texts    map[string]bool // normalised text of shown items: exact duplicates
-	notes    []*Note         // shown items
-	shown    [][]string      // word sets of notes[:len(shown)], for near-duplicates
+	sections map[string]*secCost // by heading
+	texts    map[string]bool     // normalised text of shown items: exact duplicates
+	notes    []*Note             // shown items
+	shown    [][]string          // word sets of notes[:len(shown)], for near-duplicates
+}
+
+// secCost is what one section of the selection costs. Its heading says
+// the marks all its entries share (hoist), so its date lines do not:
+// adding an entry without them puts them back on every date line. The
+// date lines' tokens and characters are kept for each of the four
+// headings (bit 0: the source mark hoisted, bit 1: the staleness mark),
+// so the cost of an entry is found without recounting.
+type secCost struct {
+	n      int             // entries
+	shared marks           // the marks every entry has
+	groups map[string]bool // date lines (day and group)
+	tok    [4]int
+	chars  [4]int
+}
+
+// variant is the index of the date line sums under heading marks h.
+func variant(h marks) int {
+	v := 0
+	if h.src != "" {
+		v |= 1
+	}
+	if h.stale {
+		v |= 2
+	}
+	return v
+}
+
+// variantMarks is the heading marks of a variant for the date line marks
+// m: what the heading of variant v takes off the date line.
+func variantMarks(m marks, v int) marks {
+	var h marks
+	if v&1 != 0 {
+		h.src = m.src
+	}
+	h.stale = v&2 != 0
+	return h
+}
+
+// with returns the shared marks once an entry with marks m joins a
+// section of n entries sharing s.
+func (s marks) with(m marks, n int) marks {
+	if n == 0 {
+		return m
+	}
+	if s.src != m.src {
+		s.src = ""
+	}
+	s.stale = s.stale && m.stale
+	return s
+}
+
+// total is what the section costs with heading head: the heading with
+// its shared marks and the date lines without them.
+func (sc *secCost) total(p *packer, head string, shared marks, n int) (tok, chars int) {
+	if n == 0 {
+		return 0, 0
+	}
+	shared = hoisted(head, shared)
+	h := shared.heading(head)
+	v := variant(shared)
+	return p.cnt.frame(h) + sc.tok[v], utf8.RuneCountInString(h) + sc.chars[v]
 }
 
 // section names the heading an item goes under.
@@ -178,19 +240,35 @@ func (p *packer) section(it *Item) string {
 	return headCore
 }
 
+// dateLine counts the date line of it under each heading variant.
+func (p *packer) dateLine(it *Item) (tok, chars [4]int) {
+	for v := range 4 {
+		suf := it.mk.less(variantMarks(it.mk, v)).suffix()
+		tok[v] = p.cnt.group(it.day, suf)
+		chars[v] = utf8.RuneCountInString(it.day + suf)
+	}
+	return tok, chars
+}
+
 // cost returns the tokens and characters adding it would take.
 func (p *packer) cost(it *Item) (tok, chars int) {
 	tok, chars = it.Tokens, utf8.RuneCountInString(it.Line)
 	sec := p.section(it)
-	if !p.sections[sec] {
-		tok += p.cnt.frame(sec)
-		chars += utf8.RuneCountInString(sec)
+	sc := p.sections[sec]
+	if sc == nil {
+		sc = &secCost{}
 	}
-	if it.day != "" && !p.groups[sec+it.day+it.group] {
-		tok += p.cnt.group(it.day, it.group)
-		chars += utf8.RuneCountInString(it.day + it.group)
+	t0, c0 := sc.total(p, sec, sc.shared, sc.n)
+	after := *sc
+	if it.day != "" && !sc.groups[it.day+it.group] {
+		dt, dc := p.dateLine(it)
+		for v := range 4 {
+			after.tok[v] += dt[v]
+			after.chars[v] += dc[v]
+		}
 	}
-	return tok, chars
+	t1, c1 := after.total(p, sec, sc.shared.with(it.mk, sc.n), sc.n+1)
+	return tok + t1 - t0, chars + c1 - c0
 }
 
 func (p *packer) add(it *Item) {
@@ -198,10 +276,21 @@ func (p *packer) add(it *Item) {
 	p.used += tok
 	p.chars += chars
 	sec := p.section(it)
-	p.sections[sec] = true
-	if it.day != "" {
-		p.groups[sec+it.day+it.group] = true
+	sc := p.sections[sec]
+	if sc == nil {
+		sc = &secCost{groups: map[string]bool{}}
+		p.sections[sec] = sc
 	}
+	if it.day != "" && !sc.groups[it.day+it.group] {
+		sc.groups[it.day+it.group] = true
+		dt, dc := p.dateLine(it)
+		for v := range 4 {
+			sc.tok[v] += dt[v]
+			sc.chars[v] += dc[v]
+		}
+	}
+	sc.shared = sc.shared.with(it.mk, sc.n)
+	sc.n++
 }
 
 // nearDup is the word-set Jaccard similarity at or above which an entry
@@ -379,7 +468,7 @@ func (run *injectRun) measureFrame() bool {
 
 // newPacker is a packer with nothing selected yet.
 func newPacker(o *Options, cnt *tokenCtx) *packer {
-	return &packer{o: o, cnt: cnt, groups: map[string]bool{}, sections: map[string]bool{}}
+	return &packer{o: o, cnt: cnt, sections: map[string]*secCost{}}
 }
 
 // take adds an item to the block.
@@ -758,8 +847,10 @@ func newItem(c *Corpus, doc int, tier string, score float64, o *Options, cnt *to
 	default:
 		it.Line = string(appendLine(nil, n))
 		it.Tokens = cnt.line(doc, it.Line)
+		it.mk.src = srcMark(n.Source)
 		if it.day = dayOf(n); it.day != "" {
-			it.group = groupSuffix(n.Source, it.AgeDays >= 0)
+			it.mk.stale = it.AgeDays >= 0
+			it.group = it.mk.suffix()
 		}
 	}
 	return it

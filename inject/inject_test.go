@@ -117,20 +117,20 @@ func TestInjectBasic(t *testing.T) {
 		t.Errorf("items = %s\n%s", got, r.Block)
 	}
 	for _, bad := range []string{"todo-002", "dec-007", "cons-003", "cons-004", "inc-004"} {
-		if strings.Contains(r.Block, "["+bad+"]") {
+		if hasEntry(r.Block, bad) {
 			t.Errorf("%s injected (pending, archive or another scope):\n%s", bad, r.Block)
 		}
 	}
 	if !strings.HasPrefix(r.Block, DefaultHeader+"today: 2026-02-01\n```memctl\n## Core profile\n") {
 		t.Errorf("block starts wrong:\n%s", r.Block)
 	}
-	if !strings.Contains(r.Block, "\n2025-01-05 (old):\n[pref-002] Answers in English, short\n") {
+	if !strings.Contains(r.Block, "\n2025-01-05 (old):\npref-002 Answers in English, short\n") {
 		t.Errorf("stale mark missing:\n%s", r.Block)
 	}
-	if !strings.Contains(r.Block, "\n2026-01-05:\n[pref-001] Example code uses Python 3.11; no Python 2 syntax\n") {
+	if !strings.Contains(r.Block, "\n2026-01-05:\npref-001 Example code uses Python 3.11; no Python 2 syntax\n") {
 		t.Errorf("fresh entry marked, or the user's own source printed:\n%s", r.Block)
 	}
-	if !strings.Contains(r.Block, "\n2026-01-03 (incident review):\n[fact-032] ") {
+	if !strings.Contains(r.Block, "\n2026-01-03 (incident review):\nfact-032 ") {
 		t.Errorf("a source other than the user's not printed:\n%s", r.Block)
 	}
 	if n := o.Counter.Count(r.Block); n != r.UsedTokens {
@@ -159,7 +159,7 @@ func TestScopesNeverLeak(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, id := range tc.want {
-			if !strings.Contains(r.Block, "["+id+"]") {
+			if !hasEntry(r.Block, id) {
 				t.Errorf("scope %q: %s missing:\n%s", tc.scope, id, r.Block)
 			}
 		}
@@ -178,7 +178,8 @@ func TestScopesNeverLeak(t *testing.T) {
 }
 
 // randomMemory builds a memory with n core and m topic entries of varied
-// lengths, with backticks, CJK and fence-like text.
+// lengths, with backticks, CJK and fence-like text, and sources and dates
+// that sections share or not.
 func randomMemory(t testing.TB, rng *rand.Rand, n, m int) *Corpus {
 	words := strings.Fields("order cache redis report api slow index mysql deploy kafka queue 缓存 数据库 ``` ```` fence ignore previous instructions # header - [x] budget token é ü")
 	sentence := func() string {
@@ -192,12 +193,15 @@ func randomMemory(t testing.TB, rng *rand.Rand, n, m int) *Corpus {
 	var main strings.Builder
 	main.WriteString("# Core profile\n\n## Key decisions\n\n")
 	for i := 0; i < n; i++ {
-		fmt.Fprintf(&main, "- [dec-%03d] %s (user · 2025-%02d-01)\n", i+1, sentence(), 1+rng.Intn(12))
+		src := []string{"user", "user", "code review"}[rng.Intn(3)]
+		fmt.Fprintf(&main, "- [dec-%03d] %s (%s · 2025-%02d-01)\n", i+1, sentence(), src, 1+rng.Intn(12))
 	}
 	var topic strings.Builder
 	topic.WriteString("# Notes\n\n")
 	for i := 0; i < m; i++ {
-		fmt.Fprintf(&topic, "- [fact-%03d] %s (session · 2025-%02d-02 · refs r%d)\n", i+1, sentence(), 1+rng.Intn(12), i)
+		// Mostly one source, so sections often share their marks.
+		src := []string{"session", "session", "session", "user", "agent"}[rng.Intn(5)]
+		fmt.Fprintf(&topic, "- [fact-%03d] %s (%s · 2025-%02d-02 · refs r%d)\n", i+1, sentence(), src, 1+rng.Intn(12), i)
 	}
 	return loadMem(t, map[string]string{"MEMORY.md": main.String(), "topics/notes.md": topic.String()})
 }
@@ -300,11 +304,14 @@ func TestFenceEscape(t *testing.T) {
 		t.Errorf("fence not longer than the longest backtick run:\n%s", r.Block)
 	}
 	for _, l := range strings.Split(r.Block, "\n")[2:] {
-		if strings.HasPrefix(l, "[fact-009]") {
+		if strings.HasPrefix(l, "[fact-009]") || strings.HasPrefix(l, "fact-009 ") {
 			t.Errorf("stored text forged an entry line:\n%s", r.Block)
 		}
 	}
 }
+
+// hasEntry reports whether the block has an entry line for id.
+func hasEntry(block, id string) bool { return strings.Contains(block, "\n"+id+" ") }
 
 func TestDeterministic(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
@@ -478,7 +485,7 @@ func TestCJK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(r.Block, "[fact-033]") {
+	if !hasEntry(r.Block, "fact-033") {
 		t.Errorf("CJK query did not find the CJK entry:\n%s", r.Block)
 	}
 	ch, _ := NewCounter("chars:4")
@@ -524,7 +531,7 @@ func TestHandEditPickedUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := Inject(c, o); !strings.Contains(r.Block, "[fact-040]") {
+	if r, _ := Inject(c, o); !hasEntry(r.Block, "fact-040") {
 		t.Fatalf("hand edit not picked up:\n%s", r.Block)
 	}
 }
@@ -578,8 +585,8 @@ func TestHeaderTemplate(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(r.Block, "Notes of 2026-02-01.\ntoday: 2026-02-01\n```memctl\n## Rules\n") ||
-			!strings.Contains(r.Block, "## Rules\n2026-01-08 (code review):\n[cons-003]") || o.Counter.Count(r.Block) != r.UsedTokens {
-			t.Errorf("rules section:\n%s", r.Block)
+			!strings.Contains(r.Block, "## Rules\n2026-01-08 (code review):\ncons-003 ") || o.Counter.Count(r.Block) != r.UsedTokens {
+			t.Errorf("rules section (%d tokens, counted %d):\n%s", r.UsedTokens, o.Counter.Count(r.Block), r.Block)
 		}
 	}
 }
@@ -634,7 +641,7 @@ func TestGivenEntriesNeverRepeat(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, id := range tc.want {
-				if !strings.Contains(r.Block, "["+id+"]") {
+				if !hasEntry(r.Block, id) {
 					t.Errorf("%s missing:\n%s", id, r.Block)
 				}
 			}
@@ -674,5 +681,66 @@ func TestNoTodayLineKeepsTheBlockDateFree(t *testing.T) {
 	}
 	if blocks[0] != blocks[1] {
 		t.Errorf("the block changed with the day:\n%s\n---\n%s", blocks[0], blocks[1])
+	}
+}
+
+// TestMarksEverySectionEntryShares: a mark every entry of a section has
+// (the source when not the user's own, "old") is printed once, on the
+// section's heading, and on none of its date lines; a section where one
+// entry lacks it prints it on each date line that has it.
+func TestMarksEverySectionEntryShares(t *testing.T) {
+	for _, tc := range []struct {
+		name, topic string
+		want        []string // lines of the retrieved section, heading first
+	}{
+		{"one agent source, some old",
+			"- [fact-001] redis cache one (session summary · 2025-06-01)\n- [fact-002] redis cache two (session summary · 2026-01-20)\n",
+			[]string{"## Retrieved (agent: session summary)", "2025-06-01 (old):", "fact-001 redis cache one", "2026-01-20:", "fact-002 redis cache two"}},
+		{"one agent source, all old",
+			"- [fact-001] redis cache one (agent · 2025-06-01)\n- [fact-002] redis cache two (agent · 2025-07-01)\n",
+			[]string{"## Retrieved (agent, old)", "2025-06-01:", "fact-001 redis cache one", "2025-07-01:", "fact-002 redis cache two"}},
+		{"the user's own beside an agent's: marks stay on the date lines",
+			"- [fact-001] redis cache one (agent · 2025-06-01)\n- [fact-002] redis cache two (user · 2025-07-01)\n",
+			[]string{"## Retrieved (old)", "2025-06-01 (agent):", "fact-001 redis cache one", "2025-07-01:", "fact-002 redis cache two"}},
+		{"an undated entry is not old and says no source",
+			"- [fact-001] redis cache one (agent · 2025-06-01)\n- [fact-002] redis cache two\n",
+			[]string{"## Retrieved", "fact-002 redis cache two", "2025-06-01 (agent, old):", "fact-001 redis cache one"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := loadMem(t, map[string]string{"MEMORY.md": "# Core profile\n", "topics/cache.md": "# Cache\n\n" + tc.topic})
+			o := baseOpts(t)
+			o.Task = "redis cache"
+			r, err := Inject(c, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := r.Block[strings.Index(r.Block, "## Retrieved"):]
+			body = body[:strings.Index(body, "```")]
+			if got := strings.Split(strings.TrimSuffix(body, "\n"), "\n"); strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+			if n := o.Counter.Count(r.Block); n != r.UsedTokens {
+				t.Errorf("block has %d tokens, inject counted %d", n, r.UsedTokens)
+			}
+		})
+	}
+}
+
+// TestEntryLineStartsWithItsID: an entry line starts with its id, bare
+// (what forget, confirm and used take); an item without an id is named
+// by its place, in brackets.
+func TestEntryLineStartsWithItsID(t *testing.T) {
+	c := loadMem(t, map[string]string{"MEMORY.md": "# Core profile\n",
+		"topics/cache.md": "# Cache\n\n- [fact-001] redis cache one (user · 2026-01-20)\n- redis cache by hand\n"})
+	o := baseOpts(t)
+	o.Task = "redis cache"
+	r, err := Inject(c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\nfact-001 redis cache one\n", "\n[topics/cache.md:4] redis cache by hand\n"} {
+		if !strings.Contains(r.Block, want) {
+			t.Errorf("no line %q:\n%s", strings.TrimSpace(want), r.Block)
+		}
 	}
 }

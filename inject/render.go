@@ -126,24 +126,82 @@ func dayOf(n *Note) string {
 	return d.UTC().Format("2006-01-02")
 }
 
-// groupSuffix is what follows the date on a date line: the source when it
-// is not the user's own, the staleness mark, then ":" and the newline.
-func groupSuffix(src string, stale bool) string {
-	var parts []string
+// srcMark is how a date line names a note's source: "" for the user's own
+// statement, "agent" or "agent: session_summary" for an agent's, else
+// the source itself.
+func srcMark(src string) string {
 	switch {
 	case ownSource(src):
+		return ""
 	case mdmem.AgentSource(src) && !strings.EqualFold(strings.TrimSpace(src), mdmem.DefaultSource):
-		parts = append(parts, "agent: "+cleanMeta(src)) // agent-sourced, named as such
-	default:
-		parts = append(parts, cleanMeta(src))
+		return "agent: " + cleanMeta(src) // agent-sourced, named as such
 	}
-	if stale {
+	return cleanMeta(src)
+}
+
+// marks are what a date line says besides the date: the source mark
+// (srcMark) and whether the entries are old. On a section heading they
+// are the marks every entry of the section shares (hoisted).
+type marks struct {
+	src   string
+	stale bool
+}
+
+// paren is the marks in parentheses after a space, " (agent, old)"; ""
+// without any.
+func (m marks) paren() string {
+	var parts []string
+	if m.src != "" {
+		parts = append(parts, m.src)
+	}
+	if m.stale {
 		parts = append(parts, staleMark)
 	}
 	if len(parts) == 0 {
-		return ":\n"
+		return ""
 	}
-	return " (" + strings.Join(parts, ", ") + "):\n"
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// less is m without the marks h (a section heading) already says.
+func (m marks) less(h marks) marks {
+	if h.src != "" {
+		m.src = ""
+	}
+	if h.stale {
+		m.stale = false
+	}
+	return m
+}
+
+// suffix is what follows the date on a date line: the marks, ":" and the
+// newline.
+func (m marks) suffix() string { return m.paren() + ":\n" }
+
+// heading is a section heading ("## Retrieved\n") with the marks every
+// entry of the section shares, "## Retrieved (agent)\n".
+func (m marks) heading(head string) string {
+	if p := m.paren(); p != "" {
+		return strings.TrimSuffix(head, "\n") + p + "\n"
+	}
+	return head
+}
+
+// hoisted is the marks a section's heading says: those its entries share
+// under memctl's own headings; none under a template's rules heading,
+// whose words are the memory's.
+func hoisted(head string, shared marks) marks {
+	if head != headCore && head != headRetrieved {
+		return marks{}
+	}
+	return shared
+}
+
+// groupSuffix is what follows the date on a date line of a section whose
+// heading says no mark: the source when it is not the user's own, the
+// staleness mark, then ":" and the newline.
+func groupSuffix(src string, stale bool) string {
+	return marks{srcMark(src), stale}.suffix()
 }
 
 // ageDays is the note's age label under the options: its age in days
@@ -157,15 +215,23 @@ func ageDays(n *Note, o *Options) int {
 	return -1
 }
 
-// appendLine appends a note's compact line, "[ref] text\n".
+// appendLine appends a note's compact line, "id text\n": the id bare when
+// it has an id's form (mdmem.IsValidID: a lower-case prefix, "-", digits
+// or letters, so the line cannot be read as a date line, heading or
+// fence, and the text after it stays on its line), else in brackets,
+// "[ref] text\n" (hand-written ids, and "file:line" for items without
+// one).
 func appendLine(b []byte, n *Note) []byte {
-	b = append(b, '[')
-	if n.ID != "" {
+	switch {
+	case mdmem.IsValidID(n.ID):
 		b = append(b, n.ID...)
-	} else {
-		b = append(append(append(b, n.File...), ':'), itoa(n.Line)...)
+	case n.ID != "":
+		b = append(append(append(b, '['), n.ID...), ']')
+	default:
+		b = append(append(append(append(b, '['), n.File...), ':'), itoa(n.Line)...)
+		b = append(b, ']')
 	}
-	b = append(b, "] "...)
+	b = append(b, ' ')
 	b = appendClean(b, n.Content, false)
 	return append(b, '\n')
 }
@@ -358,8 +424,14 @@ func layout(items []Item, rulesHead string) []section {
 func render(items []Item, o *Options, left []LeftOut, cnt *tokenCtx) (block string, total, frame int) {
 	var body strings.Builder
 	for _, s := range layout(items, o.RulesHeading) {
-		body.WriteString(s.head)
-		frame += cnt.frame(s.head)
+		var shared marks
+		for n, k := range s.items {
+			shared = shared.with(items[k].mk, n)
+		}
+		shared = hoisted(s.head, shared)
+		head := shared.heading(s.head)
+		body.WriteString(head)
+		frame += cnt.frame(head)
 		prev := ""
 		for _, k := range s.items {
 			it := &items[k]
@@ -368,8 +440,9 @@ func render(items []Item, o *Options, left []LeftOut, cnt *tokenCtx) (block stri
 				key = it.day + it.group
 			}
 			if key != "" && key != prev {
-				body.WriteString(key)
-				total += cnt.group(it.day, it.group)
+				suf := it.mk.less(shared).suffix()
+				body.WriteString(it.day + suf)
+				total += cnt.group(it.day, suf)
 			}
 			prev = key
 			body.WriteString(it.Line)

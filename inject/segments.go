@@ -42,7 +42,7 @@ func segmentName() string {
 const segmentTarget = 256 << 10
 
 // manifestMagic starts the manifest, with the format version.
-const manifestMagic = "memctl-index-v5\n"
+const manifestMagic = "memctl-index-v6\n"
 
 // fileKey identifies one memory file's version: any write changes its
 // size, mtime or ctime, and a replacement by rename changes its inode. A

@@ -134,7 +134,7 @@ const (
 )
 
 // constStrings are the fixed strings whose counts the table keeps, with
-// the date line suffixes of the notes' sources.
+// the date line suffixes and section headings of the notes' sources.
 func constStrings(c *Corpus) []string {
 	s := []string{DefaultHeader, headCore, headRetrieved, todayHead, " ", "\n", "-",
 		footHead, footMoreHead, footMoreTail, ","}
@@ -154,8 +154,15 @@ func constStrings(c *Corpus) []string {
 			continue
 		}
 		seen[src] = true
+		m := srcMark(src)
 		s = append(s, groupSuffix(src, false), groupSuffix(src, true))
+		for _, h := range []string{headCore, headRetrieved} {
+			s = append(s, marks{m, false}.heading(h), marks{m, true}.heading(h))
+		}
 	}
+	// Date lines and headings of a section whose heading says the marks.
+	s = append(s, marks{}.suffix(), marks{stale: true}.suffix(),
+		marks{stale: true}.heading(headCore), marks{stale: true}.heading(headRetrieved))
 	return s
 }
 
@@ -346,6 +353,7 @@ type tokenCtx struct {
 	cnt         Counter
 	t           *tokTable
 	contentOnly bool
+	memo        map[string]int // fixed strings and date lines counted without the table
 }
 
 func (c *Corpus) tokens(cnt Counter, contentOnly bool) *tokenCtx {
@@ -362,7 +370,21 @@ func (x *tokenCtx) str(s string) int {
 			return n
 		}
 	}
-	return x.cnt.Count(s)
+	return x.count(s)
+}
+
+// count counts s with the counter, once per inject: packing asks for the
+// same headings and date lines again and again.
+func (x *tokenCtx) count(s string) int {
+	if n, ok := x.memo[s]; ok {
+		return n
+	}
+	if x.memo == nil {
+		x.memo = map[string]int{}
+	}
+	n := x.cnt.Count(s)
+	x.memo[s] = n
+	return n
 }
 
 // frame counts a piece of the frame (header, fence, heading).
@@ -414,7 +436,7 @@ func (x *tokenCtx) group(day, suffix string) int {
 			return k + n
 		}
 	}
-	return x.cnt.Count(day + suffix)
+	return x.count(day + suffix)
 }
 
 // today counts the today line, "today: 2026-01-05\n".
