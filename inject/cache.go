@@ -940,7 +940,7 @@ func (cf *cacheFile) pieces() (map[string]uint32, error) {
 }
 
 // index returns the index, viewed in place; its postings are checked
-// per term when first read (Index.readable).
+// per term when first read (Index.readRun).
 func (cf *cacheFile) index() (*Index, error) {
 	r := &cacheReader{b: cf.sec[secIndex]}
 	an := r.str()
@@ -995,7 +995,7 @@ func (cf *cacheFile) segment() (*segment, error) {
 		return nil, err
 	}
 	n := ix.N
-	files, topics, err := cf.files(n)
+	_, topics, err := cf.files(n) // checked: the files' notes add up
 	if err != nil {
 		return nil, err
 	}
@@ -1003,7 +1003,7 @@ func (cf *cacheFile) segment() (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	lz := &segNotes{f: cf, n: n, files: files, memo: map[int32]*Note{}, recsLen: uint64(len(cf.sec[secRecs])), ids: cf.sec[secIDs]}
+	lz := &segNotes{f: cf, n: n, memo: map[int32]*Note{}, recsLen: uint64(len(cf.sec[secRecs])), ids: cf.sec[secIDs]}
 	ok := true
 	view := func(dst any, s, want int) {
 		var good bool
@@ -1081,56 +1081,66 @@ func (ix *Index) valid(nDocs int) bool {
 	return true
 }
 
-// postingsCRC is the CRC-32C of term t's postings: its notes, then each
-// field's frequencies, little-endian.
-func (ix *Index) postingsCRC(t int32) uint32 {
-	a, b := ix.PostStart[t], ix.PostStart[t+1]
-	crc := crc32.Update(0, castagnoli, leBytes(ix.PostDoc[a:b]))
-	for f := range ix.PostTF {
-		crc = crc32.Update(crc, castagnoli, leBytes(ix.PostTF[f][a:b]))
+// readRun reads term t's postings from a segment's file into r (its
+// buffers reused): with pread, not through the mapping, which would map
+// the pages around them too (the kernel's fault-around maps 64 KiB for a
+// page), and a query reads each term's postings in every segment: a
+// rare term's few postings would map a few hundred KiB per segment.
+// They are checked against their CRC and the number of notes the first
+// time; false if they fail.
+func (ix *Index) readRun(t int32, r *run) bool {
+	cf := ix.keep
+	a, n := int(ix.PostStart[t]), int(ix.PostStart[t+1]-ix.PostStart[t])
+	var err error
+	if r.doc, err = readArray(cf, secPostDoc, a, n, r.doc); err != nil {
+		return false
 	}
-	return crc
-}
-
-// readable checks the postings of the query's terms, each once: for an
-// index read from the cache, against their CRC and the number of notes.
-// False means the cache is corrupt.
-func (ix *Index) readable(q []qterm) bool {
-	if ix.parts != nil {
-		for _, qt := range q {
-			ix.span(qt.id)
-		}
-		return !ix.corrupt
-	}
-	if ix.postCRC == nil {
-		return true
-	}
-	if ix.checked == nil {
-		ix.checked = make([]bool, len(ix.postCRC))
-	}
-	for _, qt := range q {
-		if !ix.termOK(qt.id) {
+	for f := range r.tf {
+		if r.tf[f], err = readArray(cf, secPostTF+f, a, n, r.tf[f]); err != nil {
 			return false
 		}
 	}
-	return true
-}
-
-// termOK checks term t's postings (once).
-func (ix *Index) termOK(t int32) bool {
+	r.docLen = &ix.DocLen
+	if ix.checked == nil {
+		ix.checked = make([]bool, len(ix.postCRC))
+	}
 	if ix.checked[t] {
 		return true
 	}
-	if ix.postingsCRC(t) != ix.postCRC[t] {
+	crc := crc32.Update(0, castagnoli, leBytes(r.doc))
+	for f := range r.tf {
+		crc = crc32.Update(crc, castagnoli, leBytes(r.tf[f]))
+	}
+	if crc != ix.postCRC[t] {
 		return false
 	}
-	for _, d := range ix.PostDoc[ix.PostStart[t]:ix.PostStart[t+1]] {
+	for _, d := range r.doc {
 		if d < 0 || int(d) >= ix.N {
 			return false
 		}
 	}
 	ix.checked[t] = true
 	return true
+}
+
+// readArray reads n elements of section s from element a into dst's
+// storage (grown as needed).
+func readArray[T cacheInt](cf *cacheFile, s, a, n int, dst []T) ([]T, error) {
+	dst = slices.Grow(dst[:0], n)[:n]
+	if n == 0 {
+		return dst, nil
+	}
+	size := int(unsafe.Sizeof(dst[0]))
+	if littleEndian {
+		_, err := cf.file.ReadAt(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), n*size), cf.off[s]+int64(a*size))
+		return dst, err
+	}
+	b := make([]byte, n*size)
+	if _, err := cf.file.ReadAt(b, cf.off[s]+int64(a*size)); err != nil {
+		return dst, err
+	}
+	v, _ := viewOf[T](b)
+	return append(dst[:0], v...), nil
 }
 
 // writeSegment streams a segment file to a temporary file in the

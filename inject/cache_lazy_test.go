@@ -362,7 +362,7 @@ func TestIncrementalUpdate(t *testing.T) {
 		}
 		for i := 0; i < c.Len(); i++ {
 			line := string(appendLine(nil, c.Note(i)))
-			if got := int(c.tok.line[i]); got != 0 && got != cnt.Count(line) { // 0: a chunk no replaced segment had
+			if got := int(c.tok.lineOf(i)); got != 0 && got != cnt.Count(line) { // 0: a chunk no replaced segment had
 				t.Fatalf("%s: note %d counted %d, want %d", st.name, i, got, cnt.Count(line))
 			}
 		}
@@ -396,7 +396,7 @@ func TestUpdateKnownWordsNoTokenizer(t *testing.T) {
 	}
 	ref := o200k(t)
 	for i := 0; i < c.Len(); i++ {
-		if got, want := int(c.tok.line[i]), ref.Count(string(appendLine(nil, c.Note(i)))); got != want {
+		if got, want := int(c.tok.lineOf(i)), ref.Count(string(appendLine(nil, c.Note(i)))); got != want {
 			t.Fatalf("note %d: %d tokens, want %d: %q", i, got, want, appendLine(nil, c.Note(i)))
 		}
 	}

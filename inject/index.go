@@ -2,6 +2,7 @@ package inject
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"sort"
 	"strings"
@@ -16,7 +17,8 @@ const (
 )
 
 // Index is an inverted index over a corpus's notes, in compressed sparse
-// row form so it can be cached as flat arrays.
+// row form so it can be cached as flat arrays. An index joined from the
+// cache's segments has none of the arrays: it reads each segment's.
 type Index struct {
 	An        Analyzer
 	Terms     map[string]int32  // term → id; nil when read from the cache (see lookup)
@@ -35,17 +37,19 @@ type Index struct {
 
 	total   [nFields]uint64 // field lengths summed over the notes
 	postCRC []uint32        // from a segment: CRC-32C of each term's postings
-	checked []bool          // terms whose postings readable checked
+	checked []bool          // terms whose postings readRun checked
 	keep    *cacheFile      // the mapping the arrays view
 
-	// From the cache's segments (joinIndexes): each segment's index, the
-	// terms looked up so far (-1: in no segment) with, by id, where each
-	// segment has them and their document frequency, and, once a ranking
-	// reads them (span), their postings joined into PostDoc and PostTF.
+	// From the cache's segments (joinIndexes): each segment's index, read
+	// in place, and the terms looked up so far (-1: in no segment) with,
+	// by id, their id in each segment and their document frequency (the
+	// sum of the segments'). A ranking reads each segment's postings where
+	// they are (runs); nothing is joined.
 	parts   []indexPart
 	joined  map[string]int32
 	jterms  []joinedTerm
-	corrupt bool // a segment's postings failed their check
+	buf     run  // the buffers runs reads a segment's postings into
+	corrupt bool // a term's postings failed their check
 }
 
 // indexPart is one segment's index and the number of its first note.
@@ -55,12 +59,20 @@ type indexPart struct {
 }
 
 // joinedTerm is a term of a joined index: its id in each segment (-1:
-// none), its document frequency, and its postings' span once joined.
+// none) and its document frequency.
 type joinedTerm struct {
-	local      []int32
-	df         int
-	a, b       int32
-	postingsIn bool
+	local []int32
+	df    int
+}
+
+// run is part of a term's postings, in memory: their notes, numbered
+// from base in the corpus, each field's frequencies, and the field
+// lengths of the notes by those numbers.
+type run struct {
+	doc    []int32
+	tf     [nFields][]uint16
+	docLen *[nFields][]uint16
+	base   int32
 }
 
 // lookup returns the id of a term.
@@ -99,54 +111,42 @@ func (ix *Index) resolve(w string) (int32, bool) {
 	return id, true
 }
 
-// span returns term t's postings: [a, b) in PostDoc and PostTF. A joined
-// index joins them from every segment (each checked) on first use; a term
-// whose postings fail their check is empty and marks the index corrupt
-// (readable, rank).
-func (ix *Index) span(t int32) (a, b int32) {
-	if ix.parts == nil {
-		return ix.PostStart[t], ix.PostStart[t+1]
-	}
-	jt := &ix.jterms[t]
-	if jt.postingsIn {
-		return jt.a, jt.b
-	}
-	jt.postingsIn = true
-	jt.a = int32(len(ix.PostDoc))
-	for k, p := range ix.parts {
-		lt := jt.local[k]
-		if lt < 0 {
-			continue
-		}
-		if p.ix.checked == nil {
-			p.ix.checked = make([]bool, len(p.ix.postCRC))
-		}
-		if !p.ix.termOK(lt) {
-			ix.corrupt = true
-			ix.PostDoc = ix.PostDoc[:jt.a]
-			for f := range ix.PostTF {
-				ix.PostTF[f] = ix.PostTF[f][:jt.a]
+// runs yields term t's postings: one run, or for a joined index one per
+// segment that has the term, in note order. A segment's are read into a
+// buffer that the next run reuses (Index.readRun); a run that fails its
+// check is skipped and marks the index corrupt (rank then reads the
+// Markdown).
+func (ix *Index) runs(t int32) iter.Seq[run] {
+	return func(yield func(run) bool) {
+		if ix.parts == nil {
+			r := run{doc: ix.PostDoc[ix.PostStart[t]:ix.PostStart[t+1]], docLen: &ix.DocLen}
+			for f := range r.tf {
+				r.tf[f] = ix.PostTF[f][ix.PostStart[t]:ix.PostStart[t+1]]
 			}
-			jt.b = jt.a
-			return jt.a, jt.b
+			yield(r)
+			return
 		}
-		x, y := p.ix.PostStart[lt], p.ix.PostStart[lt+1]
-		for _, d := range p.ix.PostDoc[x:y] {
-			ix.PostDoc = append(ix.PostDoc, d+p.start)
-		}
-		for f := range ix.PostTF {
-			ix.PostTF[f] = append(ix.PostTF[f], p.ix.PostTF[f][x:y]...)
+		for k, lt := range ix.jterms[t].local {
+			if lt < 0 {
+				continue
+			}
+			p := ix.parts[k]
+			if !p.ix.readRun(lt, &ix.buf) {
+				ix.corrupt = true
+				continue
+			}
+			ix.buf.base = p.start
+			if !yield(ix.buf) {
+				return
+			}
 		}
 	}
-	jt.b = int32(len(ix.PostDoc))
-	return jt.a, jt.b
 }
 
 // joinIndexes joins the segments' indexes (starts: each one's first
-// note): the field lengths are concatenated and the statistics BM25 needs
-// (notes, average field lengths) summed from theirs; the postings are
-// joined term by term as rankings read them. All must be for one
-// analyzer.
+// note): the statistics BM25 needs (notes, average field lengths) are
+// summed from theirs; postings and field lengths are read from each
+// segment in place (runs). All must be for one analyzer.
 func joinIndexes(parts []indexPart) (*Index, bool) {
 	ix := &Index{parts: parts, joined: map[string]int32{}}
 	for k, p := range parts {
@@ -160,11 +160,7 @@ func joinIndexes(parts []indexPart) (*Index, bool) {
 			ix.total[f] += p.ix.total[f]
 		}
 	}
-	for f := range ix.DocLen {
-		ix.DocLen[f] = make([]uint16, 0, ix.N)
-		for _, p := range parts {
-			ix.DocLen[f] = append(ix.DocLen[f], p.ix.DocLen[f]...)
-		}
+	for f := range ix.AvgLen {
 		if ix.N > 0 {
 			ix.AvgLen[f] = float64(ix.total[f]) / float64(ix.N)
 		}
@@ -448,19 +444,11 @@ func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i 
 			ok[d] = eligible(d)
 		}
 	}
-	if !ix.readable(q) {
-		c.fallback() // the cache is corrupt: rank again on the Markdown
-		return c.rank(p, task, tags, eligible)
-	}
 	scores := make([]float64, ix.N)
 	ix.score(p, q, scores)
 	if p.FbDocs > 0 && p.FbTerms > 0 && p.FbWeight > 0 {
 		top := topHits(scores, ok, p.FbDocs)
 		if exp := c.expand(ix, p, q, top); len(exp) > 0 {
-			if !ix.readable(exp) {
-				c.fallback()
-				return c.rank(p, task, tags, eligible)
-			}
 			clear(scores)
 			ix.score(p, exp, scores)
 		}
@@ -477,8 +465,8 @@ func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i 
 	if p.Entities > 0 {
 		ix.boostEntities(task, p.Entities, scores)
 	}
-	if ix.corrupt { // found by a lookup after the query's terms were checked
-		c.fallback()
+	if ix.corrupt { // a term's postings in the cache failed their check
+		c.fallback() // rank again on the Markdown
 		return c.rank(p, task, tags, eligible)
 	}
 	return &ranking{hits: positive(scores, ok)}
@@ -568,26 +556,27 @@ func positive(scores []float64, ok []bool) []Hit {
 func (ix *Index) score(p RankParams, q []qterm, scores []float64) {
 	for _, qt := range q {
 		idf := ix.idf(qt.id) * qt.w
-		a, b := ix.span(qt.id)
-		for k := a; k < b; k++ {
-			d := ix.PostDoc[k]
-			tf := 0.0
-			for f := 0; f < nFields; f++ {
-				if p.W[f] == 0 {
-					continue
+		for r := range ix.runs(qt.id) {
+			sc := scores[r.base:]
+			for k, d := range r.doc {
+				tf := 0.0
+				for f := 0; f < nFields; f++ {
+					if p.W[f] == 0 {
+						continue
+					}
+					x := r.tf[f][k]
+					if x == 0 {
+						continue
+					}
+					l := 1.0
+					if ix.AvgLen[f] > 0 {
+						l = 1 - p.B[f] + p.B[f]*float64(r.docLen[f][d])/ix.AvgLen[f]
+					}
+					tf += p.W[f] * float64(x) / l
 				}
-				x := ix.PostTF[f][k]
-				if x == 0 {
-					continue
+				if tf > 0 {
+					sc[d] += idf * tf / (p.K1 + tf)
 				}
-				l := 1.0
-				if ix.AvgLen[f] > 0 {
-					l = 1 - p.B[f] + p.B[f]*float64(ix.DocLen[f][d])/ix.AvgLen[f]
-				}
-				tf += p.W[f] * float64(x) / l
-			}
-			if tf > 0 {
-				scores[d] += idf * tf / (p.K1 + tf)
 			}
 		}
 	}

@@ -14,65 +14,74 @@ import (
 )
 
 // lazyNotes are a corpus's notes read in place from the mapped segment
-// files of the index cache, one part per segment: the columns a ranking
-// scans (flags, session numbers; dates once first needed) joined into one
-// array each, and the records and ids decoded from their segment only for
-// the notes a query looks at.
+// files of the index cache, one part per segment, nothing joined: the
+// columns a ranking scans (flags, session numbers, dates) are read from
+// the part holding a note, and the records and ids decoded from it only
+// for the notes a query looks at.
 type lazyNotes struct {
-	parts        []*segNotes
-	start        []int // the first note of each part, then n
-	n            int
-	files        []fileRange
-	flags        []uint8
-	session      []uint32
-	cSec, uSec   []int64
-	cNsec, uNsec []uint32
-	datesChecked int8 // 0: not yet, 1: good, -1: corrupt
-	dups         []int32
+	parts []*segNotes
+	start []int    // the first note of each part, then n
+	sbase []uint32 // added to each part's session numbers, so they are distinct across parts
+	cur   int      // the part the last note looked up was in
+	n     int
+	dups  []int32
 
 	// For the fallback to the Markdown.
 	ctx context.Context
 	dir string
 }
 
-// part returns the segment holding note i and the note's number in it.
-func (lz *lazyNotes) part(i int) (*segNotes, int) {
-	k := sort.Search(len(lz.parts), func(k int) bool { return lz.start[k+1] > i })
-	return lz.parts[k], i - lz.start[k]
+// part returns the part holding note i and the note's number in it.
+// Notes are mostly looked up in order: the last part found is tried
+// first.
+func (lz *lazyNotes) part(i int) (int, int) {
+	k := lz.cur
+	if i < lz.start[k] || i >= lz.start[k+1] {
+		k = sort.Search(len(lz.parts), func(k int) bool { return lz.start[k+1] > i })
+		lz.cur = k
+	}
+	return k, i - lz.start[k]
 }
 
 // note decodes note i, or returns nil if its record is corrupt.
 func (lz *lazyNotes) note(i int) *Note {
-	p, k := lz.part(i)
-	return p.note(k)
+	k, j := lz.part(i)
+	return lz.parts[k].note(j)
 }
 
 // id returns note i's id (see segNotes.id).
 func (lz *lazyNotes) id(i int) (string, bool) {
-	p, k := lz.part(i)
-	return p.id(k)
+	k, j := lz.part(i)
+	return lz.parts[k].id(j)
 }
 
-// datesOK checks every segment's date columns on first use and joins
-// them.
-func (lz *lazyNotes) datesOK() bool {
-	if lz.datesChecked != 0 {
-		return lz.datesChecked > 0
+// flags returns note i's flags.
+func (lz *lazyNotes) flags(i int) uint8 {
+	k, j := lz.part(i)
+	return lz.parts[k].flags[j]
+}
+
+// session returns note i's session number: 0 without a creation date.
+func (lz *lazyNotes) session(i int) uint32 {
+	k, j := lz.part(i)
+	if s := lz.parts[k].session[j]; s != 0 {
+		return s + lz.sbase[k]
 	}
-	lz.datesChecked = -1
-	for _, p := range lz.parts {
-		if !p.datesOK() {
-			return false
-		}
+	return 0
+}
+
+// date returns note i's Date, or false if its part's dates are corrupt
+// (each part's checked on first use).
+func (lz *lazyNotes) date(i int) (time.Time, bool) {
+	k, j := lz.part(i)
+	p := lz.parts[k]
+	if !p.datesOK() {
+		return time.Time{}, false
 	}
-	lz.cSec, lz.uSec = make([]int64, 0, lz.n), make([]int64, 0, lz.n)
-	lz.cNsec, lz.uNsec = make([]uint32, 0, lz.n), make([]uint32, 0, lz.n)
-	for _, p := range lz.parts {
-		lz.cSec, lz.uSec = append(lz.cSec, p.cSec...), append(lz.uSec, p.uSec...)
-		lz.cNsec, lz.uNsec = append(lz.cNsec, p.cNsec...), append(lz.uNsec, p.uNsec...)
+	if p.uSec[j] != zeroSec || p.uNsec[j] != 0 {
+		return unixTime(p.uSec[j], p.uNsec[j]), true
 	}
-	lz.datesChecked = 1
-	return true
+	return unixTime(p.cSec[j], p.cNsec[j]), true
 }
 
 // segNotes are one segment's notes, numbered from 0, viewed in its
@@ -80,7 +89,6 @@ func (lz *lazyNotes) datesOK() bool {
 type segNotes struct {
 	f            *cacheFile
 	n            int
-	files        []fileRange
 	flags        []uint8
 	cSec, uSec   []int64
 	cNsec, uNsec []uint32
@@ -200,7 +208,7 @@ func (c *Corpus) id(i int) string {
 // flags returns note i's flags (noteMeta).
 func (c *Corpus) flags(i int) uint8 {
 	if c.lz != nil {
-		return c.lz.flags[i]
+		return c.lz.flags(i)
 	}
 	return flagsOf(&c.notes[i])
 }
@@ -208,7 +216,7 @@ func (c *Corpus) flags(i int) uint8 {
 // place returns note i's place.
 func (c *Corpus) place(i int) mdmem.Place {
 	if c.lz != nil {
-		if k := c.lz.flags[i] & nfPlace; k > 0 && int(k) < len(placeCodes) {
+		if k := c.lz.flags(i) & nfPlace; k > 0 && int(k) < len(placeCodes) {
 			return placeCodes[k]
 		}
 	}
@@ -218,7 +226,7 @@ func (c *Corpus) place(i int) mdmem.Place {
 // hasCreated reports whether note i has a creation date.
 func (c *Corpus) hasCreated(i int) bool {
 	if c.lz != nil {
-		return c.lz.session[i] != 0
+		return c.lz.session(i) != 0
 	}
 	return !c.notes[i].Created.IsZero()
 }
@@ -227,7 +235,8 @@ func (c *Corpus) hasCreated(i int) bool {
 // in one file with one creation time.
 func (c *Corpus) sameSession(a, b int) bool {
 	if lz := c.lz; lz != nil {
-		return lz.session[a] != 0 && lz.session[a] == lz.session[b]
+		s := lz.session(a)
+		return s != 0 && s == lz.session(b)
 	}
 	x, y := &c.notes[a], &c.notes[b]
 	return !x.Created.IsZero() && x.File == y.File && x.Created.Equal(y.Created)
@@ -235,14 +244,11 @@ func (c *Corpus) sameSession(a, b int) bool {
 
 // date returns note i's Date.
 func (c *Corpus) date(i int) time.Time {
-	if lz := c.lz; lz != nil && !lz.datesOK() {
-		c.fallback()
-	}
 	if lz := c.lz; lz != nil {
-		if lz.uSec[i] != zeroSec || lz.uNsec[i] != 0 {
-			return unixTime(lz.uSec[i], lz.uNsec[i])
+		if t, ok := lz.date(i); ok {
+			return t
 		}
-		return unixTime(lz.cSec[i], lz.cNsec[i])
+		c.fallback()
 	}
 	return c.notes[i].Date()
 }

@@ -572,31 +572,22 @@ func (l *segmentLoad) removeUnused(old, m *manifest) {
 	}
 }
 
-// joinSegments makes one corpus of the segments in order: the columns a
-// ranking scans joined, session numbers made distinct across segments,
-// the indexes joined (joinIndexes), the token counts joined when every
-// segment has them for one tokenizer. dups are the manifest's notes with
-// a shared id, or nil to find them.
+// joinSegments makes one corpus of the segments in order, read in place:
+// the notes' parts (lazyNotes) with session numbers made distinct across
+// segments, the indexes joined (joinIndexes), the token tables joined
+// when every segment has one for one tokenizer. Nothing per note is
+// copied. dups are the manifest's notes with a shared id, or nil to find
+// them.
 func joinSegments(ctx context.Context, dir string, segs []*segment, dups []int32) (*Corpus, error) {
 	lz := &lazyNotes{ctx: ctx, dir: dir, start: []int{0}}
 	var parts []indexPart
 	base := uint32(0)
 	for _, sg := range segs {
-		p := sg.notes
-		lz.parts = append(lz.parts, p)
-		for _, f := range p.files {
-			lz.files = append(lz.files, fileRange{Path: f.Path, Start: f.Start + lz.n, Count: f.Count})
-		}
-		lz.flags = append(lz.flags, p.flags...)
-		for _, s := range p.session {
-			if s != 0 {
-				s += base
-			}
-			lz.session = append(lz.session, s)
-		}
+		lz.parts = append(lz.parts, sg.notes)
+		lz.sbase = append(lz.sbase, base)
 		base += sg.sessions
 		parts = append(parts, indexPart{ix: sg.ix, start: int32(lz.n)})
-		lz.n += p.n
+		lz.n += sg.notes.n
 		lz.start = append(lz.start, lz.n)
 	}
 	ix, ok := joinIndexes(parts)
@@ -620,7 +611,7 @@ func joinSegments(ctx context.Context, dir string, segs []*segment, dups []int32
 		}
 	}
 	lz.dups = dups
-	c := &Corpus{lz: lz, tok: joinTokens(segs)}
+	c := &Corpus{lz: lz, tok: joinTokens(segs, lz.start)}
 	for _, sg := range segs {
 		c.Topics = append(c.Topics, sg.topics...)
 	}
@@ -629,9 +620,10 @@ func joinSegments(ctx context.Context, dir string, segs []*segment, dups []int32
 	return c, ctx.Err()
 }
 
-// joinTokens joins the segments' token tables: nil unless all have one
-// for the same tokenizer.
-func joinTokens(segs []*segment) *tokTable {
+// joinTokens joins the segments' token tables (start: each one's first
+// note, then the number of notes), their per-note counts read from each
+// in place: nil unless all have one for the same tokenizer.
+func joinTokens(segs []*segment, start []int) *tokTable {
 	var t *tokTable
 	for _, sg := range segs {
 		st := sg.tok
@@ -639,13 +631,12 @@ func joinTokens(segs []*segment) *tokTable {
 			return nil
 		}
 		if t == nil {
-			t = &tokTable{name: st.name, consts: map[string]int{}, digits: st.digits}
+			t = &tokTable{name: st.name, consts: map[string]int{}, digits: st.digits, start: start}
 		}
 		for s, k := range st.consts {
 			t.consts[s] = k
 		}
-		t.line = append(t.line, st.line...)
-		t.ref = append(t.ref, st.ref...)
+		t.parts = append(t.parts, st)
 	}
 	return t
 }
