@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -48,7 +49,7 @@ import (
 const IndexCacheFile = CacheDir + "/index.bin"
 
 const (
-	cacheMagic  = "memctl-segmt-v5\n"
+	cacheMagic  = "memctl-segmt-v6\n"
 	cacheHeader = 32 // magic (16), file size (8), directory offset (8)
 )
 
@@ -75,6 +76,8 @@ const (
 	secRecs                             // note records (varint)
 	secIDOff                            // []uint32, notes+1: offsets in secIDs
 	secIDs                              // the notes' ids
+	secIDHash                           // []uint64 per note with an id: the ids' hashes (idHash), sorted
+	secIDNote                           // []int32, aligned with secIDHash: the note of each
 	secIndex                            // analyzer key, notes, field length totals (varint)
 	secDocLen                           // nFields × []uint16 per note
 	secTermOff     = iota + nFields - 1 // []int32, terms+1: sorted terms as offsets in secTermBlob (after the nFields secDocLen)
@@ -98,7 +101,7 @@ func perItem(s int) bool {
 // records and postings each on its own).
 func lazySec(s int) bool {
 	return s == secTokPieces || s >= secCreatedSec && s <= secUpdatedNsec || s == secRecOff || s == secRecCRC || s == secRecs ||
-		s == secIDOff || s == secIDs || s >= secPostDoc
+		s == secIDOff || s == secIDs || s == secIDHash || s == secIDNote || s >= secPostDoc
 }
 
 // Flags of a note (secFlags): its place in the low bits, then which of
@@ -559,6 +562,34 @@ func (w *cacheWriter) writeIDs(s *cacheSource) {
 	}
 	w.end(secIDs)
 	writeArray(w, secIDOff, idOff)
+	type hashed struct {
+		h    uint64
+		note int32
+	}
+	var hs []hashed
+	for i := 0; i < s.n; i++ {
+		if id := s.id(i); id != "" {
+			hs = append(hs, hashed{idHash(id), int32(i)})
+		}
+	}
+	slices.SortFunc(hs, func(a, b hashed) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.note, b.note)) })
+	hash, note := make([]uint64, len(hs)), make([]int32, len(hs))
+	for k, x := range hs {
+		hash[k], note[k] = x.h, x.note
+	}
+	writeArray(w, secIDHash, hash)
+	writeArray(w, secIDNote, note)
+}
+
+// idHash is the 64-bit FNV-1a hash of an id: a segment's ids sorted by
+// it let duplicate ids across segments be found by merging (sharedIDs).
+func idHash(id string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(id); i++ {
+		h ^= uint64(id[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // writeIndex writes the index's header (analyzer, notes, field length
@@ -1036,6 +1067,8 @@ func (cf *cacheFile) segment() (*segment, error) {
 	view(&lz.recOff, secRecOff, n+1)
 	view(&lz.recCRC, secRecCRC, n)
 	view(&lz.idOff, secIDOff, n+1)
+	view(&lz.idHash, secIDHash, -1)
+	view(&lz.idNote, secIDNote, len(lz.idHash))
 	if !ok {
 		return nil, errCorrupt
 	}
@@ -1043,11 +1076,7 @@ func (cf *cacheFile) segment() (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	sg := &segment{key: key, notes: lz, topics: topics, tok: tok, ix: ix}
-	for _, x := range lz.session {
-		sg.sessions = max(sg.sessions, x)
-	}
-	return sg, nil
+	return &segment{key: key, notes: lz, topics: topics, tok: tok, ix: ix}, nil
 }
 
 // valid checks the index's dictionary and array lengths against each

@@ -680,12 +680,50 @@ func (c *Corpus) expand(ix *Index, p RankParams, q []qterm, top []Hit) []qterm {
 
 // smoothNeighbors adds a share of the better adjacent note's score to each
 // note, when the neighbour is in the same file and has the same creation
-// date (notes written from one session tend to be needed together).
+// date (notes written from one session tend to be needed together). A
+// corpus read from the cache is smoothed segment by segment: notes of
+// different segments are in different files.
 func (c *Corpus) smoothNeighbors(scores []float64, mu float64) []float64 {
 	out := make([]float64, len(scores))
 	copy(out, scores)
+	if lz := c.lz; lz != nil {
+		for k, p := range lz.parts {
+			a, b := lz.start[k], lz.start[k+1]
+			smooth(scores[a:b], out[a:b], mu, segSessions(p.session))
+		}
+		return out
+	}
+	smooth(scores, out, mu, noteSessions(c.notes))
+	return out
+}
+
+// sessions tell which notes have a creation date and which share a
+// session (file and creation time).
+type sessions interface {
+	has(d int) bool
+	same(a, b int) bool // a has a creation date and b the same session
+}
+
+// segSessions are a segment's session numbers (0: no creation date).
+type segSessions []uint32
+
+func (s segSessions) has(d int) bool     { return s[d] != 0 }
+func (s segSessions) same(a, b int) bool { return s[a] != 0 && s[a] == s[b] }
+
+// noteSessions are the sessions of notes parsed from the Markdown.
+type noteSessions []Note
+
+func (s noteSessions) has(d int) bool { return !s[d].Created.IsZero() }
+func (s noteSessions) same(a, b int) bool {
+	x, y := &s[a], &s[b]
+	return !x.Created.IsZero() && x.File == y.File && x.Created.Equal(y.Created)
+}
+
+// smooth adds to out the share mu of the better session neighbour's
+// score within NeighborWindow, decayed by distance.
+func smooth[S sessions](scores, out []float64, mu float64, s S) {
 	for d := range scores {
-		if !c.hasCreated(d) {
+		if !s.has(d) {
 			continue
 		}
 		best := 0.0
@@ -695,14 +733,13 @@ func (c *Corpus) smoothNeighbors(scores []float64, mu float64) []float64 {
 				if nb < 0 || nb >= len(scores) || scores[nb]*decay <= best {
 					continue
 				}
-				if c.sameSession(d, nb) {
+				if s.same(d, nb) {
 					best = scores[nb] * decay
 				}
 			}
 		}
 		out[d] += mu * best
 	}
-	return out
 }
 
 // NeighborWindow is how far (in entries) session-neighbour smoothing looks.

@@ -5,6 +5,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,9 +21,8 @@ import (
 // for the notes a query looks at.
 type lazyNotes struct {
 	parts []*segNotes
-	start []int    // the first note of each part, then n
-	sbase []uint32 // added to each part's session numbers, so they are distinct across parts
-	cur   int      // the part the last note looked up was in
+	start []int // the first note of each part, then n
+	cur   int   // the part the last note looked up was in
 	n     int
 	dups  []int32
 
@@ -35,11 +35,15 @@ type lazyNotes struct {
 // Notes are mostly looked up in order: the last part found is tried
 // first.
 func (lz *lazyNotes) part(i int) (int, int) {
-	k := lz.cur
-	if i < lz.start[k] || i >= lz.start[k+1] {
-		k = sort.Search(len(lz.parts), func(k int) bool { return lz.start[k+1] > i })
-		lz.cur = k
+	if k := lz.cur; i >= lz.start[k] && i < lz.start[k+1] {
+		return k, i - lz.start[k]
 	}
+	return lz.find(i)
+}
+
+func (lz *lazyNotes) find(i int) (int, int) {
+	k := sort.Search(len(lz.parts), func(k int) bool { return lz.start[k+1] > i })
+	lz.cur = k
 	return k, i - lz.start[k]
 }
 
@@ -59,15 +63,6 @@ func (lz *lazyNotes) id(i int) (string, bool) {
 func (lz *lazyNotes) flags(i int) uint8 {
 	k, j := lz.part(i)
 	return lz.parts[k].flags[j]
-}
-
-// session returns note i's session number: 0 without a creation date.
-func (lz *lazyNotes) session(i int) uint32 {
-	k, j := lz.part(i)
-	if s := lz.parts[k].session[j]; s != 0 {
-		return s + lz.sbase[k]
-	}
-	return 0
 }
 
 // date returns note i's Date, or false if its part's dates are corrupt
@@ -98,7 +93,9 @@ type segNotes struct {
 	recsLen      uint64
 	idOff        []uint32
 	ids          []byte
-	idsChecked   int8 // 0: not yet, 1: good, -1: corrupt
+	idHash       []uint64 // sorted, of the notes with an id
+	idNote       []int32  // the note of each idHash
+	idsChecked   int8     // 0: not yet, 1: good, -1: corrupt
 	datesChecked int8
 	memo         map[int32]*Note
 }
@@ -146,6 +143,84 @@ func (lz *segNotes) id(i int) (string, bool) {
 		return "", false
 	}
 	return bytesView(lz.ids[lz.idOff[i]:lz.idOff[i+1]]), true
+}
+
+// idHashesOK checks the id hashes (once per call: they are read only
+// when an update finds the shared ids again).
+func (lz *segNotes) idHashesOK() bool {
+	if !lz.f.verify(secIDHash) || !lz.f.verify(secIDNote) || len(lz.idNote) != len(lz.idHash) {
+		return false
+	}
+	for k, d := range lz.idNote {
+		if d < 0 || int(d) >= lz.n || k > 0 && lz.idHash[k] < lz.idHash[k-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// sharedIDs lists, in file order, the notes whose id another note has
+// too, from each part's sorted id hashes: merging them finds the notes
+// whose hashes are equal, and their ids decide. It reads no id of a note
+// whose hash no other note has. False if a part is corrupt.
+func (lz *lazyNotes) sharedIDs() ([]int32, bool) {
+	pos := make([]int, len(lz.parts))
+	next := func(k int) uint64 { return lz.parts[k].idHash[pos[k]] }
+	var h []int // the parts with hashes left: a min-heap on their next hash
+	for k, p := range lz.parts {
+		if !p.idHashesOK() {
+			return nil, false
+		}
+		if len(p.idHash) > 0 {
+			h = append(h, k)
+		}
+	}
+	down := func(i int) {
+		for {
+			m := i
+			if l := 2*i + 1; l < len(h) && next(h[l]) < next(h[m]) {
+				m = l
+			}
+			if r := 2*i + 2; r < len(h) && next(h[r]) < next(h[m]) {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	var out, group []int32
+	bad := false
+	for len(h) > 0 {
+		x := next(h[0])
+		group = group[:0]
+		for len(h) > 0 && next(h[0]) == x {
+			k := h[0]
+			group = append(group, int32(lz.start[k])+lz.parts[k].idNote[pos[k]])
+			if pos[k]++; pos[k] == len(lz.parts[k].idHash) {
+				h[0] = h[len(h)-1]
+				h = h[:len(h)-1]
+			}
+			down(0)
+		}
+		if len(group) < 2 {
+			continue
+		}
+		for _, j := range sharedIDs(len(group), func(i int) string {
+			id, ok := lz.id(int(group[i]))
+			bad = bad || !ok
+			return id
+		}) {
+			out = append(out, group[j])
+		}
+	}
+	slices.Sort(out)
+	return out, !bad
 }
 
 // bytesView returns b as a string without copying: b must not change
@@ -221,25 +296,6 @@ func (c *Corpus) place(i int) mdmem.Place {
 		}
 	}
 	return c.Note(i).Place
-}
-
-// hasCreated reports whether note i has a creation date.
-func (c *Corpus) hasCreated(i int) bool {
-	if c.lz != nil {
-		return c.lz.session(i) != 0
-	}
-	return !c.notes[i].Created.IsZero()
-}
-
-// sameSession reports whether notes a and b have a creation date and are
-// in one file with one creation time.
-func (c *Corpus) sameSession(a, b int) bool {
-	if lz := c.lz; lz != nil {
-		s := lz.session(a)
-		return s != 0 && s == lz.session(b)
-	}
-	x, y := &c.notes[a], &c.notes[b]
-	return !x.Created.IsZero() && x.File == y.File && x.Created.Equal(y.Created)
 }
 
 // date returns note i's Date.

@@ -38,8 +38,9 @@ func segmentName() string {
 
 // segmentTarget: consecutive changed files are packed into one segment
 // until it holds this much Markdown, so that many small topic files do
-// not each cost a file open on every read.
-const segmentTarget = 256 << 10
+// not each cost a file open on every read. (A variable: tests give each
+// file a segment of its own.)
+var segmentTarget int64 = 256 << 10
 
 // manifestMagic starts the manifest, with the format version.
 const manifestMagic = "memctl-index-v5\n"
@@ -212,13 +213,12 @@ func readManifest(dir string) *manifest {
 // segment is one segment file read in place: its files' keys, notes,
 // topics, token counts and index, its notes numbered from 0.
 type segment struct {
-	name     string
-	key      []fileKey
-	notes    *segNotes
-	topics   []TopicInfo
-	tok      *tokTable
-	ix       *Index
-	sessions uint32 // the largest session number
+	name   string
+	key    []fileKey
+	notes  *segNotes
+	topics []TopicInfo
+	tok    *tokTable
+	ix     *Index
 }
 
 // loadSegment opens a segment and checks it was built for keys (and, when
@@ -573,19 +573,15 @@ func (l *segmentLoad) removeUnused(old, m *manifest) {
 }
 
 // joinSegments makes one corpus of the segments in order, read in place:
-// the notes' parts (lazyNotes) with session numbers made distinct across
-// segments, the indexes joined (joinIndexes), the token tables joined
+// the notes' parts (lazyNotes), the indexes joined (joinIndexes), the token tables joined
 // when every segment has one for one tokenizer. Nothing per note is
 // copied. dups are the manifest's notes with a shared id, or nil to find
 // them.
 func joinSegments(ctx context.Context, dir string, segs []*segment, dups []int32) (*Corpus, error) {
 	lz := &lazyNotes{ctx: ctx, dir: dir, start: []int{0}}
 	var parts []indexPart
-	base := uint32(0)
 	for _, sg := range segs {
 		lz.parts = append(lz.parts, sg.notes)
-		lz.sbase = append(lz.sbase, base)
-		base += sg.sessions
 		parts = append(parts, indexPart{ix: sg.ix, start: int32(lz.n)})
 		lz.n += sg.notes.n
 		lz.start = append(lz.start, lz.n)
@@ -595,13 +591,8 @@ func joinSegments(ctx context.Context, dir string, segs []*segment, dups []int32
 		return nil, errCorrupt
 	}
 	if dups == nil {
-		var bad bool
-		dups = sharedIDs(lz.n, func(i int) string {
-			id, ok := lz.id(i)
-			bad = bad || !ok
-			return id
-		})
-		if bad {
+		var ok bool
+		if dups, ok = lz.sharedIDs(); !ok {
 			return nil, errCorrupt
 		}
 	}

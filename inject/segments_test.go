@@ -118,7 +118,7 @@ func bigTopics(rng *rand.Rand, n int) map[string]string {
 	for f := 0; f < n; f++ {
 		var b strings.Builder
 		b.WriteString("# Topic\n\n")
-		for i := 0; b.Len() < segmentTarget+1024; i++ {
+		for i := 0; int64(b.Len()) < segmentTarget+1024; i++ {
 			fmt.Fprintf(&b, "- [fact-%d%05d] %s %s note %d about %s (session · 2025-0%d-1%d)\n", f+1, i,
 				words[rng.Intn(len(words))], words[rng.Intn(len(words))], i, words[rng.Intn(len(words))], 1+i%9, i%10)
 		}
@@ -421,5 +421,70 @@ func TestRacyHashRecordedOnce(t *testing.T) {
 	}
 	if fi2, _ := os.Stat(p); !fi2.ModTime().Equal(fi1.ModTime()) || !os.SameFile(fi1, fi2) {
 		t.Fatal("a fresh cache was written again")
+	}
+}
+
+// TestRandomEditsManySegments: with a segment per file, random edits that
+// add, change and remove notes with ids shared within and across files
+// give the same output as --no-cache, the same notes with a shared id
+// (found by merging the segments' id hashes) and the same postings.
+func TestRandomEditsManySegments(t *testing.T) {
+	defer func(n int64) { segmentTarget = n }(segmentTarget)
+	segmentTarget = 1
+	rng := rand.New(rand.NewSource(29))
+	ctx := context.Background()
+	dir := writeMem(t, lazyFiles(rng, 6, 30))
+	cnt := o200k(t)
+	words := strings.Fields("order cache redis report api slow index mysql deploy kafka")
+	line := func() string {
+		return fmt.Sprintf("- [fact-%d] %s %s (session · 2025-0%d-0%d)\n", 7000+rng.Intn(25),
+			words[rng.Intn(len(words))], words[rng.Intn(len(words))], 1+rng.Intn(9), 1+rng.Intn(9))
+	}
+	for round := 0; round < 25; round++ {
+		if _, err := LoadCorpusFor(ctx, dir, true, cnt); err != nil {
+			t.Fatal(err)
+		}
+		ts, _ := filepath.Glob(filepath.Join(dir, "topics", "*.md"))
+		p := ts[rng.Intn(len(ts))]
+		if round%5 == 4 {
+			p = filepath.Join(dir, "topics", fmt.Sprintf("new-%d.md", round))
+			os.WriteFile(p, []byte("# New\n\n"), 0o644)
+		}
+		b, _ := os.ReadFile(p)
+		lines := strings.SplitAfter(string(b), "\n")
+		for e := 0; e < 3; e++ {
+			k := rng.Intn(len(lines))
+			switch rng.Intn(3) {
+			case 0:
+				lines[k] = line()
+			case 1:
+				lines = append(lines[:k], append([]string{line()}, lines[k:]...)...)
+			default:
+				lines = append(lines[:k], lines[k+1:]...)
+			}
+		}
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := LoadCorpusFor(ctx, dir, true, cnt)
+		if err != nil || c.lz == nil {
+			t.Fatalf("round %d: not read from the cache: %v", round, err)
+		}
+		if len(c.lz.parts) < len(ts) {
+			t.Fatalf("round %d: %d segments for %d topic files", round, len(c.lz.parts), len(ts))
+		}
+		plain, err := LoadCorpus(ctx, dir, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := c.sharedIDs(), plain.sharedIDs(); !slices.Equal(got, want) {
+			t.Fatalf("round %d: shared ids %v, want %v", round, got, want)
+		}
+		if again, err := loadCached(ctx, dir); err != nil || again == nil || !slices.Equal(again.sharedIDs(), plain.sharedIDs()) {
+			t.Fatalf("round %d: the manifest's shared ids differ (%v)", round, err)
+		}
+		name := fmt.Sprint("round ", round)
+		samePostings(t, name, c.Index(Rankers[DefaultRanker].An), plain.Index(Rankers[DefaultRanker].An))
+		sameOutput(t, name, c, plain, lazyInjects(t, rng, 3))
 	}
 }
