@@ -124,6 +124,23 @@ func (lz *segNotes) note(i int) *Note {
 	return n
 }
 
+// records reads every note record of the segment (one read), each
+// checked against its CRC: note i's is [recOff[i], recOff[i+1]). False if
+// one fails.
+func (lz *segNotes) records() (string, bool) {
+	b := make([]byte, lz.recsLen)
+	if _, err := lz.f.file.ReadAt(b, lz.f.off[secRecs]); err != nil {
+		return "", false
+	}
+	for i := 0; i < lz.n; i++ {
+		a, e := lz.recOff[i], lz.recOff[i+1]
+		if a > e || e > lz.recsLen || crc32.Checksum(b[a:e], castagnoli) != lz.recCRC[i] {
+			return "", false
+		}
+	}
+	return bytesView(b), true
+}
+
 // id returns segment note i's id, viewed in the mapping (valid while the corpus
 // is), or false if the ids are corrupt.
 func (lz *segNotes) id(i int) (string, bool) {
@@ -164,24 +181,26 @@ func (lz *segNotes) idHashesOK() bool {
 // whose hashes are equal, and their ids decide. It reads no id of a note
 // whose hash no other note has. False if a part is corrupt.
 func (lz *lazyNotes) sharedIDs() ([]int32, bool) {
-	pos := make([]int, len(lz.parts))
-	next := func(k int) uint64 { return lz.parts[k].idHash[pos[k]] }
-	var h []int // the parts with hashes left: a min-heap on their next hash
+	type head struct {
+		h    uint64 // the part's next hash
+		k, i int    // the part, and the index of h in its hashes
+	}
+	var h []head // the parts with hashes left: a min-heap on their next hash
 	for k, p := range lz.parts {
 		if !p.idHashesOK() {
 			return nil, false
 		}
 		if len(p.idHash) > 0 {
-			h = append(h, k)
+			h = append(h, head{h: p.idHash[0], k: k})
 		}
 	}
 	down := func(i int) {
 		for {
 			m := i
-			if l := 2*i + 1; l < len(h) && next(h[l]) < next(h[m]) {
+			if l := 2*i + 1; l < len(h) && h[l].h < h[m].h {
 				m = l
 			}
-			if r := 2*i + 2; r < len(h) && next(h[r]) < next(h[m]) {
+			if r := 2*i + 2; r < len(h) && h[r].h < h[m].h {
 				m = r
 			}
 			if m == i {
@@ -194,15 +213,19 @@ func (lz *lazyNotes) sharedIDs() ([]int32, bool) {
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		down(i)
 	}
-	var out, group []int32
+	var out []int32
+	var group []head
 	bad := false
 	for len(h) > 0 {
-		x := next(h[0])
+		x := h[0].h
 		group = group[:0]
-		for len(h) > 0 && next(h[0]) == x {
-			k := h[0]
-			group = append(group, int32(lz.start[k])+lz.parts[k].idNote[pos[k]])
-			if pos[k]++; pos[k] == len(lz.parts[k].idHash) {
+		for len(h) > 0 && h[0].h == x {
+			t := &h[0]
+			group = append(group, *t)
+			p := lz.parts[t.k]
+			if t.i++; t.i < len(p.idHash) {
+				t.h = p.idHash[t.i]
+			} else {
 				h[0] = h[len(h)-1]
 				h = h[:len(h)-1]
 			}
@@ -211,12 +234,13 @@ func (lz *lazyNotes) sharedIDs() ([]int32, bool) {
 		if len(group) < 2 {
 			continue
 		}
+		note := func(i int) int32 { return int32(lz.start[group[i].k]) + lz.parts[group[i].k].idNote[group[i].i] }
 		for _, j := range sharedIDs(len(group), func(i int) string {
-			id, ok := lz.id(int(group[i]))
+			id, ok := lz.id(int(note(i)))
 			bad = bad || !ok
 			return id
 		}) {
-			out = append(out, group[j])
+			out = append(out, note(int(j)))
 		}
 	}
 	slices.Sort(out)

@@ -307,6 +307,7 @@ type segmentLoad struct {
 	hashes  [][]byte // per file: its content's hash, when known (checked or read)
 	changed bool     // a segment was written or dropped
 	prior   *tokTable
+	counted map[string]lineCount // the replaced segments' notes' counts, by their records
 }
 
 // keep finds the old manifest's segments that still hold their files as
@@ -386,6 +387,22 @@ func (l *segmentLoad) addPrior(sg *segment) {
 			l.prior.pieces[s] = k
 		}
 	}
+	recs, ok := sg.notes.records()
+	if !ok {
+		return
+	}
+	if l.counted == nil {
+		l.counted = map[string]lineCount{}
+	}
+	for i := 0; i < sg.notes.n && len(l.counted) < maxPieceMemo; i++ {
+		l.counted[recs[sg.notes.recOff[i]:sg.notes.recOff[i+1]]] = lineCount{sg.tok.line[i], sg.tok.ref[i]}
+	}
+}
+
+// lineCount is a note's token counts: its line's and its footer ref's.
+type lineCount struct {
+	line uint16
+	ref  uint8
 }
 
 // build parses the files no kept segment covers, packing runs of
@@ -436,8 +453,12 @@ func (l *segmentLoad) buildSegment(i, j int) (*segment, error) {
 		return nil, errUncachable // read from the Markdown every time, so the markers are reported
 	}
 	c.init()
-	ix := c.Index(Rankers[DefaultRanker].An)
-	c.tok = segmentTokens(c, l.cnt, l.prior)
+	// The index and the token counts only read the notes: built side by
+	// side.
+	built := make(chan *Index, 1)
+	go func() { built <- buildIndex(c, Rankers[DefaultRanker].An) }()
+	c.tok = segmentTokens(c, l.cnt, l.prior, l.counted)
+	ix := <-built
 	name, err := writeSegment(l.ctx, l.dir, corpusSource(l.key[i:j], c, ix))
 	if err != nil {
 		return nil, err
@@ -449,12 +470,13 @@ func (l *segmentLoad) buildSegment(i, j int) (*segment, error) {
 	return sg, nil
 }
 
-// segmentTokens counts a new segment's lines for cnt: from the chunk
-// counts of the segments it replaces when there are any (a chunk none of
-// them had leaves its line's count unknown, 0, so that a one-line edit
-// never loads the tokenizer; inject counts such a line itself if it
-// prints it), else with the tokenizer.
-func segmentTokens(c *Corpus, cnt Counter, prior *tokTable) *tokTable {
+// segmentTokens counts a new segment's lines for cnt: from the segments
+// it replaces when there are any (a note whose record is one of theirs,
+// byte for byte, has their counts; another is counted from their chunk
+// counts, and a chunk none of them had leaves its line's count unknown,
+// 0, so that a one-line edit never loads the tokenizer; inject counts
+// such a line itself if it prints it), else with the tokenizer.
+func segmentTokens(c *Corpus, cnt Counter, prior *tokTable, counted map[string]lineCount) *tokTable {
 	if cnt == nil {
 		return nil
 	}
@@ -481,9 +503,15 @@ func segmentTokens(c *Corpus, cnt Counter, prior *tokTable) *tokTable {
 		}
 	}
 	pc := &pieceCounter{cnt: cnt, memo: prior.pieces, knownOnly: true}
-	var line []byte
+	var line, rec []byte
 	for i := 0; i < n; i++ {
-		line = t.count(pc, i, c.Note(i), line)
+		nt := c.Note(i)
+		rec = appendRecord(rec[:0], nt)
+		if k, ok := counted[string(rec)]; ok {
+			t.line[i], t.ref[i] = k.line, k.ref
+			continue
+		}
+		line = t.count(pc, i, nt, line)
 	}
 	return t
 }
