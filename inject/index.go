@@ -221,7 +221,7 @@ func (c *Corpus) fieldTexts(i int, buf *[nFields][]string) {
 // counting sort.
 func buildIndex(c *Corpus, an Analyzer) *Index {
 	nd := c.Len()
-	ix := &Index{An: an, Terms: map[string]int32{}, N: nd}
+	ix := &Index{An: an, Terms: make(map[string]int32, nd), N: nd}
 	docStart := make([]int32, nd+1) // occurrences of note d: [docStart[d], docStart[d+1])
 	type occ struct {
 		term int32
@@ -233,7 +233,7 @@ func buildIndex(c *Corpus, an Analyzer) *Index {
 	var df []int32
 	var texts [nFields][]string
 	var words []string
-	wordID := map[string]int32{} // word (Analyzer.words) → term id; -1: a stop word
+	wordID := make(map[string]int32, nd) // word (Analyzer.words) → term id; -1: a stop word
 	var seenDoc, seenOcc []int32 // by term: the last note it was seen in (+1), and its occurrence there
 	for f := range ix.DocLen {
 		ix.DocLen[f] = make([]uint16, nd)

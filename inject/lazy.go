@@ -181,62 +181,67 @@ func (lz *segNotes) idHashesOK() bool {
 // whose hashes are equal, and their ids decide. It reads no id of a note
 // whose hash no other note has. False if a part is corrupt.
 func (lz *lazyNotes) sharedIDs() ([]int32, bool) {
-	type head struct {
-		h    uint64 // the part's next hash
-		k, i int    // the part, and the index of h in its hashes
+	// A winner tree over the parts: win[1] is the part with the least
+	// next hash, win[m+k] is part k (padding parts are done).
+	m := 1
+	for m < len(lz.parts) {
+		m *= 2
 	}
-	var h []head // the parts with hashes left: a min-heap on their next hash
-	for k, p := range lz.parts {
+	pos, key, done := make([]int, m), make([]uint64, m), make([]bool, m)
+	for k := range done {
+		if k >= len(lz.parts) {
+			done[k] = true
+			continue
+		}
+		p := lz.parts[k]
 		if !p.idHashesOK() {
 			return nil, false
 		}
-		if len(p.idHash) > 0 {
-			h = append(h, head{h: p.idHash[0], k: k})
+		if done[k] = len(p.idHash) == 0; !done[k] {
+			key[k] = p.idHash[0]
 		}
 	}
-	down := func(i int) {
-		for {
-			m := i
-			if l := 2*i + 1; l < len(h) && h[l].h < h[m].h {
-				m = l
-			}
-			if r := 2*i + 2; r < len(h) && h[r].h < h[m].h {
-				m = r
-			}
-			if m == i {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
+	better := func(a, b int) int {
+		if done[b] || !done[a] && key[a] <= key[b] {
+			return a
 		}
+		return b
 	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		down(i)
+	win := make([]int, 2*m)
+	for k := range m {
+		win[m+k] = k
 	}
+	for i := m - 1; i >= 1; i-- {
+		win[i] = better(win[2*i], win[2*i+1])
+	}
+	type at struct{ k, i int } // hash i of part k
 	var out []int32
-	var group []head
+	var group []at
 	bad := false
-	for len(h) > 0 {
-		x := h[0].h
+	for !done[win[1]] {
+		x := key[win[1]]
 		group = group[:0]
-		for len(h) > 0 && h[0].h == x {
-			t := &h[0]
-			group = append(group, *t)
-			p := lz.parts[t.k]
-			if t.i++; t.i < len(p.idHash) {
-				t.h = p.idHash[t.i]
+		for k := win[1]; !done[k] && key[k] == x; k = win[1] {
+			group = append(group, at{k, pos[k]})
+			hs := lz.parts[k].idHash
+			if pos[k]++; pos[k] < len(hs) {
+				key[k] = hs[pos[k]]
 			} else {
-				h[0] = h[len(h)-1]
-				h = h[:len(h)-1]
+				done[k] = true
 			}
-			down(0)
+			for i := (m + k) / 2; i >= 1; i /= 2 {
+				win[i] = better(win[2*i], win[2*i+1])
+			}
 		}
 		if len(group) < 2 {
 			continue
 		}
-		note := func(i int) int32 { return int32(lz.start[group[i].k]) + lz.parts[group[i].k].idNote[group[i].i] }
-		for _, j := range sharedIDs(len(group), func(i int) string {
-			id, ok := lz.id(int(note(i)))
+		note := func(j int) int32 {
+			g := group[j]
+			return int32(lz.start[g.k]) + lz.parts[g.k].idNote[g.i]
+		}
+		for _, j := range sharedIDs(len(group), func(j int) string {
+			id, ok := lz.id(int(note(j)))
 			bad = bad || !ok
 			return id
 		}) {
