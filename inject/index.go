@@ -234,7 +234,7 @@ func buildIndex(c *Corpus, an Analyzer) *Index {
 	var texts [nFields][]string
 	var words []string
 	wordID := make(map[string]int32, nd) // word (Analyzer.words) → term id; -1: a stop word
-	var seenDoc, seenOcc []int32 // by term: the last note it was seen in (+1), and its occurrence there
+	var seenDoc, seenOcc []int32         // by term: the last note it was seen in (+1), and its occurrence there
 	for f := range ix.DocLen {
 		ix.DocLen[f] = make([]uint16, nd)
 	}

@@ -13,7 +13,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memctl/memctl/mdmem"
@@ -270,8 +273,17 @@ func loadSegments(ctx context.Context, v *mdmem.ReadView, dir string, cnt Counte
 	old := readManifest(dir)
 	l := &segmentLoad{ctx: ctx, v: v, dir: dir, cnt: cnt, files: files, key: key,
 		at: make([]*segment, len(key)), hashes: make([][]byte, len(key))}
-	l.keep(old)
-	if err := l.build(); err != nil {
+	// The kept segments are opened while the changed files are parsed
+	// into new ones; the files of a kept segment that fails its checks
+	// are parsed after.
+	kept := l.keep(old)
+	opened := make(chan []*segment, 1)
+	go func() { opened <- l.open(kept) }()
+	err = l.build()
+	if l.place(kept, <-opened) && err == nil {
+		err = l.build()
+	}
+	if err != nil {
 		return nil, err
 	}
 	var segs []*segment
@@ -310,18 +322,29 @@ type segmentLoad struct {
 	counted map[string]lineCount // the replaced segments' notes' counts, by their records
 }
 
+// keptSegment is a segment of the old manifest whose files' keys (and
+// recorded content hashes) still match: kept if it opens and passes its
+// checks (segmentLoad.open).
+type keptSegment struct {
+	name string
+	at   int       // its first file
+	key  []fileKey // its files' keys
+}
+
 // keep finds the old manifest's segments that still hold their files as
-// they are, each checked as it is opened.
-func (l *segmentLoad) keep(old *manifest) {
+// they are, and marks their files covered; the others' token counts are
+// kept for the update (addPrior).
+func (l *segmentLoad) keep(old *manifest) []keptSegment {
 	l.covered = make([]bool, len(l.key))
 	if old == nil {
 		l.changed = true
-		return
+		return nil
 	}
 	pos := map[string]int{}
 	for i, k := range l.key {
 		pos[k.Path] = i
 	}
+	var kept []keptSegment
 	next := 0
 	for _, ref := range old.segs {
 		fk := old.files[next : next+ref.Files]
@@ -335,19 +358,14 @@ func (l *segmentLoad) keep(old *manifest) {
 				l.hashes[at+j] = h
 			}
 		}
-		var sg *segment
-		if ok {
-			sg = loadSegment(l.ctx, l.dir, ref.Name)
-			ok = sg != nil && sameKey(sg.key, fk) && tokenizerFits(sg.tok, l.cnt)
-		} else if l.cnt != nil {
-			sg = loadSegment(l.ctx, l.dir, ref.Name) // for its chunk counts
-		}
 		if !ok {
 			l.changed = true
-			l.addPrior(sg)
+			if l.cnt != nil {
+				l.addPrior(loadSegment(l.ctx, l.dir, ref.Name)) // for its chunk counts
+			}
 			continue
 		}
-		l.at[at] = sg
+		kept = append(kept, keptSegment{name: ref.Name, at: at, key: fk})
 		for j := range fk {
 			l.covered[at+j] = true
 		}
@@ -355,6 +373,47 @@ func (l *segmentLoad) keep(old *manifest) {
 	if next != len(old.files) || len(old.files) != len(l.key) {
 		l.changed = true
 	}
+	return kept
+}
+
+// open opens the kept segments, a few at a time, each checked: built for
+// its files' keys and, when the caller counts tokens, holding that
+// tokenizer's counts. It returns each one, or nil for one that fails.
+// It only reads l.
+func (l *segmentLoad) open(kept []keptSegment) []*segment {
+	out := make([]*segment, len(kept))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), 4) {
+		wg.Go(func() {
+			for k := int(next.Add(1)) - 1; k < len(kept); k = int(next.Add(1)) - 1 {
+				sg := loadSegment(l.ctx, l.dir, kept[k].name)
+				if sg != nil && sameKey(sg.key, kept[k].key) && tokenizerFits(sg.tok, l.cnt) {
+					out[k] = sg
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// place puts the opened kept segments at their files; the files of one
+// that failed are no longer covered (build parses them). It reports
+// whether any failed.
+func (l *segmentLoad) place(kept []keptSegment, opened []*segment) bool {
+	failed := false
+	for k, sg := range opened {
+		if sg != nil {
+			l.at[kept[k].at] = sg
+			continue
+		}
+		failed, l.changed = true, true
+		for j := range kept[k].key {
+			l.covered[kept[k].at+j] = false
+		}
+	}
+	return failed
 }
 
 func (l *segmentLoad) anyCovered(at, n int) bool {

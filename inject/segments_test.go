@@ -36,8 +36,8 @@ func loadCached(ctx context.Context, dir string) (*Corpus, error) {
 		return nil, nil
 	}
 	l := &segmentLoad{ctx: ctx, v: v, dir: dir, files: files, key: key, at: make([]*segment, len(key)), hashes: make([][]byte, len(key))}
-	l.keep(m)
-	if l.changed {
+	kept := l.keep(m)
+	if l.place(kept, l.open(kept)) || l.changed {
 		return nil, nil
 	}
 	var segs []*segment
