@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,7 +48,7 @@ func segmentName() string {
 var segmentTarget int64 = 256 << 10
 
 // manifestMagic starts the manifest, with the format version.
-const manifestMagic = "memctl-index-v5\n"
+const manifestMagic = "memctl-index-v6\n"
 
 // fileKey identifies one memory file's version: any write changes its
 // size, mtime or ctime, and a replacement by rename changes its inode. A
@@ -140,10 +142,11 @@ type manifest struct {
 	dups  []int32
 }
 
-// segmentRef names a segment file and how many memory files it covers.
+// segmentRef names a segment file, how many memory files it covers and
+// how many notes it holds.
 type segmentRef struct {
-	Name  string
-	Files int
+	Name         string
+	Files, Notes int
 }
 
 // encode lays the manifest out: magic, varint fields, CRC-32C.
@@ -162,6 +165,7 @@ func (m *manifest) encode() []byte {
 	for _, s := range m.segs {
 		b = appendString(b, s.Name)
 		b = binary.AppendUvarint(b, uint64(s.Files))
+		b = binary.AppendUvarint(b, uint64(s.Notes))
 	}
 	b = binary.AppendUvarint(b, uint64(len(m.dups)))
 	for _, d := range m.dups {
@@ -196,7 +200,11 @@ func readManifest(dir string) *manifest {
 	m.segs = make([]segmentRef, r.count(2))
 	covered := 0
 	for i := range m.segs {
-		m.segs[i] = segmentRef{Name: r.str(), Files: int(r.uvarint())}
+		name, files, notes := r.str(), r.uvarint(), r.uvarint()
+		if files > math.MaxInt32 || notes > math.MaxInt32 {
+			return nil
+		}
+		m.segs[i] = segmentRef{Name: name, Files: int(files), Notes: int(notes)}
 		s := m.segs[i]
 		if s.Files < 1 || s.Files > len(m.files)-covered || s.Name != filepath.Base(s.Name) || !strings.HasSuffix(s.Name, ".seg") {
 			return nil
@@ -292,9 +300,11 @@ func loadSegments(ctx context.Context, v *mdmem.ReadView, dir string, cnt Counte
 			segs = append(segs, sg)
 		}
 	}
-	dups := []int32(nil)
+	var dups []int32 // nil: joinSegments finds them
 	if old != nil && !l.changed {
 		dups = old.dups
+	} else if old != nil {
+		dups = l.sameIDs(old, segs)
 	}
 	c, err := joinSegments(ctx, dir, segs, dups)
 	if err != nil {
@@ -308,18 +318,19 @@ func loadSegments(ctx context.Context, v *mdmem.ReadView, dir string, cnt Counte
 
 // segmentLoad is the state of one loadSegments.
 type segmentLoad struct {
-	ctx     context.Context
-	v       *mdmem.ReadView
-	dir     string
-	cnt     Counter
-	files   []memoryFile
-	key     []fileKey
-	at      []*segment // the segment starting at each file, if any
-	covered []bool
-	hashes  [][]byte // per file: its content's hash, when known (checked or read)
-	changed bool     // a segment was written or dropped
-	prior   *tokTable
-	counted map[string]lineCount // the replaced segments' notes' counts, by their records
+	ctx      context.Context
+	v        *mdmem.ReadView
+	dir      string
+	cnt      Counter
+	files    []memoryFile
+	key      []fileKey
+	at       []*segment // the segment starting at each file, if any
+	covered  []bool
+	hashes   [][]byte // per file: its content's hash, when known (checked or read)
+	changed  bool     // a segment was written or dropped
+	prior    *tokTable
+	counted  map[string]lineCount // the replaced segments' notes' counts, by their records
+	replaced []*segment           // the old manifest's segments not kept, that could be read
 }
 
 // keptSegment is a segment of the old manifest whose files' keys (and
@@ -360,8 +371,9 @@ func (l *segmentLoad) keep(old *manifest) []keptSegment {
 		}
 		if !ok {
 			l.changed = true
-			if l.cnt != nil {
-				l.addPrior(loadSegment(l.ctx, l.dir, ref.Name)) // for its chunk counts
+			if sg := loadSegment(l.ctx, l.dir, ref.Name); sg != nil { // for its chunk counts and ids
+				l.addPrior(sg)
+				l.replaced = append(l.replaced, sg)
 			}
 			continue
 		}
@@ -595,7 +607,7 @@ func (l *segmentLoad) droppable(start time.Time) bool {
 func (l *segmentLoad) writeManifest(start time.Time, segs []*segment, dups []int32, old *manifest) {
 	m := &manifest{files: make([]fileKey, len(l.key)), dups: dups}
 	for _, sg := range segs {
-		m.segs = append(m.segs, segmentRef{Name: sg.name, Files: len(sg.key)})
+		m.segs = append(m.segs, segmentRef{Name: sg.name, Files: len(sg.key), Notes: sg.notes.n})
 	}
 	p := filepath.Join(l.dir, filepath.FromSlash(IndexCacheFile))
 	err := writeCacheAtomic(l.ctx, p, mdmem.PrivateFileMode, func(f *os.File) error {
@@ -657,6 +669,117 @@ func (l *segmentLoad) removeUnused(old, m *manifest) {
 			_ = os.Remove(filepath.Join(segmentDir(l.dir), e.Name()))
 		}
 	}
+}
+
+// sameIDs returns the notes with a shared id after an update whose new
+// segments hold, all together, the same ids (as a multiset) as the old
+// segments they replace, as a hand edit of an entry's text does: then
+// the ids more than one note has are the same as before, and the notes
+// that have one are the kept segments' of the old manifest (renumbered)
+// and the new segments' notes with one of the replaced notes' shared
+// ids. Nil when that does not hold or a segment cannot be read.
+func (l *segmentLoad) sameIDs(old *manifest, segs []*segment) []int32 {
+	type span struct{ start, n int }
+	was := map[string]span{} // the old segments, by name
+	at := 0
+	for _, ref := range old.segs {
+		was[ref.Name] = span{at, ref.Notes}
+		at += ref.Notes
+	}
+	isNew := map[*segment]bool{}
+	var before, after []string // the replaced and the new segments' ids
+	ids := func(sg *segment, out []string) ([]string, bool) {
+		for i := 0; i < sg.notes.n; i++ {
+			id, ok := sg.notes.id(i)
+			if !ok {
+				return nil, false
+			}
+			if id != "" {
+				out = append(out, id)
+			}
+		}
+		return out, true
+	}
+	kept := 0
+	var ok bool
+	for _, sg := range segs {
+		if w, in := was[sg.name]; in && w.n == sg.notes.n {
+			kept++
+			continue
+		}
+		isNew[sg] = true
+		if after, ok = ids(sg, after); !ok {
+			return nil
+		}
+	}
+	if kept+len(l.replaced) != len(old.segs) {
+		return nil // a replaced segment could not be read
+	}
+	for _, sg := range l.replaced {
+		if w, in := was[sg.name]; !in || w.n != sg.notes.n {
+			return nil
+		}
+		if before, ok = ids(sg, before); !ok {
+			return nil
+		}
+	}
+	if !slices.Equal(before, after) {
+		before, after = slices.Clone(before), slices.Clone(after)
+		slices.Sort(before)
+		slices.Sort(after)
+		if !slices.Equal(before, after) {
+			return nil
+		}
+	}
+	// The old shared ids of the replaced segments' notes, and the kept
+	// segments' notes renumbered.
+	shared := map[string]bool{}
+	moved := map[string]int{} // the kept segments' new first notes
+	start := 0
+	for _, sg := range segs {
+		if !isNew[sg] {
+			moved[sg.name] = start
+		}
+		start += sg.notes.n
+	}
+	var out []int32
+	for _, sg := range l.replaced {
+		w := was[sg.name]
+		for _, d := range old.dups {
+			if int(d) >= w.start && int(d) < w.start+w.n {
+				id, _ := sg.notes.id(int(d) - w.start)
+				shared[id] = true
+			}
+		}
+	}
+	for _, ref := range old.segs {
+		w := was[ref.Name]
+		to, in := moved[ref.Name]
+		if !in {
+			continue
+		}
+		for _, d := range old.dups {
+			if int(d) >= w.start && int(d) < w.start+w.n {
+				out = append(out, int32(to+int(d)-w.start))
+			}
+		}
+	}
+	start = 0
+	for _, sg := range segs {
+		if isNew[sg] && len(shared) > 0 {
+			for i := 0; i < sg.notes.n; i++ {
+				if id, _ := sg.notes.id(i); shared[id] {
+					out = append(out, int32(start+i))
+				}
+			}
+		}
+		start += sg.notes.n
+	}
+	slices.Sort(out)
+	if out == nil {
+		out = []int32{}
+	}
+	return out
 }
 
 // joinSegments makes one corpus of the segments in order, read in place:

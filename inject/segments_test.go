@@ -425,9 +425,11 @@ func TestRacyHashRecordedOnce(t *testing.T) {
 }
 
 // TestRandomEditsManySegments: with a segment per file, random edits that
-// add, change and remove notes with ids shared within and across files
-// give the same output as --no-cache, the same notes with a shared id
-// (found by merging the segments' id hashes) and the same postings.
+// add, change and remove notes with ids shared within and across files,
+// or change only an entry's text, give the same output as --no-cache,
+// the same notes with a shared id (carried over from the manifest when
+// the ids did not change, else found by merging the segments' id
+// hashes) and the same postings.
 func TestRandomEditsManySegments(t *testing.T) {
 	defer func(n int64) { segmentTarget = n }(segmentTarget)
 	segmentTarget = 1
@@ -454,9 +456,13 @@ func TestRandomEditsManySegments(t *testing.T) {
 		lines := strings.SplitAfter(string(b), "\n")
 		for e := 0; e < 3; e++ {
 			k := rng.Intn(len(lines))
-			switch rng.Intn(3) {
+			switch rng.Intn(4) {
 			case 0:
 				lines[k] = line()
+			case 3: // the text changed, not the id (the segment holds the same ids)
+				if i := strings.Index(lines[k], "] "); i > 0 {
+					lines[k] = lines[k][:i+2] + words[rng.Intn(len(words))] + " " + lines[k][i+2:]
+				}
 			case 1:
 				lines = append(lines[:k], append([]string{line()}, lines[k:]...)...)
 			default:
