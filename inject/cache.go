@@ -210,11 +210,11 @@ type cacheSource struct {
 	id     func(i int) string
 	record func(b []byte, i int) ([]byte, uint32) // appends note i's record; returns its CRC-32C too
 	tok    *tokTable                              // nil: no token counts
-	ix     *Index                                 // the default ranker's
+	ix     func() *Index                          // the default ranker's (asked for after the notes are written)
 }
 
 // corpusSource writes a corpus held in memory.
-func corpusSource(key []fileKey, c *Corpus, ix *Index) *cacheSource {
+func corpusSource(key []fileKey, c *Corpus, ix func() *Index) *cacheSource {
 	return &cacheSource{
 		key: key, files: fileRanges(len(c.notes), func(i int) string { return c.notes[i].File }),
 		topics: c.Topics, n: len(c.notes),
@@ -409,8 +409,9 @@ func writeCache(dst io.Writer, s *cacheSource) ([cacheHeader]byte, error) {
 	w.writeColumns(s)
 	w.writeRecords(s)
 	w.writeIDs(s)
-	w.writeIndex(s.ix)
-	w.writePostings(s.ix)
+	ix := s.ix()
+	w.writeIndex(ix)
+	w.writePostings(ix)
 	return w.finish()
 }
 

@@ -524,13 +524,12 @@ func (l *segmentLoad) buildSegment(i, j int) (*segment, error) {
 		return nil, errUncachable // read from the Markdown every time, so the markers are reported
 	}
 	c.init()
-	// The index and the token counts only read the notes: built side by
-	// side.
+	// The index only reads the notes: it is built while the token counts
+	// and the notes' sections are written.
 	built := make(chan *Index, 1)
 	go func() { built <- buildIndex(c, Rankers[DefaultRanker].An) }()
 	c.tok = segmentTokens(c, l.cnt, l.prior, l.counted)
-	ix := <-built
-	name, err := writeSegment(l.ctx, l.dir, corpusSource(l.key[i:j], c, ix))
+	name, err := writeSegment(l.ctx, l.dir, corpusSource(l.key[i:j], c, func() *Index { return <-built }))
 	if err != nil {
 		return nil, err
 	}
