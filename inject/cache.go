@@ -854,19 +854,28 @@ func openSegment(ctx context.Context, path string) (*cacheFile, error) {
 // locate checks the header and the directory, and slices the sections.
 func (cf *cacheFile) locate() error {
 	b := cf.b
-	if string(b[:len(cacheMagic)]) != cacheMagic {
+	// The header and the directory are read (pread), not viewed in the
+	// mapping, which would map the 64 KiB around each.
+	var h [cacheHeader]byte
+	if _, err := cf.file.ReadAt(h[:], 0); err != nil {
+		return err
+	}
+	if string(h[:len(cacheMagic)]) != cacheMagic {
 		return errors.New("index cache: bad header (another version)")
 	}
 	size := uint64(len(b))
-	if binary.LittleEndian.Uint64(b[16:]) != size {
+	if binary.LittleEndian.Uint64(h[16:]) != size {
 		return errors.New("index cache: wrong length (truncated)")
 	}
 	const dirLen = nSecs*24 + 4
-	dirOff := binary.LittleEndian.Uint64(b[24:])
+	dirOff := binary.LittleEndian.Uint64(h[24:])
 	if dirOff < cacheHeader || dirOff%8 != 0 || dirOff+dirLen != size {
 		return errCorrupt
 	}
-	d := b[dirOff:]
+	d := make([]byte, dirLen)
+	if _, err := cf.file.ReadAt(d, int64(dirOff)); err != nil {
+		return err
+	}
 	if crc32.Checksum(d[:dirLen-4], castagnoli) != binary.LittleEndian.Uint32(d[dirLen-4:]) {
 		return errors.New("index cache: checksum mismatch (corrupt)")
 	}
@@ -1018,7 +1027,21 @@ func (cf *cacheFile) index() (*Index, error) {
 // the file is opened are checked, the rest is read when needed.
 func (cf *cacheFile) segment() (*segment, error) {
 	for s := range cf.sec {
-		if !lazySec(s) && !cf.verify(s) {
+		if lazySec(s) {
+			continue
+		}
+		// Read into memory (pread), not viewed in the mapping: the
+		// sections checked whole are small per segment, and touching
+		// each in the mapping would map the pages around it too (64 KiB
+		// of fault-around per section, across a few dozen segments).
+		if len(cf.sec[s]) > 0 {
+			b := make([]byte, len(cf.sec[s]))
+			if _, err := cf.file.ReadAt(b, cf.off[s]); err != nil {
+				return nil, err
+			}
+			cf.sec[s] = b
+		}
+		if !cf.verify(s) {
 			return nil, errCorrupt
 		}
 	}

@@ -183,8 +183,13 @@ func TestCorruptCache(t *testing.T) {
 	for _, o := range opts {
 		o.Ranker = "" // the default ranker reads the cached index
 	}
-	first := &cacheFile{b: good} // (cf maps the file the cases overwrite)
-	if err := first.locate(); err != nil {
+	// (cf maps the file the cases overwrite.)
+	firstPath := filepath.Join(t.TempDir(), "first.seg")
+	if err := os.WriteFile(firstPath, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	first, err := openSegment(ctx, firstPath)
+	if err != nil {
 		t.Fatal(err)
 	}
 	cases := map[string][]byte{

@@ -2,6 +2,7 @@ package inject
 
 import (
 	"context"
+	"encoding/binary"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -105,7 +106,16 @@ func (lz *segNotes) note(i int) *Note {
 	if n, ok := lz.memo[int32(i)]; ok {
 		return n
 	}
-	a, b := lz.recOff[i], lz.recOff[i+1]
+	// Its offsets and CRC are read (pread) too: viewed in the mapping,
+	// each would map the 64 KiB around it.
+	var at [20]byte
+	if _, err := lz.f.file.ReadAt(at[:16], lz.f.off[secRecOff]+8*int64(i)); err != nil {
+		return nil
+	}
+	if _, err := lz.f.file.ReadAt(at[16:], lz.f.off[secRecCRC]+4*int64(i)); err != nil {
+		return nil
+	}
+	a, b := binary.LittleEndian.Uint64(at[:]), binary.LittleEndian.Uint64(at[8:])
 	if a > b || b > lz.recsLen {
 		return nil
 	}
@@ -113,7 +123,7 @@ func (lz *segNotes) note(i int) *Note {
 	if _, err := lz.f.file.ReadAt(rec, lz.f.off[secRecs]+int64(a)); err != nil {
 		return nil
 	}
-	if crc32.Checksum(rec, castagnoli) != lz.recCRC[i] {
+	if crc32.Checksum(rec, castagnoli) != binary.LittleEndian.Uint32(at[16:]) {
 		return nil
 	}
 	n, ok := decodeRecord(rec)
