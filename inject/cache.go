@@ -85,15 +85,18 @@ const (
 	secTermBlob                         // the sorted terms
 	secPostStart                        // []int32, terms+1, by id
 	secPostCRC                          // []uint32 per term id: CRC-32C of its postings (docs, then each field's frequencies)
-	secPostDoc                          // []int32 per posting
-	secPostTF                           // nFields × []uint16 per posting
-	nSecs          = secPostTF + nFields
+	secPost                             // per term id: its postings' notes ([]int32), then each field's frequencies ([]uint16)
+	nSecs
 )
+
+// postingSize is the bytes of one posting in secPost: its note and each
+// field's frequency.
+const postingSize = 4 + 2*nFields
 
 // perItem are the sections checked per item (note record, term's
 // postings), which carry no CRC of their own in the directory.
 func perItem(s int) bool {
-	return s == secRecs || s == secRecOff || s == secRecCRC || s >= secPostDoc
+	return s == secRecs || s == secRecOff || s == secRecCRC || s == secPost
 }
 
 // lazySec are the sections not checked when the file is opened: each
@@ -101,7 +104,7 @@ func perItem(s int) bool {
 // records and postings each on its own).
 func lazySec(s int) bool {
 	return s == secTokPieces || s >= secCreatedSec && s <= secUpdatedNsec || s == secRecOff || s == secRecCRC || s == secRecs ||
-		s == secIDOff || s == secIDs || s == secIDHash || s == secIDNote || s >= secPostDoc
+		s == secIDOff || s == secIDs || s == secIDHash || s == secIDNote || s == secPost
 }
 
 // Flags of a note (secFlags): its place in the low bits, then which of
@@ -635,28 +638,23 @@ func sortedTerms(m map[string]int32) (offs, ids []int32, blob []byte) {
 	return offs, ids, blob
 }
 
-// writePostings writes the postings term by term, each term's CRC-32C
-// summed across the sections (postingsCRC), then the CRCs.
+// writePostings writes the postings term by term, each term's notes
+// then each field's frequencies (so that a term's postings are read with
+// one read), then each term's CRC-32C.
 func (w *cacheWriter) writePostings(ix *Index) {
 	crcs := make([]uint32, len(ix.PostStart)-1)
-	w.begin(secPostDoc)
+	w.begin(secPost)
 	for t := range crcs {
+		a, b := ix.PostStart[t], ix.PostStart[t+1]
 		k := len(w.b)
-		w.b = append(w.b, leBytes(ix.PostDoc[ix.PostStart[t]:ix.PostStart[t+1]])...)
-		crcs[t] = crc32.Update(0, castagnoli, w.b[k:])
+		w.b = append(w.b, leBytes(ix.PostDoc[a:b])...)
+		for f := range ix.PostTF {
+			w.b = append(w.b, leBytes(ix.PostTF[f][a:b])...)
+		}
+		crcs[t] = crc32.Checksum(w.b[k:], castagnoli)
 		w.more()
 	}
-	w.end(secPostDoc)
-	for f := range ix.PostTF {
-		w.begin(secPostTF + f)
-		for t := range crcs {
-			k := len(w.b)
-			w.b = append(w.b, leBytes(ix.PostTF[f][ix.PostStart[t]:ix.PostStart[t+1]])...)
-			crcs[t] = crc32.Update(crcs[t], castagnoli, w.b[k:])
-			w.more()
-		}
-		w.end(secPostTF + f)
-	}
+	w.end(secPost)
 	writeArray(w, secPostCRC, crcs)
 }
 
@@ -1011,13 +1009,12 @@ func (cf *cacheFile) index() (*Index, error) {
 	}
 	for f := range ix.DocLen {
 		ix.DocLen[f] = view16(secDocLen + f)
-		ix.PostTF[f] = view16(secPostTF + f)
 	}
 	ix.termOff, ix.termID, ix.termBlob = view32(secTermOff), view32(secTermID), cf.sec[secTermBlob]
-	ix.PostStart, ix.PostDoc = view32(secPostStart), view32(secPostDoc)
+	ix.PostStart = view32(secPostStart)
 	crcs, good := viewOf[uint32](cf.sec[secPostCRC])
 	ix.postCRC = crcs
-	if !ok || !good || !ix.valid(ix.N) {
+	if !ok || !good || !ix.valid(ix.N) || len(cf.sec[secPost]) != postingSize*int(ix.PostStart[len(ix.PostStart)-1]) {
 		return nil, errCorrupt
 	}
 	return ix, nil
@@ -1122,36 +1119,35 @@ func (ix *Index) valid(nDocs int) bool {
 			return false
 		}
 	}
-	np := len(ix.PostDoc)
-	if ix.PostStart[0] != 0 || int(ix.PostStart[nt]) != np {
+	if ix.PostStart[0] != 0 {
 		return false
 	}
-	for f := range ix.PostTF {
-		if len(ix.PostTF[f]) != np || len(ix.DocLen[f]) != nDocs {
+	for f := range ix.DocLen {
+		if len(ix.DocLen[f]) != nDocs {
 			return false
 		}
 	}
 	return true
 }
 
-// readRun reads term t's postings from a segment's file into r (its
-// buffers reused): with pread, not through the mapping, which would map
+// readRun reads term t's postings from a segment's file into r, with
+// one pread into buf (reused), not through the mapping, which would map
 // the pages around them too (the kernel's fault-around maps 64 KiB for a
 // page), and a query reads each term's postings in every segment: a
 // rare term's few postings would map a few hundred KiB per segment.
 // They are checked against their CRC and the number of notes the first
 // time; false if they fail.
-func (ix *Index) readRun(t int32, r *run) bool {
+func (ix *Index) readRun(t int32, r *run, buf *[]uint64) bool {
 	cf := ix.keep
 	a, n := int(ix.PostStart[t]), int(ix.PostStart[t+1]-ix.PostStart[t])
-	var err error
-	if r.doc, err = readArray(cf, secPostDoc, a, n, r.doc); err != nil {
+	*buf = slices.Grow((*buf)[:0], (n*postingSize+7)/8)
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(*buf))), cap(*buf)*8)[:n*postingSize]
+	if _, err := cf.file.ReadAt(raw, cf.off[secPost]+int64(a*postingSize)); err != nil {
 		return false
 	}
+	r.doc, _ = viewOf[int32](raw[:4*n])
 	for f := range r.tf {
-		if r.tf[f], err = readArray(cf, secPostTF+f, a, n, r.tf[f]); err != nil {
-			return false
-		}
+		r.tf[f], _ = viewOf[uint16](raw[4*n+2*n*f : 4*n+2*n*(f+1)])
 	}
 	r.docLen = &ix.DocLen
 	if ix.checked == nil {
@@ -1160,11 +1156,7 @@ func (ix *Index) readRun(t int32, r *run) bool {
 	if ix.checked[t] {
 		return true
 	}
-	crc := crc32.Update(0, castagnoli, leBytes(r.doc))
-	for f := range r.tf {
-		crc = crc32.Update(crc, castagnoli, leBytes(r.tf[f]))
-	}
-	if crc != ix.postCRC[t] {
+	if crc32.Checksum(raw, castagnoli) != ix.postCRC[t] {
 		return false
 	}
 	for _, d := range r.doc {
@@ -1174,26 +1166,6 @@ func (ix *Index) readRun(t int32, r *run) bool {
 	}
 	ix.checked[t] = true
 	return true
-}
-
-// readArray reads n elements of section s from element a into dst's
-// storage (grown as needed).
-func readArray[T cacheInt](cf *cacheFile, s, a, n int, dst []T) ([]T, error) {
-	dst = slices.Grow(dst[:0], n)[:n]
-	if n == 0 {
-		return dst, nil
-	}
-	size := int(unsafe.Sizeof(dst[0]))
-	if littleEndian {
-		_, err := cf.file.ReadAt(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), n*size), cf.off[s]+int64(a*size))
-		return dst, err
-	}
-	b := make([]byte, n*size)
-	if _, err := cf.file.ReadAt(b, cf.off[s]+int64(a*size)); err != nil {
-		return dst, err
-	}
-	v, _ := viewOf[T](b)
-	return append(dst[:0], v...), nil
 }
 
 // writeSegment streams a segment file to a temporary file in the

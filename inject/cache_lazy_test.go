@@ -216,7 +216,7 @@ func TestCorruptCache(t *testing.T) {
 	// Every record and every term's postings, so that the queries read a
 	// corrupt one.
 	all := append([]byte(nil), good...)
-	for _, s := range []int{secRecs, secPostDoc, secIDs} {
+	for _, s := range []int{secRecs, secPost, secIDs} {
 		for k := secOff(s); k < secOff(s)+len(cf.sec[s]); k += 7 {
 			all[k] ^= 0x55
 		}

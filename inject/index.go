@@ -48,8 +48,9 @@ type Index struct {
 	parts   []indexPart
 	joined  map[string]int32
 	jterms  []joinedTerm
-	buf     run  // the buffers runs reads a segment's postings into
-	corrupt bool // a term's postings failed their check
+	buf     run      // a segment's postings as runs yields them,
+	raw     []uint64 // read here (8-byte aligned)
+	corrupt bool     // a term's postings failed their check
 }
 
 // indexPart is one segment's index and the number of its first note.
@@ -131,7 +132,7 @@ func (ix *Index) runs(t int32) iter.Seq[run] {
 				continue
 			}
 			p := ix.parts[k]
-			if !p.ix.readRun(lt, &ix.buf) {
+			if !p.ix.readRun(lt, &ix.buf, &ix.raw) {
 				ix.corrupt = true
 				continue
 			}
