@@ -1023,22 +1023,13 @@ func (cf *cacheFile) index() (*Index, error) {
 // segment returns the segment read in place: the sections checked when
 // the file is opened are checked, the rest is read when needed.
 func (cf *cacheFile) segment() (*segment, error) {
+	// The sections checked whole stay in the mapping: read into memory
+	// instead (pread), they would cost less memory (through the mapping,
+	// each maps the 64 KiB around it, once per segment) but more time
+	// (copied and zeroed pages: at 100k entries in ~40 segments, 36 →
+	// 28 MiB for 27 → 36 ms of CPU a cached inject).
 	for s := range cf.sec {
-		if lazySec(s) {
-			continue
-		}
-		// Read into memory (pread), not viewed in the mapping: the
-		// sections checked whole are small per segment, and touching
-		// each in the mapping would map the pages around it too (64 KiB
-		// of fault-around per section, across a few dozen segments).
-		if len(cf.sec[s]) > 0 {
-			b := make([]byte, len(cf.sec[s]))
-			if _, err := cf.file.ReadAt(b, cf.off[s]); err != nil {
-				return nil, err
-			}
-			cf.sec[s] = b
-		}
-		if !cf.verify(s) {
+		if !lazySec(s) && !cf.verify(s) {
 			return nil, errCorrupt
 		}
 	}
