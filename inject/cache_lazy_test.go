@@ -183,8 +183,13 @@ func TestCorruptCache(t *testing.T) {
 	for _, o := range opts {
 		o.Ranker = "" // the default ranker reads the cached index
 	}
-	first := &cacheFile{b: good} // (cf maps the file the cases overwrite)
-	if err := first.locate(); err != nil {
+	// (cf maps the file the cases overwrite.)
+	firstPath := filepath.Join(t.TempDir(), "first.seg")
+	if err := os.WriteFile(firstPath, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	first, err := openSegment(ctx, firstPath)
+	if err != nil {
 		t.Fatal(err)
 	}
 	cases := map[string][]byte{
@@ -211,7 +216,7 @@ func TestCorruptCache(t *testing.T) {
 	// Every record and every term's postings, so that the queries read a
 	// corrupt one.
 	all := append([]byte(nil), good...)
-	for _, s := range []int{secRecs, secPostDoc, secIDs} {
+	for _, s := range []int{secRecs, secPost, secIDs} {
 		for k := secOff(s); k < secOff(s)+len(cf.sec[s]); k += 7 {
 			all[k] ^= 0x55
 		}
@@ -362,7 +367,7 @@ func TestIncrementalUpdate(t *testing.T) {
 		}
 		for i := 0; i < c.Len(); i++ {
 			line := string(appendLine(nil, c.Note(i)))
-			if got := int(c.tok.line[i]); got != 0 && got != cnt.Count(line) { // 0: a chunk no replaced segment had
+			if got := int(c.tok.lineOf(i)); got != 0 && got != cnt.Count(line) { // 0: a chunk no replaced segment had
 				t.Fatalf("%s: note %d counted %d, want %d", st.name, i, got, cnt.Count(line))
 			}
 		}
@@ -396,7 +401,7 @@ func TestUpdateKnownWordsNoTokenizer(t *testing.T) {
 	}
 	ref := o200k(t)
 	for i := 0; i < c.Len(); i++ {
-		if got, want := int(c.tok.line[i]), ref.Count(string(appendLine(nil, c.Note(i)))); got != want {
+		if got, want := int(c.tok.lineOf(i)), ref.Count(string(appendLine(nil, c.Note(i)))); got != want {
 			t.Fatalf("note %d: %d tokens, want %d: %q", i, got, want, appendLine(nil, c.Note(i)))
 		}
 	}

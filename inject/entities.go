@@ -50,10 +50,12 @@ func (ix *Index) boostEntities(task string, share float64, scores []float64) {
 	}
 	w := share * top / float64(len(ents))
 	for _, t := range ents {
-		a, b := ix.span(t)
-		for k := a; k < b; k++ {
-			if d := ix.PostDoc[k]; ix.PostTF[fieldTopic][k] > 0 && scores[d] > 0 {
-				scores[d] += w
+		for r := range ix.runs(t) {
+			sc := scores[r.base:]
+			for k, d := range r.doc {
+				if r.tf[fieldTopic][k] > 0 && sc[d] > 0 {
+					sc[d] += w
+				}
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package inject
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"sort"
 	"strings"
@@ -16,7 +17,8 @@ const (
 )
 
 // Index is an inverted index over a corpus's notes, in compressed sparse
-// row form so it can be cached as flat arrays.
+// row form so it can be cached as flat arrays. An index joined from the
+// cache's segments has none of the arrays: it reads each segment's.
 type Index struct {
 	An        Analyzer
 	Terms     map[string]int32  // term → id; nil when read from the cache (see lookup)
@@ -35,17 +37,20 @@ type Index struct {
 
 	total   [nFields]uint64 // field lengths summed over the notes
 	postCRC []uint32        // from a segment: CRC-32C of each term's postings
-	checked []bool          // terms whose postings readable checked
+	checked []bool          // terms whose postings readRun checked
 	keep    *cacheFile      // the mapping the arrays view
 
-	// From the cache's segments (joinIndexes): each segment's index, the
-	// terms looked up so far (-1: in no segment) with, by id, where each
-	// segment has them and their document frequency, and, once a ranking
-	// reads them (span), their postings joined into PostDoc and PostTF.
+	// From the cache's segments (joinIndexes): each segment's index, read
+	// in place, and the terms looked up so far (-1: in no segment) with,
+	// by id, their id in each segment and their document frequency (the
+	// sum of the segments'). A ranking reads each segment's postings where
+	// they are (runs); nothing is joined.
 	parts   []indexPart
 	joined  map[string]int32
 	jterms  []joinedTerm
-	corrupt bool // a segment's postings failed their check
+	buf     run      // a segment's postings as runs yields them,
+	raw     []uint64 // read here (8-byte aligned)
+	corrupt bool     // a term's postings failed their check
 }
 
 // indexPart is one segment's index and the number of its first note.
@@ -55,12 +60,20 @@ type indexPart struct {
 }
 
 // joinedTerm is a term of a joined index: its id in each segment (-1:
-// none), its document frequency, and its postings' span once joined.
+// none) and its document frequency.
 type joinedTerm struct {
-	local      []int32
-	df         int
-	a, b       int32
-	postingsIn bool
+	local []int32
+	df    int
+}
+
+// run is part of a term's postings, in memory: their notes, numbered
+// from base in the corpus, each field's frequencies, and the field
+// lengths of the notes by those numbers.
+type run struct {
+	doc    []int32
+	tf     [nFields][]uint16
+	docLen *[nFields][]uint16
+	base   int32
 }
 
 // lookup returns the id of a term.
@@ -99,54 +112,42 @@ func (ix *Index) resolve(w string) (int32, bool) {
 	return id, true
 }
 
-// span returns term t's postings: [a, b) in PostDoc and PostTF. A joined
-// index joins them from every segment (each checked) on first use; a term
-// whose postings fail their check is empty and marks the index corrupt
-// (readable, rank).
-func (ix *Index) span(t int32) (a, b int32) {
-	if ix.parts == nil {
-		return ix.PostStart[t], ix.PostStart[t+1]
-	}
-	jt := &ix.jterms[t]
-	if jt.postingsIn {
-		return jt.a, jt.b
-	}
-	jt.postingsIn = true
-	jt.a = int32(len(ix.PostDoc))
-	for k, p := range ix.parts {
-		lt := jt.local[k]
-		if lt < 0 {
-			continue
-		}
-		if p.ix.checked == nil {
-			p.ix.checked = make([]bool, len(p.ix.postCRC))
-		}
-		if !p.ix.termOK(lt) {
-			ix.corrupt = true
-			ix.PostDoc = ix.PostDoc[:jt.a]
-			for f := range ix.PostTF {
-				ix.PostTF[f] = ix.PostTF[f][:jt.a]
+// runs yields term t's postings: one run, or for a joined index one per
+// segment that has the term, in note order. A segment's are read into a
+// buffer that the next run reuses (Index.readRun); a run that fails its
+// check is skipped and marks the index corrupt (rank then reads the
+// Markdown).
+func (ix *Index) runs(t int32) iter.Seq[run] {
+	return func(yield func(run) bool) {
+		if ix.parts == nil {
+			r := run{doc: ix.PostDoc[ix.PostStart[t]:ix.PostStart[t+1]], docLen: &ix.DocLen}
+			for f := range r.tf {
+				r.tf[f] = ix.PostTF[f][ix.PostStart[t]:ix.PostStart[t+1]]
 			}
-			jt.b = jt.a
-			return jt.a, jt.b
+			yield(r)
+			return
 		}
-		x, y := p.ix.PostStart[lt], p.ix.PostStart[lt+1]
-		for _, d := range p.ix.PostDoc[x:y] {
-			ix.PostDoc = append(ix.PostDoc, d+p.start)
-		}
-		for f := range ix.PostTF {
-			ix.PostTF[f] = append(ix.PostTF[f], p.ix.PostTF[f][x:y]...)
+		for k, lt := range ix.jterms[t].local {
+			if lt < 0 {
+				continue
+			}
+			p := ix.parts[k]
+			if !p.ix.readRun(lt, &ix.buf, &ix.raw) {
+				ix.corrupt = true
+				continue
+			}
+			ix.buf.base = p.start
+			if !yield(ix.buf) {
+				return
+			}
 		}
 	}
-	jt.b = int32(len(ix.PostDoc))
-	return jt.a, jt.b
 }
 
 // joinIndexes joins the segments' indexes (starts: each one's first
-// note): the field lengths are concatenated and the statistics BM25 needs
-// (notes, average field lengths) summed from theirs; the postings are
-// joined term by term as rankings read them. All must be for one
-// analyzer.
+// note): the statistics BM25 needs (notes, average field lengths) are
+// summed from theirs; postings and field lengths are read from each
+// segment in place (runs). All must be for one analyzer.
 func joinIndexes(parts []indexPart) (*Index, bool) {
 	ix := &Index{parts: parts, joined: map[string]int32{}}
 	for k, p := range parts {
@@ -160,11 +161,7 @@ func joinIndexes(parts []indexPart) (*Index, bool) {
 			ix.total[f] += p.ix.total[f]
 		}
 	}
-	for f := range ix.DocLen {
-		ix.DocLen[f] = make([]uint16, 0, ix.N)
-		for _, p := range parts {
-			ix.DocLen[f] = append(ix.DocLen[f], p.ix.DocLen[f]...)
-		}
+	for f := range ix.AvgLen {
 		if ix.N > 0 {
 			ix.AvgLen[f] = float64(ix.total[f]) / float64(ix.N)
 		}
@@ -225,7 +222,7 @@ func (c *Corpus) fieldTexts(i int, buf *[nFields][]string) {
 // counting sort.
 func buildIndex(c *Corpus, an Analyzer) *Index {
 	nd := c.Len()
-	ix := &Index{An: an, Terms: map[string]int32{}, N: nd}
+	ix := &Index{An: an, Terms: make(map[string]int32, nd), N: nd}
 	docStart := make([]int32, nd+1) // occurrences of note d: [docStart[d], docStart[d+1])
 	type occ struct {
 		term int32
@@ -237,8 +234,8 @@ func buildIndex(c *Corpus, an Analyzer) *Index {
 	var df []int32
 	var texts [nFields][]string
 	var words []string
-	wordID := map[string]int32{} // word (Analyzer.words) → term id; -1: a stop word
-	var seenDoc, seenOcc []int32 // by term: the last note it was seen in (+1), and its occurrence there
+	wordID := make(map[string]int32, nd) // word (Analyzer.words) → term id; -1: a stop word
+	var seenDoc, seenOcc []int32         // by term: the last note it was seen in (+1), and its occurrence there
 	for f := range ix.DocLen {
 		ix.DocLen[f] = make([]uint16, nd)
 	}
@@ -448,19 +445,11 @@ func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i 
 			ok[d] = eligible(d)
 		}
 	}
-	if !ix.readable(q) {
-		c.fallback() // the cache is corrupt: rank again on the Markdown
-		return c.rank(p, task, tags, eligible)
-	}
 	scores := make([]float64, ix.N)
 	ix.score(p, q, scores)
 	if p.FbDocs > 0 && p.FbTerms > 0 && p.FbWeight > 0 {
 		top := topHits(scores, ok, p.FbDocs)
 		if exp := c.expand(ix, p, q, top); len(exp) > 0 {
-			if !ix.readable(exp) {
-				c.fallback()
-				return c.rank(p, task, tags, eligible)
-			}
 			clear(scores)
 			ix.score(p, exp, scores)
 		}
@@ -477,8 +466,8 @@ func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i 
 	if p.Entities > 0 {
 		ix.boostEntities(task, p.Entities, scores)
 	}
-	if ix.corrupt { // found by a lookup after the query's terms were checked
-		c.fallback()
+	if ix.corrupt { // a term's postings in the cache failed their check
+		c.fallback() // rank again on the Markdown
 		return c.rank(p, task, tags, eligible)
 	}
 	return &ranking{hits: positive(scores, ok)}
@@ -568,26 +557,27 @@ func positive(scores []float64, ok []bool) []Hit {
 func (ix *Index) score(p RankParams, q []qterm, scores []float64) {
 	for _, qt := range q {
 		idf := ix.idf(qt.id) * qt.w
-		a, b := ix.span(qt.id)
-		for k := a; k < b; k++ {
-			d := ix.PostDoc[k]
-			tf := 0.0
-			for f := 0; f < nFields; f++ {
-				if p.W[f] == 0 {
-					continue
+		for r := range ix.runs(qt.id) {
+			sc := scores[r.base:]
+			for k, d := range r.doc {
+				tf := 0.0
+				for f := 0; f < nFields; f++ {
+					if p.W[f] == 0 {
+						continue
+					}
+					x := r.tf[f][k]
+					if x == 0 {
+						continue
+					}
+					l := 1.0
+					if ix.AvgLen[f] > 0 {
+						l = 1 - p.B[f] + p.B[f]*float64(r.docLen[f][d])/ix.AvgLen[f]
+					}
+					tf += p.W[f] * float64(x) / l
 				}
-				x := ix.PostTF[f][k]
-				if x == 0 {
-					continue
+				if tf > 0 {
+					sc[d] += idf * tf / (p.K1 + tf)
 				}
-				l := 1.0
-				if ix.AvgLen[f] > 0 {
-					l = 1 - p.B[f] + p.B[f]*float64(ix.DocLen[f][d])/ix.AvgLen[f]
-				}
-				tf += p.W[f] * float64(x) / l
-			}
-			if tf > 0 {
-				scores[d] += idf * tf / (p.K1 + tf)
 			}
 		}
 	}
@@ -691,12 +681,50 @@ func (c *Corpus) expand(ix *Index, p RankParams, q []qterm, top []Hit) []qterm {
 
 // smoothNeighbors adds a share of the better adjacent note's score to each
 // note, when the neighbour is in the same file and has the same creation
-// date (notes written from one session tend to be needed together).
+// date (notes written from one session tend to be needed together). A
+// corpus read from the cache is smoothed segment by segment: notes of
+// different segments are in different files.
 func (c *Corpus) smoothNeighbors(scores []float64, mu float64) []float64 {
 	out := make([]float64, len(scores))
 	copy(out, scores)
+	if lz := c.lz; lz != nil {
+		for k, p := range lz.parts {
+			a, b := lz.start[k], lz.start[k+1]
+			smooth(scores[a:b], out[a:b], mu, segSessions(p.session))
+		}
+		return out
+	}
+	smooth(scores, out, mu, noteSessions(c.notes))
+	return out
+}
+
+// sessions tell which notes have a creation date and which share a
+// session (file and creation time).
+type sessions interface {
+	has(d int) bool
+	same(a, b int) bool // a has a creation date and b the same session
+}
+
+// segSessions are a segment's session numbers (0: no creation date).
+type segSessions []uint32
+
+func (s segSessions) has(d int) bool     { return s[d] != 0 }
+func (s segSessions) same(a, b int) bool { return s[a] != 0 && s[a] == s[b] }
+
+// noteSessions are the sessions of notes parsed from the Markdown.
+type noteSessions []Note
+
+func (s noteSessions) has(d int) bool { return !s[d].Created.IsZero() }
+func (s noteSessions) same(a, b int) bool {
+	x, y := &s[a], &s[b]
+	return !x.Created.IsZero() && x.File == y.File && x.Created.Equal(y.Created)
+}
+
+// smooth adds to out the share mu of the better session neighbour's
+// score within NeighborWindow, decayed by distance.
+func smooth[S sessions](scores, out []float64, mu float64, s S) {
 	for d := range scores {
-		if !c.hasCreated(d) {
+		if !s.has(d) {
 			continue
 		}
 		best := 0.0
@@ -706,14 +734,13 @@ func (c *Corpus) smoothNeighbors(scores []float64, mu float64) []float64 {
 				if nb < 0 || nb >= len(scores) || scores[nb]*decay <= best {
 					continue
 				}
-				if c.sameSession(d, nb) {
+				if s.same(d, nb) {
 					best = scores[nb] * decay
 				}
 			}
 		}
 		out[d] += mu * best
 	}
-	return out
 }
 
 // NeighborWindow is how far (in entries) session-neighbour smoothing looks.

@@ -11,9 +11,14 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memctl/memctl/mdmem"
@@ -38,8 +43,9 @@ func segmentName() string {
 
 // segmentTarget: consecutive changed files are packed into one segment
 // until it holds this much Markdown, so that many small topic files do
-// not each cost a file open on every read.
-const segmentTarget = 256 << 10
+// not each cost a file open on every read. (A variable: tests give each
+// file a segment of its own.)
+var segmentTarget int64 = 256 << 10
 
 // manifestMagic starts the manifest, with the format version.
 const manifestMagic = "memctl-index-v6\n"
@@ -136,10 +142,11 @@ type manifest struct {
 	dups  []int32
 }
 
-// segmentRef names a segment file and how many memory files it covers.
+// segmentRef names a segment file, how many memory files it covers and
+// how many notes it holds.
 type segmentRef struct {
-	Name  string
-	Files int
+	Name         string
+	Files, Notes int
 }
 
 // encode lays the manifest out: magic, varint fields, CRC-32C.
@@ -158,6 +165,7 @@ func (m *manifest) encode() []byte {
 	for _, s := range m.segs {
 		b = appendString(b, s.Name)
 		b = binary.AppendUvarint(b, uint64(s.Files))
+		b = binary.AppendUvarint(b, uint64(s.Notes))
 	}
 	b = binary.AppendUvarint(b, uint64(len(m.dups)))
 	for _, d := range m.dups {
@@ -192,7 +200,11 @@ func readManifest(dir string) *manifest {
 	m.segs = make([]segmentRef, r.count(2))
 	covered := 0
 	for i := range m.segs {
-		m.segs[i] = segmentRef{Name: r.str(), Files: int(r.uvarint())}
+		name, files, notes := r.str(), r.uvarint(), r.uvarint()
+		if files > math.MaxInt32 || notes > math.MaxInt32 {
+			return nil
+		}
+		m.segs[i] = segmentRef{Name: name, Files: int(files), Notes: int(notes)}
 		s := m.segs[i]
 		if s.Files < 1 || s.Files > len(m.files)-covered || s.Name != filepath.Base(s.Name) || !strings.HasSuffix(s.Name, ".seg") {
 			return nil
@@ -212,13 +224,12 @@ func readManifest(dir string) *manifest {
 // segment is one segment file read in place: its files' keys, notes,
 // topics, token counts and index, its notes numbered from 0.
 type segment struct {
-	name     string
-	key      []fileKey
-	notes    *segNotes
-	topics   []TopicInfo
-	tok      *tokTable
-	ix       *Index
-	sessions uint32 // the largest session number
+	name   string
+	key    []fileKey
+	notes  *segNotes
+	topics []TopicInfo
+	tok    *tokTable
+	ix     *Index
 }
 
 // loadSegment opens a segment and checks it was built for keys (and, when
@@ -270,8 +281,17 @@ func loadSegments(ctx context.Context, v *mdmem.ReadView, dir string, cnt Counte
 	old := readManifest(dir)
 	l := &segmentLoad{ctx: ctx, v: v, dir: dir, cnt: cnt, files: files, key: key,
 		at: make([]*segment, len(key)), hashes: make([][]byte, len(key))}
-	l.keep(old)
-	if err := l.build(); err != nil {
+	// The kept segments are opened while the changed files are parsed
+	// into new ones; the files of a kept segment that fails its checks
+	// are parsed after.
+	kept := l.keep(old)
+	opened := make(chan []*segment, 1)
+	go func() { opened <- l.open(kept) }()
+	err = l.build()
+	if l.place(kept, <-opened) && err == nil {
+		err = l.build()
+	}
+	if err != nil {
 		return nil, err
 	}
 	var segs []*segment
@@ -280,9 +300,11 @@ func loadSegments(ctx context.Context, v *mdmem.ReadView, dir string, cnt Counte
 			segs = append(segs, sg)
 		}
 	}
-	dups := []int32(nil)
+	var dups []int32 // nil: joinSegments finds them
 	if old != nil && !l.changed {
 		dups = old.dups
+	} else if old != nil {
+		dups = l.sameIDs(old, segs)
 	}
 	c, err := joinSegments(ctx, dir, segs, dups)
 	if err != nil {
@@ -296,31 +318,44 @@ func loadSegments(ctx context.Context, v *mdmem.ReadView, dir string, cnt Counte
 
 // segmentLoad is the state of one loadSegments.
 type segmentLoad struct {
-	ctx     context.Context
-	v       *mdmem.ReadView
-	dir     string
-	cnt     Counter
-	files   []memoryFile
-	key     []fileKey
-	at      []*segment // the segment starting at each file, if any
-	covered []bool
-	hashes  [][]byte // per file: its content's hash, when known (checked or read)
-	changed bool     // a segment was written or dropped
-	prior   *tokTable
+	ctx      context.Context
+	v        *mdmem.ReadView
+	dir      string
+	cnt      Counter
+	files    []memoryFile
+	key      []fileKey
+	at       []*segment // the segment starting at each file, if any
+	covered  []bool
+	hashes   [][]byte // per file: its content's hash, when known (checked or read)
+	changed  bool     // a segment was written or dropped
+	prior    *tokTable
+	counted  map[string]lineCount // the replaced segments' notes' counts, by their records
+	replaced []*segment           // the old manifest's segments not kept, that could be read
+}
+
+// keptSegment is a segment of the old manifest whose files' keys (and
+// recorded content hashes) still match: kept if it opens and passes its
+// checks (segmentLoad.open).
+type keptSegment struct {
+	name string
+	at   int       // its first file
+	key  []fileKey // its files' keys
 }
 
 // keep finds the old manifest's segments that still hold their files as
-// they are, each checked as it is opened.
-func (l *segmentLoad) keep(old *manifest) {
+// they are, and marks their files covered; the others' token counts are
+// kept for the update (addPrior).
+func (l *segmentLoad) keep(old *manifest) []keptSegment {
 	l.covered = make([]bool, len(l.key))
 	if old == nil {
 		l.changed = true
-		return
+		return nil
 	}
 	pos := map[string]int{}
 	for i, k := range l.key {
 		pos[k.Path] = i
 	}
+	var kept []keptSegment
 	next := 0
 	for _, ref := range old.segs {
 		fk := old.files[next : next+ref.Files]
@@ -334,19 +369,15 @@ func (l *segmentLoad) keep(old *manifest) {
 				l.hashes[at+j] = h
 			}
 		}
-		var sg *segment
-		if ok {
-			sg = loadSegment(l.ctx, l.dir, ref.Name)
-			ok = sg != nil && sameKey(sg.key, fk) && tokenizerFits(sg.tok, l.cnt)
-		} else if l.cnt != nil {
-			sg = loadSegment(l.ctx, l.dir, ref.Name) // for its chunk counts
-		}
 		if !ok {
 			l.changed = true
-			l.addPrior(sg)
+			if sg := loadSegment(l.ctx, l.dir, ref.Name); sg != nil { // for its chunk counts and ids
+				l.addPrior(sg)
+				l.replaced = append(l.replaced, sg)
+			}
 			continue
 		}
-		l.at[at] = sg
+		kept = append(kept, keptSegment{name: ref.Name, at: at, key: fk})
 		for j := range fk {
 			l.covered[at+j] = true
 		}
@@ -354,6 +385,47 @@ func (l *segmentLoad) keep(old *manifest) {
 	if next != len(old.files) || len(old.files) != len(l.key) {
 		l.changed = true
 	}
+	return kept
+}
+
+// open opens the kept segments, a few at a time, each checked: built for
+// its files' keys and, when the caller counts tokens, holding that
+// tokenizer's counts. It returns each one, or nil for one that fails.
+// It only reads l.
+func (l *segmentLoad) open(kept []keptSegment) []*segment {
+	out := make([]*segment, len(kept))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), 4) {
+		wg.Go(func() {
+			for k := int(next.Add(1)) - 1; k < len(kept); k = int(next.Add(1)) - 1 {
+				sg := loadSegment(l.ctx, l.dir, kept[k].name)
+				if sg != nil && sameKey(sg.key, kept[k].key) && tokenizerFits(sg.tok, l.cnt) {
+					out[k] = sg
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// place puts the opened kept segments at their files; the files of one
+// that failed are no longer covered (build parses them). It reports
+// whether any failed.
+func (l *segmentLoad) place(kept []keptSegment, opened []*segment) bool {
+	failed := false
+	for k, sg := range opened {
+		if sg != nil {
+			l.at[kept[k].at] = sg
+			continue
+		}
+		failed, l.changed = true, true
+		for j := range kept[k].key {
+			l.covered[kept[k].at+j] = false
+		}
+	}
+	return failed
 }
 
 func (l *segmentLoad) anyCovered(at, n int) bool {
@@ -386,6 +458,22 @@ func (l *segmentLoad) addPrior(sg *segment) {
 			l.prior.pieces[s] = k
 		}
 	}
+	recs, ok := sg.notes.records()
+	if !ok {
+		return
+	}
+	if l.counted == nil {
+		l.counted = map[string]lineCount{}
+	}
+	for i := 0; i < sg.notes.n && len(l.counted) < maxPieceMemo; i++ {
+		l.counted[recs[sg.notes.recOff[i]:sg.notes.recOff[i+1]]] = lineCount{sg.tok.line[i], sg.tok.ref[i]}
+	}
+}
+
+// lineCount is a note's token counts: its line's and its footer ref's.
+type lineCount struct {
+	line uint16
+	ref  uint8
 }
 
 // build parses the files no kept segment covers, packing runs of
@@ -436,9 +524,12 @@ func (l *segmentLoad) buildSegment(i, j int) (*segment, error) {
 		return nil, errUncachable // read from the Markdown every time, so the markers are reported
 	}
 	c.init()
-	ix := c.Index(Rankers[DefaultRanker].An)
-	c.tok = segmentTokens(c, l.cnt, l.prior)
-	name, err := writeSegment(l.ctx, l.dir, corpusSource(l.key[i:j], c, ix))
+	// The index only reads the notes: it is built while the token counts
+	// and the notes' sections are written.
+	built := make(chan *Index, 1)
+	go func() { built <- buildIndex(c, Rankers[DefaultRanker].An) }()
+	c.tok = segmentTokens(c, l.cnt, l.prior, l.counted)
+	name, err := writeSegment(l.ctx, l.dir, corpusSource(l.key[i:j], c, func() *Index { return <-built }))
 	if err != nil {
 		return nil, err
 	}
@@ -449,12 +540,13 @@ func (l *segmentLoad) buildSegment(i, j int) (*segment, error) {
 	return sg, nil
 }
 
-// segmentTokens counts a new segment's lines for cnt: from the chunk
-// counts of the segments it replaces when there are any (a chunk none of
-// them had leaves its line's count unknown, 0, so that a one-line edit
-// never loads the tokenizer; inject counts such a line itself if it
-// prints it), else with the tokenizer.
-func segmentTokens(c *Corpus, cnt Counter, prior *tokTable) *tokTable {
+// segmentTokens counts a new segment's lines for cnt: from the segments
+// it replaces when there are any (a note whose record is one of theirs,
+// byte for byte, has their counts; another is counted from their chunk
+// counts, and a chunk none of them had leaves its line's count unknown,
+// 0, so that a one-line edit never loads the tokenizer; inject counts
+// such a line itself if it prints it), else with the tokenizer.
+func segmentTokens(c *Corpus, cnt Counter, prior *tokTable, counted map[string]lineCount) *tokTable {
 	if cnt == nil {
 		return nil
 	}
@@ -481,9 +573,15 @@ func segmentTokens(c *Corpus, cnt Counter, prior *tokTable) *tokTable {
 		}
 	}
 	pc := &pieceCounter{cnt: cnt, memo: prior.pieces, knownOnly: true}
-	var line []byte
+	var line, rec []byte
 	for i := 0; i < n; i++ {
-		line = t.count(pc, i, c.Note(i), line)
+		nt := c.Note(i)
+		rec = appendRecord(rec[:0], nt)
+		if k, ok := counted[string(rec)]; ok {
+			t.line[i], t.ref[i] = k.line, k.ref
+			continue
+		}
+		line = t.count(pc, i, nt, line)
 	}
 	return t
 }
@@ -508,7 +606,7 @@ func (l *segmentLoad) droppable(start time.Time) bool {
 func (l *segmentLoad) writeManifest(start time.Time, segs []*segment, dups []int32, old *manifest) {
 	m := &manifest{files: make([]fileKey, len(l.key)), dups: dups}
 	for _, sg := range segs {
-		m.segs = append(m.segs, segmentRef{Name: sg.name, Files: len(sg.key)})
+		m.segs = append(m.segs, segmentRef{Name: sg.name, Files: len(sg.key), Notes: sg.notes.n})
 	}
 	p := filepath.Join(l.dir, filepath.FromSlash(IndexCacheFile))
 	err := writeCacheAtomic(l.ctx, p, mdmem.PrivateFileMode, func(f *os.File) error {
@@ -572,31 +670,129 @@ func (l *segmentLoad) removeUnused(old, m *manifest) {
 	}
 }
 
-// joinSegments makes one corpus of the segments in order: the columns a
-// ranking scans joined, session numbers made distinct across segments,
-// the indexes joined (joinIndexes), the token counts joined when every
-// segment has them for one tokenizer. dups are the manifest's notes with
-// a shared id, or nil to find them.
+// sameIDs returns the notes with a shared id after an update whose new
+// segments hold, all together, the same ids (as a multiset) as the old
+// segments they replace, as a hand edit of an entry's text does: then
+// the ids more than one note has are the same as before, and the notes
+// that have one are the kept segments' of the old manifest (renumbered)
+// and the new segments' notes with one of the replaced notes' shared
+// ids. Nil when that does not hold or a segment cannot be read.
+func (l *segmentLoad) sameIDs(old *manifest, segs []*segment) []int32 {
+	type span struct{ start, n int }
+	was := map[string]span{} // the old segments, by name
+	at := 0
+	for _, ref := range old.segs {
+		was[ref.Name] = span{at, ref.Notes}
+		at += ref.Notes
+	}
+	isNew := map[*segment]bool{}
+	var before, after []string // the replaced and the new segments' ids
+	ids := func(sg *segment, out []string) ([]string, bool) {
+		for i := 0; i < sg.notes.n; i++ {
+			id, ok := sg.notes.id(i)
+			if !ok {
+				return nil, false
+			}
+			if id != "" {
+				out = append(out, id)
+			}
+		}
+		return out, true
+	}
+	kept := 0
+	var ok bool
+	for _, sg := range segs {
+		if w, in := was[sg.name]; in && w.n == sg.notes.n {
+			kept++
+			continue
+		}
+		isNew[sg] = true
+		if after, ok = ids(sg, after); !ok {
+			return nil
+		}
+	}
+	if kept+len(l.replaced) != len(old.segs) {
+		return nil // a replaced segment could not be read
+	}
+	for _, sg := range l.replaced {
+		if w, in := was[sg.name]; !in || w.n != sg.notes.n {
+			return nil
+		}
+		if before, ok = ids(sg, before); !ok {
+			return nil
+		}
+	}
+	if !slices.Equal(before, after) {
+		before, after = slices.Clone(before), slices.Clone(after)
+		slices.Sort(before)
+		slices.Sort(after)
+		if !slices.Equal(before, after) {
+			return nil
+		}
+	}
+	// The old shared ids of the replaced segments' notes, and the kept
+	// segments' notes renumbered.
+	shared := map[string]bool{}
+	moved := map[string]int{} // the kept segments' new first notes
+	start := 0
+	for _, sg := range segs {
+		if !isNew[sg] {
+			moved[sg.name] = start
+		}
+		start += sg.notes.n
+	}
+	var out []int32
+	for _, sg := range l.replaced {
+		w := was[sg.name]
+		for _, d := range old.dups {
+			if int(d) >= w.start && int(d) < w.start+w.n {
+				id, _ := sg.notes.id(int(d) - w.start)
+				shared[id] = true
+			}
+		}
+	}
+	for _, ref := range old.segs {
+		w := was[ref.Name]
+		to, in := moved[ref.Name]
+		if !in {
+			continue
+		}
+		for _, d := range old.dups {
+			if int(d) >= w.start && int(d) < w.start+w.n {
+				out = append(out, int32(to+int(d)-w.start))
+			}
+		}
+	}
+	start = 0
+	for _, sg := range segs {
+		if isNew[sg] && len(shared) > 0 {
+			for i := 0; i < sg.notes.n; i++ {
+				if id, _ := sg.notes.id(i); shared[id] {
+					out = append(out, int32(start+i))
+				}
+			}
+		}
+		start += sg.notes.n
+	}
+	slices.Sort(out)
+	if out == nil {
+		out = []int32{}
+	}
+	return out
+}
+
+// joinSegments makes one corpus of the segments in order, read in place:
+// the notes' parts (lazyNotes), the indexes joined (joinIndexes), the token tables joined
+// when every segment has one for one tokenizer. Nothing per note is
+// copied. dups are the manifest's notes with a shared id, or nil to find
+// them.
 func joinSegments(ctx context.Context, dir string, segs []*segment, dups []int32) (*Corpus, error) {
 	lz := &lazyNotes{ctx: ctx, dir: dir, start: []int{0}}
 	var parts []indexPart
-	base := uint32(0)
 	for _, sg := range segs {
-		p := sg.notes
-		lz.parts = append(lz.parts, p)
-		for _, f := range p.files {
-			lz.files = append(lz.files, fileRange{Path: f.Path, Start: f.Start + lz.n, Count: f.Count})
-		}
-		lz.flags = append(lz.flags, p.flags...)
-		for _, s := range p.session {
-			if s != 0 {
-				s += base
-			}
-			lz.session = append(lz.session, s)
-		}
-		base += sg.sessions
+		lz.parts = append(lz.parts, sg.notes)
 		parts = append(parts, indexPart{ix: sg.ix, start: int32(lz.n)})
-		lz.n += p.n
+		lz.n += sg.notes.n
 		lz.start = append(lz.start, lz.n)
 	}
 	ix, ok := joinIndexes(parts)
@@ -604,13 +800,8 @@ func joinSegments(ctx context.Context, dir string, segs []*segment, dups []int32
 		return nil, errCorrupt
 	}
 	if dups == nil {
-		var bad bool
-		dups = sharedIDs(lz.n, func(i int) string {
-			id, ok := lz.id(i)
-			bad = bad || !ok
-			return id
-		})
-		if bad {
+		var ok bool
+		if dups, ok = lz.sharedIDs(); !ok {
 			return nil, errCorrupt
 		}
 	}
@@ -620,7 +811,7 @@ func joinSegments(ctx context.Context, dir string, segs []*segment, dups []int32
 		}
 	}
 	lz.dups = dups
-	c := &Corpus{lz: lz, tok: joinTokens(segs)}
+	c := &Corpus{lz: lz, tok: joinTokens(segs, lz.start)}
 	for _, sg := range segs {
 		c.Topics = append(c.Topics, sg.topics...)
 	}
@@ -629,9 +820,10 @@ func joinSegments(ctx context.Context, dir string, segs []*segment, dups []int32
 	return c, ctx.Err()
 }
 
-// joinTokens joins the segments' token tables: nil unless all have one
-// for the same tokenizer.
-func joinTokens(segs []*segment) *tokTable {
+// joinTokens joins the segments' token tables (start: each one's first
+// note, then the number of notes), their per-note counts read from each
+// in place: nil unless all have one for the same tokenizer.
+func joinTokens(segs []*segment, start []int) *tokTable {
 	var t *tokTable
 	for _, sg := range segs {
 		st := sg.tok
@@ -639,13 +831,12 @@ func joinTokens(segs []*segment) *tokTable {
 			return nil
 		}
 		if t == nil {
-			t = &tokTable{name: st.name, consts: map[string]int{}, digits: st.digits}
+			t = &tokTable{name: st.name, consts: map[string]int{}, digits: st.digits, start: start}
 		}
 		for s, k := range st.consts {
 			t.consts[s] = k
 		}
-		t.line = append(t.line, st.line...)
-		t.ref = append(t.ref, st.ref...)
+		t.parts = append(t.parts, st)
 	}
 	return t
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,6 +121,12 @@ type tokTable struct {
 	line   []uint16       // per note: tokens of its compact line; 0 unknown
 	ref    []uint8        // per note: tokens of " "+Ref() in the footer; 0 unknown
 	keep   *cacheFile     // the mapping line and ref view, if read from the cache
+
+	// A table joined from the cache's segments has no line and ref of
+	// its own: they are each segment's (parts), whose first notes are
+	// start.
+	parts []*tokTable
+	start []int
 
 	// pieces are the counts of the chunks the lines were summed from
 	// (pieceCounter), kept so that an update of the cache counts the
@@ -450,10 +457,28 @@ func (x *tokenCtx) today(day string) int {
 	return x.cnt.Count(todayHead + " " + day + "\n")
 }
 
+// partOf returns the table holding note doc's counts and its number
+// there.
+func (t *tokTable) partOf(doc int) (*tokTable, int) {
+	if t.parts == nil {
+		return t, doc
+	}
+	k := sort.Search(len(t.parts), func(k int) bool { return t.start[k+1] > doc })
+	return t.parts[k], doc - t.start[k]
+}
+
+// lineOf returns the tokens of note doc's compact line (0: unknown).
+func (t *tokTable) lineOf(doc int) uint16 {
+	p, i := t.partOf(doc)
+	return p.line[i]
+}
+
 // line returns the tokens of note doc's compact line.
 func (x *tokenCtx) line(doc int, line string) int {
-	if x.t != nil && x.t.line[doc] > 0 {
-		return int(x.t.line[doc])
+	if x.t != nil {
+		if k := x.t.lineOf(doc); k > 0 {
+			return int(k)
+		}
 	}
 	return x.cnt.Count(line)
 }
@@ -470,7 +495,8 @@ func (x *tokenCtx) footer(left []LeftOut) int {
 	list := left[:min(len(left), maxListed)]
 	n := x.str(footHead)
 	for k, l := range list {
-		r := int(x.t.ref[l.doc])
+		t, i := x.t.partOf(l.doc)
+		r := int(t.ref[i])
 		if r == 0 {
 			return x.cnt.Count(footer(left))
 		}
