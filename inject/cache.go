@@ -49,7 +49,7 @@ import (
 const IndexCacheFile = CacheDir + "/index.bin"
 
 const (
-	cacheMagic  = "memctl-segmt-v6\n"
+	cacheMagic  = "memctl-segmt-v7\n"
 	cacheHeader = 32 // magic (16), file size (8), directory offset (8)
 )
 

@@ -48,7 +48,7 @@ func segmentName() string {
 var segmentTarget int64 = 256 << 10
 
 // manifestMagic starts the manifest, with the format version.
-const manifestMagic = "memctl-index-v6\n"
+const manifestMagic = "memctl-index-v7\n"
 
 // fileKey identifies one memory file's version: any write changes its
 // size, mtime or ctime, and a replacement by rename changes its inode. A
