@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/memctl/memctl/mdmem"
+	"github.com/memctl/memctl/mdmem/osfile"
 )
 
 // MatchCacheDir holds the matcher's cache: one segment per topic file with
@@ -49,7 +50,7 @@ func statKey(p string) (k segKey, ok bool) {
 		return k, false
 	}
 	k.Size, k.Mtime = fi.Size(), fi.ModTime().UnixNano()
-	k.Ino, k.Ctime = inodeAndCtime(fi)
+	k.Ino, k.Ctime = osfile.InodeAndCtime(fi)
 	return k, true
 }
 
@@ -351,7 +352,7 @@ func openSegment(dir, slug string) *segment {
 	if _, err := io.Copy(crc, f); err != nil || crc.Sum32() != le32(head, 116) || string(head[:8]) != segMagic {
 		return nil
 	}
-	b, unmap, err := mapFile(f, fi.Size())
+	b, unmap, err := osfile.Map(f, fi.Size())
 	if err != nil {
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/memctl/memctl/mdmem"
+	"github.com/memctl/memctl/mdmem/osfile"
 )
 
 // IndexCacheFile is the memory-relative path of the index cache's
@@ -836,7 +837,7 @@ func openSegment(ctx context.Context, path string) (*cacheFile, error) {
 		f.Close()
 		return nil, errors.New("index cache: bad size")
 	}
-	b, unmap, err := mapFile(f, size)
+	b, unmap, err := osfile.Map(f, size)
 	if err != nil {
 		f.Close()
 		return nil, err

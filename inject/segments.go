@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/memctl/memctl/mdmem"
+	"github.com/memctl/memctl/mdmem/osfile"
 )
 
 // SegmentDir is the memory-relative directory of the index cache's
@@ -117,7 +118,7 @@ func statKeys(dir string, files []memoryFile) ([]fileKey, error) {
 			return nil, err
 		}
 		k := fileKey{Path: f.path, Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
-		k.Ino, k.Ctime = inodeAndCtime(fi)
+		k.Ino, k.Ctime = osfile.InodeAndCtime(fi)
 		keys = append(keys, k)
 	}
 	return keys, nil

@@ -1,14 +1,14 @@
 //go:build unix
 
-package consolidate
+package osfile
 
 import (
 	"os"
 	"syscall"
 )
 
-// mapFile maps the first size bytes of f read-only; unmap releases them.
-func mapFile(f *os.File, size int64) (b []byte, unmap func(), err error) {
+// Map maps the first size bytes of f read-only; unmap releases them.
+func Map(f *os.File, size int64) (b []byte, unmap func(), err error) {
 	b, err = syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
 		return nil, nil, err
