@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/memctl/memctl/mdmem"
@@ -197,21 +196,10 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 }
 
 // newSpool creates the temp file an import passes its valid candidates
-// through, in the memory's cache directory (not a tmpfs /tmp, which would
-// hold it in memory), and unlinks it at once: it lives until closed.
+// through (mdmem.ScratchFile: in the memory's cache, already unlinked).
 func newSpool(dir string) (*os.File, error) {
-	// Never through a .memctl or .memctl/cache that links out of the
-	// memory: the spool holds every candidate of the input.
-	if err := mdmem.EnsureDir(dir, mdmem.CacheDir); err != nil {
-		return nil, fmt.Errorf("import spool: %w", err)
-	}
-	cache := filepath.Join(dir, filepath.FromSlash(mdmem.CacheDir))
-	fh, err := os.CreateTemp(cache, ".import-spool.tmp-*")
+	fh, err := mdmem.ScratchFile(dir, ".import-spool.tmp-*")
 	if err != nil {
-		return nil, fmt.Errorf("import spool: %w", err)
-	}
-	if err := os.Remove(fh.Name()); err != nil {
-		fh.Close()
 		return nil, fmt.Errorf("import spool: %w", err)
 	}
 	return fh, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -96,6 +97,7 @@ func (s *Store) ImportStream(ctx context.Context, opts ImportOptions, next func(
 	if err != nil {
 		return nil, err
 	}
+	defer run.spill.Close()
 	run.allowDup = opts.AllowDuplicates
 	for c := first; c != nil; {
 		if err := ctx.Err(); err != nil {
@@ -128,7 +130,8 @@ type importRun struct {
 	payloads *payloadSet        // instruction-like Pending entries, to fold near repeats into
 	present  map[textKey]string // category + normalised text → the entry holding it
 	allowDup bool
-	line     int // the line being placed, from 1
+	line     int      // the line being placed, from 1
+	spill    *os.File // the new topic files as they fill (Editor.SpillTo)
 }
 
 // presentKey is what makes an import line a repeat of an entry: its
@@ -177,6 +180,10 @@ func (s *Store) newImportRun(ctx context.Context) (*importRun, error) {
 		}
 	}
 	r.ed.SetMaxBytes(s.Config.Files.MaxBytes)
+	if r.spill, err = ScratchFile(s.Dir, ".import-files.tmp-*"); err != nil {
+		return nil, fmt.Errorf("import files: %w", err)
+	}
+	r.ed.SpillTo(r.spill)
 	if !he.Empty() {
 		r.res.HandEdit = he
 	}
@@ -229,7 +236,8 @@ func (r *importRun) place(c *Candidate) error {
 // whole import one commit.
 func (r *importRun) commit(ctx context.Context) error {
 	res := r.res
-	files, err := r.ed.Changed()
+	r.present = nil // placing is over: the texts' hashes go before the files come back
+	files, created, err := r.ed.ChangedLoad()
 	if err != nil {
 		return err
 	}
@@ -237,6 +245,9 @@ func (r *importRun) commit(ctx context.Context) error {
 		files[StatePath] = state
 	}
 	for p := range files {
+		res.Files = append(res.Files, p)
+	}
+	for p := range created {
 		res.Files = append(res.Files, p)
 	}
 	sort.Strings(res.Files)
@@ -250,18 +261,22 @@ func (r *importRun) commit(ctx context.Context) error {
 		Op:      "import",
 		Extra:   idRangeTrailers(res.IDs),
 	}
-	// Stage file by file, dropping each rendered file once it is on disk:
-	// a large import never holds its output twice.
+	// The new topic files stay in the spill until their blobs are written,
+	// one at a time: a large import never holds its output whole.
 	tx, err := r.s.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Abort()
 	for _, p := range res.Files {
-		if err := tx.PutOnDisk(ctx, p, files[p]); err != nil {
+		if c, ok := created[p]; ok {
+			err = tx.PutLoadOnDisk(ctx, p, c.Size, c.Load)
+		} else {
+			err = tx.PutOnDisk(ctx, p, files[p])
+		}
+		if err != nil {
 			return err
 		}
-		delete(files, p)
 	}
 	res.Commit, err = tx.Commit(ctx, msg)
 	return err
