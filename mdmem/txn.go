@@ -159,9 +159,9 @@ type Txn struct {
 	s       *Store
 	base    string
 	order   []string
-	data    map[string][]byte // new contents (nil: delete)
+	data    map[string][]byte                 // new contents (nil: delete)
 	load    map[string]func() ([]byte, error) // new contents read when committed (PutLoad)
-	planned map[string]string // sha256 of the content planned on ("" = absent)
+	planned map[string]string                 // sha256 of the content planned on ("" = absent)
 	consume []consumeRec
 	forget  *forgetOwed // the cleanup a forget owes once it landed
 	purge   bool        // a history purge of the forgotten ids follows
