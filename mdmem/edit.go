@@ -2,8 +2,11 @@ package mdmem
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"math"
 	"os"
 	"sort"
@@ -157,7 +160,6 @@ func (ed *Editor) insert(e *Entry, t Target, nested string) (string, error) {
 		if err := ValidSlug(t.Topic); err != nil {
 			return "", err
 		}
-		ed.inserted = append(ed.inserted, e.ID)
 		return ed.insertTopic(t.Topic, item), nil
 	case PlaceCore, PlacePending:
 		h2 := TitlePending
@@ -244,9 +246,11 @@ func (ed *Editor) insertTopic(slug string, item pendingItem) string {
 			ed.indexTopic(slug, title)
 		}
 		b.add(text, ed.maxBytes)
+		b.inserted(item.e.ID)
 		ed.items[slug]++
 		return TopicPath(slug)
 	}
+	ed.inserted = append(ed.inserted, item.e.ID)
 	at := len(doc.Src)
 	var prev *Entry
 	if n := len(doc.Entries); n > 0 {
@@ -263,11 +267,38 @@ func (ed *Editor) insertTopic(slug string, item pendingItem) string {
 // doubling buffer would, which matters for a large import. With a spill
 // (SpillTo), every spillChunk bytes go to the spill file and the buffer
 // starts over: data is the part not spilled yet.
+//
+// The ids of the entries inserted into it are kept as a hash of their
+// sequence, not a list: the final check (verify) parses the file and
+// hashes the ids it finds, which must be those, in that order.
 type fileBuf struct {
 	data   []byte
 	size   int        // bytes in all, spilled or not
 	chunks [][2]int64 // spilled parts: offset and length in the spill file
 	spill  *spill
+	ids    hash.Hash // of the inserted entries' ids (idSeqHash)
+}
+
+// inserted records that the entry id went into the file.
+func (f *fileBuf) inserted(id string) {
+	if f.ids == nil {
+		f.ids = sha256.New()
+	}
+	addIDToSeq(f.ids, id)
+}
+
+// addIDToSeq adds id to a hash of a sequence of ids.
+func addIDToSeq(h hash.Hash, id string) {
+	_, _ = io.WriteString(h, id)
+	_, _ = h.Write([]byte{0})
+}
+
+// idSeqSum returns the hash of the sequence of ids (h may be nil: none).
+func idSeqSum(h hash.Hash) []byte {
+	if h == nil {
+		h = sha256.New()
+	}
+	return h.Sum(nil)
 }
 
 // spillChunk is how much of a created topic file an Editor with a spill
@@ -757,6 +788,7 @@ func (ed *Editor) Changed() (map[string][]byte, error) {
 type Created struct {
 	Size int
 	Load func() ([]byte, error)
+	ids  []byte // the hash of the sequence of its entries' ids
 }
 
 // ChangedLoad is Changed with the files the edit creates apart, as
@@ -806,7 +838,7 @@ func (ed *Editor) ChangedLoad() (map[string][]byte, map[string]Created, error) {
 		if err := checkReadableSize(TopicPath(slug), b.size); err != nil {
 			return nil, nil, err
 		}
-		created[TopicPath(slug)] = Created{Size: b.size, Load: b.bytes}
+		created[TopicPath(slug)] = Created{Size: b.size, Load: b.bytes, ids: idSeqSum(b.ids)}
 	}
 	return out, created, ed.verify(out, created)
 }
@@ -847,13 +879,20 @@ func (ed *Editor) verify(out map[string][]byte, created map[string]Created) erro
 			diff[e.ID]--
 		}
 	}
+	// A created file holds the entries inserted into it, in order, and
+	// nothing else: checked by the hash of their ids' sequence, so that a
+	// large import holds no list of them.
 	for path, c := range created {
 		data, err := c.Load()
 		if err != nil {
 			return err
 		}
+		h := sha256.New()
 		for _, e := range ParseDoc(path, data).Entries {
-			diff[e.ID]--
+			addIDToSeq(h, e.ID)
+		}
+		if !bytes.Equal(h.Sum(nil), c.ids) {
+			return fmt.Errorf("internal error: edit would leave %s without the entries inserted into it, or with others; nothing written", path)
 		}
 	}
 	for id, n := range diff {

@@ -241,3 +241,36 @@ func TestSpilledTopicFilesReadBackAsWritten(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyCatchesACreatedFileThatIsNotItsInserts: the final check reads
+// a topic file the edit creates back and refuses it unless it holds the
+// entries inserted into it, in order, and no other.
+func TestVerifyCatchesACreatedFileThatIsNotItsInserts(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tamper func(b *fileBuf)
+	}{
+		{"as inserted", func(b *fileBuf) {}},
+		{"an entry more", func(b *fileBuf) { b.data = append(b.data, "- [note-9] Smuggled.\n"...) }},
+		{"an entry less", func(b *fileBuf) { b.data = b.data[:bytes.LastIndex(b.data, []byte("- [note-3]"))] }},
+		{"two swapped", func(b *fileBuf) {
+			b.data = bytes.Replace(bytes.Replace(b.data, []byte("[note-2]"), []byte("[note-X]"), 1), []byte("[note-3]"), []byte("[note-2]"), 1)
+			b.data = bytes.Replace(b.data, []byte("[note-X]"), []byte("[note-3]"), 1)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := memoryFrom(t, map[string]string{MainFile: "# Core profile\n"})
+			ed := m.Edit()
+			for i := 1; i <= 3; i++ {
+				_, err := ed.InsertAt(&Entry{ID: fmt.Sprintf("note-%d", i), Category: "note", Content: fmt.Sprintf("Note %d.", i)}, Target{Place: PlaceTopic, Topic: "new"})
+				must(t, err)
+			}
+			tc.tamper(ed.created["new"])
+			ed.created["new"].size = len(ed.created["new"].data)
+			_, err := ed.Changed()
+			if ok := tc.name == "as inserted"; (err == nil) != ok {
+				t.Fatalf("Changed: %v", err)
+			}
+		})
+	}
+}

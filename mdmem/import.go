@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"iter"
+	"math"
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -110,12 +113,13 @@ func (s *Store) ImportStream(ctx context.Context, opts ImportOptions, next func(
 			return nil, err
 		}
 	}
-	if len(run.res.IDs) == 0 {
+	if run.ids.len() == 0 {
 		return run.res, nil // every line folded or present: nothing to write
 	}
 	if err := run.commit(ctx); err != nil {
 		return nil, err
 	}
+	run.res.IDs = run.ids.strings()
 	return run.res, nil
 }
 
@@ -126,9 +130,14 @@ type importRun struct {
 	ed       *Editor
 	alloc    *IDAllocator
 	res      *ImportResult
-	titled   map[string]bool    // topics created by this import, titled once
-	payloads *payloadSet        // instruction-like Pending entries, to fold near repeats into
-	present  map[textKey]string // category + normalised text → the entry holding it
+	titled   map[string]bool // topics created by this import, titled once
+	payloads *payloadSet     // instruction-like Pending entries, to fold near repeats into
+	// present maps category + normalised text to the entry holding it:
+	// i ≥ 0 is ids.at(i), a new entry; i < 0 is old[-i-1], an entry of
+	// the memory.
+	present  map[textKey]int32
+	old      []string
+	ids      idList // the ids allocated, in input order (res.IDs at the end)
 	allowDup bool
 	line     int      // the line being placed, from 1
 	spill    *os.File // the new topic files as they fill (Editor.SpillTo)
@@ -172,11 +181,12 @@ func (s *Store) newImportRun(ctx context.Context) (*importRun, error) {
 	r := &importRun{
 		s: s, ed: mem.Edit(), alloc: NewIDAllocator(st, mem),
 		res:    &ImportResult{Places: map[string]int{}},
-		titled: map[string]bool{}, payloads: pendingPayloads(mem), present: map[textKey]string{},
+		titled: map[string]bool{}, payloads: pendingPayloads(mem), present: map[textKey]int32{},
 	}
 	for _, e := range mem.Entries() {
 		if e.ID != "" {
-			r.present[presentKey(e.Category, e.Content)] = e.ID
+			r.old = append(r.old, e.ID)
+			r.present[presentKey(e.Category, e.Content)] = int32(-len(r.old))
 		}
 	}
 	r.ed.SetMaxBytes(s.Config.Files.MaxBytes)
@@ -199,9 +209,18 @@ func (r *importRun) place(c *Candidate) error {
 		return nil
 	}
 	key := presentKey(c.Category, c.Content)
-	if id, ok := r.present[key]; ok && !r.allowDup {
+	if i, ok := r.present[key]; ok && !r.allowDup {
+		var id string
+		if i >= 0 {
+			id = r.ids.at(int(i))
+		} else {
+			id = r.old[-i-1]
+		}
 		r.res.Skipped = append(r.res.Skipped, ImportSkip{Line: r.line, Entry: id})
 		return nil
+	}
+	if r.ids.len() >= math.MaxInt32 {
+		return fmt.Errorf("import: more than %d entries in one import", math.MaxInt32)
 	}
 	id, err := r.alloc.Next(c.Category)
 	if err != nil {
@@ -222,8 +241,8 @@ func (r *importRun) place(c *Candidate) error {
 	if err != nil {
 		return err
 	}
-	r.res.IDs = append(r.res.IDs, id)
-	r.present[key] = id
+	r.present[key] = int32(r.ids.len())
+	r.ids.add(id)
 	if t.Place == PlaceTopic {
 		r.res.Places[path]++
 	} else {
@@ -255,11 +274,12 @@ func (r *importRun) commit(ctx context.Context) error {
 	if n := len(res.Folded); n > 0 {
 		body += fmt.Sprintf("\n%d instruction-like %s folded, as near repeats, into Pending %s\n", n, plural(n, "line", "lines"), foldTargets(res.Folded))
 	}
+	n := r.ids.len()
 	msg := CommitMessage{
-		Subject: fmt.Sprintf("import: %d %s", len(res.IDs), plural(len(res.IDs), "entry", "entries")),
+		Subject: fmt.Sprintf("import: %d %s", n, plural(n, "entry", "entries")),
 		Body:    body,
 		Op:      "import",
-		Extra:   idRangeTrailers(res.IDs),
+		Extra:   idRangeTrailers(r.ids.all()),
 	}
 	// The new topic files stay in the spill until their blobs are written,
 	// one at a time: a large import never holds its output whole.
@@ -304,27 +324,46 @@ func placesSummary(places map[string]int) string {
 
 // idRangeTrailers compresses ids into Memctl-Entry trailers, runs of
 // consecutive numbers written as "fact-001..fact-250", so a 10,000-entry
-// import has a short message and `memctl log` still finds every id.
-func idRangeTrailers(ids []string) [][2]string {
+// import has a short message and `memctl log` still finds every id. Each
+// numbered id takes 12 bytes here, so that a million do not take 40 MB.
+func idRangeTrailers(ids iter.Seq[string]) [][2]string {
 	type num struct {
-		prefix string
-		n      int
-		id     string
+		prefix, n int32 // prefixes[prefix], the id's number
+		alt       int32 // alts[alt-1] is the id, when it is not FormatID(prefix, n)
 	}
+	var prefixes, alts []string
+	index := map[string]int32{}
 	var nums []num
 	var out [][2]string
-	for _, id := range ids {
+	for id := range ids {
 		p, n, ok := splitID(id)
 		switch {
 		case ok && n >= 0:
-			nums = append(nums, num{p, n, id})
+			pi, seen := index[p]
+			if !seen {
+				pi = int32(len(prefixes))
+				prefixes = append(prefixes, p)
+				index[p] = pi
+			}
+			nu := num{prefix: pi, n: int32(n)}
+			if !canonicalID(id, n) {
+				alts = append(alts, id)
+				nu.alt = int32(len(alts))
+			}
+			nums = append(nums, nu)
 		case ok: // a random id joins no range
 			out = append(out, [2]string{TrailerEntry, id})
 		}
 	}
+	idOf := func(x num) string {
+		if x.alt > 0 {
+			return alts[x.alt-1]
+		}
+		return FormatID(prefixes[x.prefix], int(x.n))
+	}
 	sort.Slice(nums, func(i, j int) bool {
-		if nums[i].prefix != nums[j].prefix {
-			return nums[i].prefix < nums[j].prefix
+		if a, b := prefixes[nums[i].prefix], prefixes[nums[j].prefix]; a != b {
+			return a < b
 		}
 		return nums[i].n < nums[j].n
 	})
@@ -333,12 +372,82 @@ func idRangeTrailers(ids []string) [][2]string {
 		for j+1 < len(nums) && nums[j+1].prefix == nums[i].prefix && nums[j+1].n == nums[j].n+1 {
 			j++
 		}
-		v := nums[i].id
+		v := idOf(nums[i])
 		if j > i {
-			v += ".." + nums[j].id
+			v += ".." + idOf(nums[j])
 		}
 		out = append(out, [2]string{TrailerEntry, v})
 		i = j + 1
+	}
+	return out
+}
+
+// canonicalID reports whether id, numbered n, is FormatID of its prefix
+// and n: its number has no more leading zeros than the three digits.
+func canonicalID(id string, n int) bool {
+	return len(id)-strings.LastIndexByte(id, '-')-1 == max(3, len(strconv.Itoa(n)))
+}
+
+// idList is a list of entry ids, the numbered ones FormatID gives packed
+// in 8 bytes each (the prefix's index and the number), the others kept
+// as strings: an import of a million entries holds 8 MB of ids, not 32.
+type idList struct {
+	packed   []uint64 // prefix index << 32 | number, or 1<<63 | index into other
+	prefixes []string
+	index    map[string]uint32
+	other    []string
+}
+
+const otherID = 1 << 63
+
+func (l *idList) len() int { return len(l.packed) }
+
+func (l *idList) add(id string) {
+	p, n, ok := splitID(id)
+	if !ok || n < 0 || !canonicalID(id, n) {
+		l.packed = append(l.packed, otherID|uint64(len(l.other)))
+		l.other = append(l.other, id)
+		return
+	}
+	pi, seen := l.index[p]
+	if !seen {
+		if l.index == nil {
+			l.index = map[string]uint32{}
+		}
+		pi = uint32(len(l.prefixes))
+		l.prefixes = append(l.prefixes, p)
+		l.index[p] = pi
+	}
+	l.packed = append(l.packed, uint64(pi)<<32|uint64(n))
+}
+
+func (l *idList) at(i int) string {
+	v := l.packed[i]
+	if v&otherID != 0 {
+		return l.other[v&^otherID]
+	}
+	return FormatID(l.prefixes[v>>32], int(v&(1<<32-1)))
+}
+
+// all yields the ids in order.
+func (l *idList) all() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for i := range l.packed {
+			if !yield(l.at(i)) {
+				return
+			}
+		}
+	}
+}
+
+// strings returns the ids as a slice (nil when there are none).
+func (l *idList) strings() []string {
+	if len(l.packed) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(l.packed))
+	for id := range l.all() {
+		out = append(out, id)
 	}
 	return out
 }
