@@ -118,7 +118,7 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 	// as an agent's.
 	atTerminal := f.IO.InTTY && opts.File != "" && opts.File != "-"
 	unseen := 0
-	bad, err := eachCandidate(f, s.Config.Add.MaxContentBytes, s.Config.Add.Redactor(), check, func(c *mdmem.Candidate) error {
+	bad, err := eachCandidate(ctx, f, s.Config.Add.MaxContentBytes, s.Config.Add.Redactor(), check, func(c *mdmem.Candidate) error {
 		unseen += witness(c, atTerminal)
 		return enc.Encode(c)
 	})

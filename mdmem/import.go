@@ -102,16 +102,44 @@ func (s *Store) ImportStream(ctx context.Context, opts ImportOptions, next func(
 	}
 	defer run.spill.Close()
 	run.allowDup = opts.AllowDuplicates
-	for c := first; c != nil; {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	// The candidates come in batches, read ahead on a goroutine of their
+	// own; the instruction check, pure and the dearest part, runs on every
+	// core; placing runs here, in input order, as a loop of next and place
+	// would.
+	c, done := first, false
+	readBatch := func() ([]importLine, error) {
+		var batch []importLine
+		for !done && len(batch) < 256 {
+			if c == nil {
+				done = true
+				break
+			}
+			batch = append(batch, importLine{c: c})
+			var err error
+			if c, err = next(); err != nil {
+				return nil, err
+			}
 		}
-		if err := run.place(c); err != nil {
-			return nil, err
+		return batch, nil
+	}
+	check := func(batch []importLine) {
+		for i := range batch {
+			batch[i].notes()
 		}
-		if c, err = next(); err != nil {
-			return nil, err
+	}
+	placeAll := func(batch []importLine) error {
+		for i := range batch {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := run.place(&batch[i]); err != nil {
+				return err
+			}
 		}
+		return nil
+	}
+	if err := inOrder(ctx, readBatch, check, placeAll); err != nil {
+		return nil, err
 	}
 	if run.ids.len() == 0 {
 		return run.res, nil // every line folded or present: nothing to write
@@ -200,11 +228,30 @@ func (s *Store) newImportRun(ctx context.Context) (*importRun, error) {
 	return r, nil
 }
 
+// importLine is a candidate of an import with its instruction checks.
+type importLine struct {
+	c *Candidate
+	// instruction is InstructionNote of the entry's text (OneLine of the
+	// candidate's); raw that of the candidate's text as given.
+	instruction, raw string
+}
+
+// notes sets the line's instruction checks.
+func (l *importLine) notes() {
+	text := OneLine(l.c.Content)
+	l.instruction = InstructionNote(text)
+	l.raw = l.instruction
+	if text != l.c.Content {
+		l.raw = InstructionNote(l.c.Content)
+	}
+}
+
 // place folds a candidate into a waiting payload it repeats, or gives it
 // an id and inserts it where it belongs.
-func (r *importRun) place(c *Candidate) error {
+func (r *importRun) place(l *importLine) error {
+	c := l.c
 	r.line++
-	if fold, ok := r.payloads.repeat(c.Content, c.Scope, c.Category, ImportFoldMin); ok {
+	if fold, ok := r.payloads.repeat(c.Content, l.raw, c.Scope, c.Category, ImportFoldMin); ok {
 		r.res.Folded = append(r.res.Folded, fold)
 		return nil
 	}
@@ -228,10 +275,10 @@ func (r *importRun) place(c *Candidate) error {
 	}
 	e := c.Entry(id)
 	t := TargetFor(e, c.Topic)
-	if why := HoldReason(c, e, r.s.Config.Consolidate.HoldAgentCore); why != "" {
+	if why := holdReason(c, e, r.s.Config.Consolidate.HoldAgentCore, l.instruction); why != "" {
 		e.Notes = append(e.Notes, PendingNote, why)
 		t = Target{Place: PlacePending}
-		r.payloads.add(e)
+		r.payloads.add(e, l.instruction)
 	}
 	if t.Place == PlaceTopic && c.Topic == "" && !r.titled[t.Topic] {
 		r.ed.SetTopicTitle(t.Topic, strings.ToUpper(t.Topic[:1])+t.Topic[1:]+" notes")
@@ -521,16 +568,17 @@ type payload struct {
 func pendingPayloads(m *Memory) *payloadSet {
 	ps := &payloadSet{}
 	for _, e := range m.Entries() {
-		if e.Place == PlacePending && e.ID != "" && InstructionNote(e.Content) != "" {
-			ps.add(e)
+		if e.Place == PlacePending && e.ID != "" {
+			ps.add(e, InstructionNote(e.Content))
 		}
 	}
 	return ps
 }
 
-// add records an instruction-like entry going to Pending confirmation.
-func (ps *payloadSet) add(e *Entry) {
-	if InstructionNote(e.Content) == "" {
+// add records an entry going to Pending confirmation if it is
+// instruction-like: if instruction, its InstructionNote, is not "".
+func (ps *payloadSet) add(e *Entry, instruction string) {
+	if instruction == "" {
 		return
 	}
 	*ps = append(*ps, payload{id: e.ID, scope: strings.Join(e.Scope, ","), category: e.Category, words: foldWords(e.Content)})
@@ -539,9 +587,9 @@ func (ps *payloadSet) add(e *Entry) {
 // repeat finds the waiting payload that an instruction-like text repeats
 // with a word overlap of at least min, in the same scope and category and
 // with the same polarity (a "never" or "not" in one and not the other is
-// another rule, not a variant).
-func (ps *payloadSet) repeat(text string, scope []string, category string, min float64) (ImportFold, bool) {
-	if len(*ps) == 0 || InstructionNote(text) == "" {
+// another rule, not a variant). instruction is InstructionNote(text).
+func (ps *payloadSet) repeat(text, instruction string, scope []string, category string, min float64) (ImportFold, bool) {
+	if len(*ps) == 0 || instruction == "" {
 		return ImportFold{}, false
 	}
 	w, sc := foldWords(text), strings.Join(scope, ",")
