@@ -42,8 +42,10 @@ is refused.
 Import is all or nothing: if any line is invalid (see add --help and
 docs/FORMAT.md for the input rules), every bad line is reported and nothing
 is imported, unless --skip-invalid is given. The input is validated first,
-then streamed into the memory under the lock (it is never held in memory
-whole).
+then streamed into the memory under the lock, on every core; neither the
+input nor the topic files it creates are held in memory whole (they pass
+through unlinked temp files in .memctl/cache, and each new file is read
+back once, when its commit is written).
 
 The source of a line without one is "agent". A person's label
 ("user_explicit") counts as the person's only when import runs at a

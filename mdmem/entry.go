@@ -252,6 +252,23 @@ func OneLine(s string) string {
 // only as single ASCII spaces between words.
 func isOneLine(s string) bool {
 	prevSpace := true // no space first
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return isOneLineRunes(s)
+		}
+		space := c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+		if space && (c != ' ' || prevSpace) {
+			return false
+		}
+		prevSpace = space
+	}
+	return !prevSpace || s == ""
+}
+
+// isOneLineRunes is isOneLine for text that is not all ASCII.
+func isOneLineRunes(s string) bool {
+	prevSpace := true
 	for _, r := range s {
 		space := unicode.IsSpace(r)
 		if space && (r != ' ' || prevSpace) {

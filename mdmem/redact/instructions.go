@@ -320,11 +320,14 @@ func joinSplitWords(n string) string {
 	words := strings.Fields(n)
 	words2 := make([]string, 0, len(words))
 	changed := false
-	dw := detectorWords()
+	dw, prefixes := detectorWords(), wordPrefixes()
 	var j []byte
 	for i := 0; i < len(words); {
 		joined := false
-		for k := 3; k >= 2 && !joined && !dw[words[i]]; k-- {
+		// A join is a detector word that words[i], not one itself, begins:
+		// words[i] is one of wordPrefixes, or a single letter.
+		starts := !dw[words[i]] && (len(words[i]) < 2 || prefixes[words[i]])
+		for k := 3; k >= 2 && !joined && starts; k-- {
 			if i+k > len(words) {
 				continue
 			}
