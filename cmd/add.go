@@ -161,7 +161,7 @@ func runAdd(ctx context.Context, f *Factory, opts *addOptions) error {
 		noteUnseen(f, unseen)
 		return printQueued(f, opts, ids, 0)
 	}
-	cands, bad, err := readCandidates(f, maxBytes, s.Config.Add.Redactor(), check)
+	cands, bad, err := readCandidates(ctx, f, maxBytes, s.Config.Add.Redactor(), check)
 	if err != nil {
 		return err
 	}
@@ -205,9 +205,9 @@ func printQueued(f *Factory, opts *addOptions, ids []string, invalid int) error 
 // readCandidates reads and normalises JSON Lines from stdin, reporting each
 // bad line on stderr. It returns the valid candidates and the number of bad
 // lines.
-func readCandidates(f *Factory, maxBytes int, r mdmem.Redactor, check func(*mdmem.Candidate) error) ([]*mdmem.Candidate, int, error) {
+func readCandidates(ctx context.Context, f *Factory, maxBytes int, r mdmem.Redactor, check func(*mdmem.Candidate) error) ([]*mdmem.Candidate, int, error) {
 	var cands []*mdmem.Candidate
-	bad, err := eachCandidate(f, maxBytes, r, check, func(c *mdmem.Candidate) error {
+	bad, err := eachCandidate(ctx, f, maxBytes, r, check, func(c *mdmem.Candidate) error {
 		cands = append(cands, c)
 		return nil
 	})
@@ -217,14 +217,13 @@ func readCandidates(f *Factory, maxBytes int, r mdmem.Redactor, check func(*mdme
 // eachCandidate reads and normalises JSON Lines from stdin one at a time,
 // running every text field through r (the secrets policy), reporting each
 // bad line (check refuses it, too) on stderr and passing each valid
-// candidate to fn. It returns the number of bad lines.
-func eachCandidate(f *Factory, maxBytes int, r mdmem.Redactor, check, fn func(*mdmem.Candidate) error) (int, error) {
+// candidate to fn. It returns the number of bad lines. Lines are decoded
+// and normalised on every core, then checked and passed on in order.
+func eachCandidate(ctx context.Context, f *Factory, maxBytes int, r mdmem.Redactor, check, fn func(*mdmem.Candidate) error) (int, error) {
 	bad := 0
 	t := f.Now()
-	err := mdmem.DecodeJSONLines(f.IO.In, maxJSONLine, func(line int, c *mdmem.Candidate, err error) error {
-		if err == nil {
-			err = c.Normalize(t, maxBytes, r)
-		}
+	normalize := func(c *mdmem.Candidate) error { return c.Normalize(t, maxBytes, r) }
+	err := mdmem.DecodeJSONLinesParallel(ctx, f.IO.In, maxJSONLine, normalize, func(line int, c *mdmem.Candidate, err error) error {
 		if err == nil {
 			err = check(c)
 		}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/memctl/memctl/mdmem"
@@ -43,8 +42,10 @@ is refused.
 Import is all or nothing: if any line is invalid (see add --help and
 docs/FORMAT.md for the input rules), every bad line is reported and nothing
 is imported, unless --skip-invalid is given. The input is validated first,
-then streamed into the memory under the lock (it is never held in memory
-whole).
+then streamed into the memory under the lock, on every core; neither the
+input nor the topic files it creates are held in memory whole (they pass
+through unlinked temp files in .memctl/cache, and each new file is read
+back once, when its commit is written).
 
 The source of a line without one is "agent". A person's label
 ("user_explicit") counts as the person's only when import runs at a
@@ -119,7 +120,7 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 	// as an agent's.
 	atTerminal := f.IO.InTTY && opts.File != "" && opts.File != "-"
 	unseen := 0
-	bad, err := eachCandidate(f, s.Config.Add.MaxContentBytes, s.Config.Add.Redactor(), check, func(c *mdmem.Candidate) error {
+	bad, err := eachCandidate(ctx, f, s.Config.Add.MaxContentBytes, s.Config.Add.Redactor(), check, func(c *mdmem.Candidate) error {
 		unseen += witness(c, atTerminal)
 		return enc.Encode(c)
 	})
@@ -197,21 +198,10 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 }
 
 // newSpool creates the temp file an import passes its valid candidates
-// through, in the memory's cache directory (not a tmpfs /tmp, which would
-// hold it in memory), and unlinks it at once: it lives until closed.
+// through (mdmem.ScratchFile: in the memory's cache, already unlinked).
 func newSpool(dir string) (*os.File, error) {
-	// Never through a .memctl or .memctl/cache that links out of the
-	// memory: the spool holds every candidate of the input.
-	if err := mdmem.EnsureDir(dir, mdmem.CacheDir); err != nil {
-		return nil, fmt.Errorf("import spool: %w", err)
-	}
-	cache := filepath.Join(dir, filepath.FromSlash(mdmem.CacheDir))
-	fh, err := os.CreateTemp(cache, ".import-spool.tmp-*")
+	fh, err := mdmem.ScratchFile(dir, ".import-spool.tmp-*")
 	if err != nil {
-		return nil, fmt.Errorf("import spool: %w", err)
-	}
-	if err := os.Remove(fh.Name()); err != nil {
-		fh.Close()
 		return nil, fmt.Errorf("import spool: %w", err)
 	}
 	return fh, nil

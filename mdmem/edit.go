@@ -2,9 +2,13 @@ package mdmem
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"math"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,6 +45,8 @@ type Editor struct {
 	items    map[string]int    // items written into a created topic file, by slug
 	last     map[string]string // topic base slug → the part that takes inserts
 	partBase map[string]string // part slug created by this edit → its base
+
+	spill *spill // where created topic files go as they fill (SpillTo)
 }
 
 // Edit starts a batch of edits on m.
@@ -154,7 +160,6 @@ func (ed *Editor) insert(e *Entry, t Target, nested string) (string, error) {
 		if err := ValidSlug(t.Topic); err != nil {
 			return "", err
 		}
-		ed.inserted = append(ed.inserted, e.ID)
 		return ed.insertTopic(t.Topic, item), nil
 	case PlaceCore, PlacePending:
 		h2 := TitlePending
@@ -231,7 +236,7 @@ func (ed *Editor) insertTopic(slug string, item pendingItem) string {
 	if doc == nil {
 		b := ed.created[slug]
 		if b == nil {
-			b = &fileBuf{}
+			b = &fileBuf{spill: ed.spill}
 			title := ed.titles[slug]
 			if title == "" {
 				title = defaultTitle(slug)
@@ -241,9 +246,11 @@ func (ed *Editor) insertTopic(slug string, item pendingItem) string {
 			ed.indexTopic(slug, title)
 		}
 		b.add(text, ed.maxBytes)
+		b.inserted(item.e.ID)
 		ed.items[slug]++
 		return TopicPath(slug)
 	}
+	ed.inserted = append(ed.inserted, item.e.ID)
 	at := len(doc.Src)
 	var prev *Entry
 	if n := len(doc.Entries); n > 0 {
@@ -257,18 +264,97 @@ func (ed *Editor) insertTopic(slug string, item pendingItem) string {
 // fileBuf is the content of a topic file the edit creates. It grows by
 // doubling, like any buffer, but never past the file's size limit unless
 // an item needs it: a full 8 MiB part holds about 8 MiB, not the 16 MiB a
-// doubling buffer would, which matters for a large import.
-type fileBuf struct{ data []byte }
+// doubling buffer would, which matters for a large import. With a spill
+// (SpillTo), every spillChunk bytes go to the spill file and the buffer
+// starts over: data is the part not spilled yet.
+//
+// The ids of the entries inserted into it are kept as a hash of their
+// sequence, not a list: the final check (verify) parses the file and
+// hashes the ids it finds, which must be those, in that order.
+type fileBuf struct {
+	data   []byte
+	size   int        // bytes in all, spilled or not
+	chunks [][2]int64 // spilled parts: offset and length in the spill file
+	spill  *spill
+	ids    hash.Hash // of the inserted entries' ids (idSeqHash)
+}
+
+// inserted records that the entry id went into the file.
+func (f *fileBuf) inserted(id string) {
+	if f.ids == nil {
+		f.ids = sha256.New()
+	}
+	addIDToSeq(f.ids, id)
+}
+
+// addIDToSeq adds id to a hash of a sequence of ids.
+func addIDToSeq(h hash.Hash, id string) {
+	_, _ = io.WriteString(h, id)
+	_, _ = h.Write([]byte{0})
+}
+
+// idSeqSum returns the hash of the sequence of ids (h may be nil: none).
+func idSeqSum(h hash.Hash) []byte {
+	if h == nil {
+		h = sha256.New()
+	}
+	return h.Sum(nil)
+}
+
+// spillChunk is how much of a created topic file an Editor with a spill
+// holds before writing it out.
+const spillChunk = 64 << 10
+
+// spill is the temp file an Editor writes its created topic files to.
+type spill struct {
+	f   *os.File
+	end int64
+	err error // the first write error, reported by Changed
+}
 
 func (f *fileBuf) add(text string, limit int) {
 	if need := len(f.data) + len(text); need > cap(f.data) {
 		c := min(max(2*cap(f.data), 4096), limit)
+		if f.spill != nil {
+			c = min(c, spillChunk)
+		}
 		grown := make([]byte, len(f.data), max(c, need))
 		copy(grown, f.data)
 		f.data = grown
 	}
 	f.data = append(f.data, text...)
+	f.size += len(text)
+	if sp := f.spill; sp != nil && len(f.data) >= spillChunk && sp.err == nil {
+		if _, sp.err = sp.f.WriteAt(f.data, sp.end); sp.err == nil {
+			f.chunks = append(f.chunks, [2]int64{sp.end, int64(len(f.data))})
+			sp.end += int64(len(f.data))
+			f.data = f.data[:0]
+		}
+	}
 }
+
+// bytes returns the file's content, read back from the spill if it went
+// there.
+func (f *fileBuf) bytes() ([]byte, error) {
+	if len(f.chunks) == 0 {
+		return f.data, nil
+	}
+	out := make([]byte, f.size)
+	n := 0
+	for _, c := range f.chunks {
+		if _, err := f.spill.f.ReadAt(out[n:n+int(c[1])], c[0]); err != nil {
+			return nil, fmt.Errorf("edit spill: %w", err)
+		}
+		n += int(c[1])
+	}
+	copy(out[n:], f.data)
+	return out, nil
+}
+
+// SpillTo makes the topic files the edit creates go to f, a temp file
+// the caller owns (and has unlinked), in chunks as they fill: a large
+// import holds a chunk of each, not the files (see ChangedLoad).
+func (ed *Editor) SpillTo(f *os.File) { ed.spill = &spill{f: f} }
 
 func defaultTitle(slug string) string {
 	return strings.ToUpper(slug[:1]) + strings.ReplaceAll(slug[1:], "-", " ")
@@ -357,7 +443,7 @@ func (ed *Editor) full(slug string, n int) bool {
 		if ed.items[slug] == 0 {
 			return false
 		}
-		size = len(b.data)
+		size = b.size
 	} else {
 		return false
 	}
@@ -686,11 +772,38 @@ func trimBlankTail(src []byte, end int) int {
 // would leave a file memctl cannot read back, or grow MEMORY.md past
 // files.max_bytes (see CheckWriteSize).
 func (ed *Editor) Changed() (map[string][]byte, error) {
+	out, created, err := ed.ChangedLoad()
+	if err != nil {
+		return nil, err
+	}
+	for p, c := range created {
+		if out[p], err = c.Load(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Created is a file an edit creates, read back when loaded.
+type Created struct {
+	Size int
+	Load func() ([]byte, error)
+	ids  []byte // the hash of the sequence of its entries' ids
+}
+
+// ChangedLoad is Changed with the files the edit creates apart, as
+// loaders: with a spill (SpillTo), each is read back from it when loaded,
+// so a large import holds one file at a time. The checks are Changed's,
+// the final one (verify) loading each created file in turn.
+func (ed *Editor) ChangedLoad() (map[string][]byte, map[string]Created, error) {
+	if ed.spill != nil && ed.spill.err != nil {
+		return nil, nil, fmt.Errorf("edit spill: %w", ed.spill.err)
+	}
 	out := map[string][]byte{}
 	for path, sp := range ed.splices {
 		doc := ed.m.Doc(path)
 		if doc == nil {
-			return nil, fmt.Errorf("edit of unknown file %s", path)
+			return nil, nil, fmt.Errorf("edit of unknown file %s", path)
 		}
 		sort.SliceStable(sp, func(i, j int) bool {
 			if sp[i].start != sp[j].start {
@@ -703,7 +816,7 @@ func (ed *Editor) Changed() (map[string][]byte, error) {
 		pos := 0
 		for _, s := range sp {
 			if s.start < pos {
-				return nil, fmt.Errorf("%s: overlapping edits at line %d", path, doc.LineOf(s.start))
+				return nil, nil, fmt.Errorf("%s: overlapping edits at line %d", path, doc.LineOf(s.start))
 			}
 			b.Write(doc.Src[pos:s.start])
 			if strings.HasPrefix(s.text, "\x00") {
@@ -715,18 +828,19 @@ func (ed *Editor) Changed() (map[string][]byte, error) {
 		}
 		b.Write(doc.Src[pos:])
 		if err := CheckWriteSize(path, doc.Src, b.Bytes(), ed.maxBytes); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out[path] = b.Bytes()
 	}
+	created := map[string]Created{}
 	for slug, b := range ed.created {
-		data := b.data
-		if err := CheckWriteSize(TopicPath(slug), nil, data, ed.maxBytes); err != nil {
-			return nil, err
+		// A created file is a topic file: only the read limit applies.
+		if err := checkReadableSize(TopicPath(slug), b.size); err != nil {
+			return nil, nil, err
 		}
-		out[TopicPath(slug)] = data
+		created[TopicPath(slug)] = Created{Size: b.size, Load: b.bytes, ids: idSeqSum(b.ids)}
 	}
-	return out, ed.verify(out)
+	return out, created, ed.verify(out, created)
 }
 
 // verify re-parses the changed files and checks that the entries are
@@ -737,7 +851,7 @@ func (ed *Editor) Changed() (map[string][]byte, error) {
 // It keeps one count per id (expected copies minus copies found) and
 // parses one changed file at a time, so a large import holds a single
 // parsed file, not all of them.
-func (ed *Editor) verify(out map[string][]byte) error {
+func (ed *Editor) verify(out map[string][]byte, created map[string]Created) error {
 	n := len(ed.inserted)
 	for _, d := range ed.m.Docs() {
 		n += len(d.Entries)
@@ -745,6 +859,9 @@ func (ed *Editor) verify(out map[string][]byte) error {
 	diff := make(map[string]int, n)
 	for _, d := range ed.m.Docs() {
 		_, changed := out[d.Path]
+		if _, ok := created[d.Path]; ok {
+			changed = true
+		}
 		for _, e := range d.Entries {
 			if !ed.removed[e] {
 				diff[e.ID]++
@@ -760,6 +877,22 @@ func (ed *Editor) verify(out map[string][]byte) error {
 	for path, data := range out {
 		for _, e := range ParseDoc(path, data).Entries {
 			diff[e.ID]--
+		}
+	}
+	// A created file holds the entries inserted into it, in order, and
+	// nothing else: checked by the hash of their ids' sequence, so that a
+	// large import holds no list of them.
+	for path, c := range created {
+		data, err := c.Load()
+		if err != nil {
+			return err
+		}
+		h := sha256.New()
+		for _, e := range ParseDoc(path, data).Entries {
+			addIDToSeq(h, e.ID)
+		}
+		if !bytes.Equal(h.Sum(nil), c.ids) {
+			return fmt.Errorf("internal error: edit would leave %s without the entries inserted into it, or with others; nothing written", path)
 		}
 	}
 	for id, n := range diff {

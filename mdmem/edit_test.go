@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,5 +174,103 @@ func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSpilledTopicFilesReadBackAsWritten: an Editor that spills the topic
+// files it creates (SpillTo, as import does) gives the same files, byte
+// for byte, as one that holds them, whether a file ends on a chunk
+// boundary, holds one chunk and a tail, or many; ChangedLoad's sizes are
+// the files' sizes.
+func TestSpilledTopicFilesReadBackAsWritten(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		entries  int
+		maxBytes int
+	}{
+		{"under one chunk", 20, 0},
+		{"many chunks", 3000, 0},
+		{"split into parts", 3000, 100 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{MainFile: "# Core profile\n\n# Topics\n\n- Old → topics/old.md\n", "topics/old.md": "# Old\n\n- [fact-1] Kept.\n"}
+			edit := func(spill bool) (map[string][]byte, map[string]Created) {
+				m := memoryFrom(t, files)
+				ed := m.Edit()
+				ed.SetMaxBytes(tc.maxBytes)
+				if spill {
+					f, err := os.CreateTemp(t.TempDir(), "spill")
+					must(t, err)
+					t.Cleanup(func() { f.Close() })
+					ed.SpillTo(f)
+				}
+				for i := range tc.entries {
+					e := &Entry{ID: fmt.Sprintf("note-%d", i+2), Category: "note", Content: strings.Repeat("word ", 1+i%37) + "end"}
+					topic := []string{"new", "other", "old"}[i%3]
+					_, err := ed.InsertAt(e, Target{Place: PlaceTopic, Topic: topic})
+					must(t, err)
+				}
+				out, created, err := ed.ChangedLoad()
+				must(t, err)
+				return out, created
+			}
+			held, heldNew := edit(false)
+			spilled, spilledNew := edit(true)
+			if len(held) != len(spilled) || len(heldNew) != len(spilledNew) {
+				t.Fatalf("files: %d+%d held, %d+%d spilled", len(held), len(heldNew), len(spilled), len(spilledNew))
+			}
+			for p, b := range held {
+				if !bytes.Equal(b, spilled[p]) {
+					t.Errorf("%s differs", p)
+				}
+			}
+			chunks := 0
+			for p, c := range heldNew {
+				want, err := c.Load()
+				must(t, err)
+				got, err := spilledNew[p].Load()
+				must(t, err)
+				if !bytes.Equal(want, got) || spilledNew[p].Size != len(want) || c.Size != len(want) {
+					t.Errorf("%s: %d bytes held (size %d), %d spilled (size %d), equal %v", p, len(want), c.Size, len(got), spilledNew[p].Size, bytes.Equal(want, got))
+				}
+				chunks += len(want) / spillChunk
+			}
+			if tc.entries > 1000 && chunks == 0 {
+				t.Errorf("no file reached a spill chunk: the test spills nothing")
+			}
+		})
+	}
+}
+
+// TestVerifyCatchesACreatedFileThatIsNotItsInserts: the final check reads
+// a topic file the edit creates back and refuses it unless it holds the
+// entries inserted into it, in order, and no other.
+func TestVerifyCatchesACreatedFileThatIsNotItsInserts(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tamper func(b *fileBuf)
+	}{
+		{"as inserted", func(b *fileBuf) {}},
+		{"an entry more", func(b *fileBuf) { b.data = append(b.data, "- [note-9] Smuggled.\n"...) }},
+		{"an entry less", func(b *fileBuf) { b.data = b.data[:bytes.LastIndex(b.data, []byte("- [note-3]"))] }},
+		{"two swapped", func(b *fileBuf) {
+			b.data = bytes.Replace(bytes.Replace(b.data, []byte("[note-2]"), []byte("[note-X]"), 1), []byte("[note-3]"), []byte("[note-2]"), 1)
+			b.data = bytes.Replace(b.data, []byte("[note-X]"), []byte("[note-3]"), 1)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := memoryFrom(t, map[string]string{MainFile: "# Core profile\n"})
+			ed := m.Edit()
+			for i := 1; i <= 3; i++ {
+				_, err := ed.InsertAt(&Entry{ID: fmt.Sprintf("note-%d", i), Category: "note", Content: fmt.Sprintf("Note %d.", i)}, Target{Place: PlaceTopic, Topic: "new"})
+				must(t, err)
+			}
+			tc.tamper(ed.created["new"])
+			ed.created["new"].size = len(ed.created["new"].data)
+			_, err := ed.Changed()
+			if ok := tc.name == "as inserted"; (err == nil) != ok {
+				t.Fatalf("Changed: %v", err)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -222,9 +223,11 @@ func (e *Entry) renderMeta() string {
 func cleanMeta(s string) string {
 	s = OneLine(s)
 	s = strings.ReplaceAll(s, "·", "-")
-	s = strings.NewReplacer("(", "[", ")", "]").Replace(s)
+	s = parensToBrackets.Replace(s)
 	return strings.TrimSpace(s)
 }
+
+var parensToBrackets = strings.NewReplacer("(", "[", ")", "]")
 
 func cleanListItem(s string) string {
 	return strings.TrimSpace(strings.ReplaceAll(cleanMeta(s), ",", ";"))
@@ -239,7 +242,41 @@ func TrailerValue(v string) string { return cleanListItem(v) }
 
 // OneLine folds whitespace runs (newlines included) into single spaces.
 func OneLine(s string) string {
+	if isOneLine(s) {
+		return s
+	}
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// isOneLine reports whether OneLine would return s as it is: white space
+// only as single ASCII spaces between words.
+func isOneLine(s string) bool {
+	prevSpace := true // no space first
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return isOneLineRunes(s)
+		}
+		space := c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+		if space && (c != ' ' || prevSpace) {
+			return false
+		}
+		prevSpace = space
+	}
+	return !prevSpace || s == ""
+}
+
+// isOneLineRunes is isOneLine for text that is not all ASCII.
+func isOneLineRunes(s string) bool {
+	prevSpace := true
+	for _, r := range s {
+		space := unicode.IsSpace(r)
+		if space && (r != ' ' || prevSpace) {
+			return false
+		}
+		prevSpace = space
+	}
+	return !prevSpace || s == ""
 }
 
 // FormatTime renders a time as a date when it is midnight UTC, else as an

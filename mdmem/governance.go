@@ -79,7 +79,12 @@ func WitnessedSource(c *Candidate) string {
 // whose person label memctl did not witness (ClaimsPerson) waits with
 // UnseenPersonNote, which says why, rather than AgentCoreNote.
 func HoldReason(c *Candidate, e *Entry, holdAgentCore bool) string {
-	why := PendingReason(e, holdAgentCore)
+	return holdReason(c, e, holdAgentCore, InstructionNote(e.Content))
+}
+
+// holdReason is HoldReason with InstructionNote(e.Content) given.
+func holdReason(c *Candidate, e *Entry, holdAgentCore bool, instruction string) string {
+	why := pendingReason(e, holdAgentCore, instruction)
 	if why == AgentCoreNote && ClaimsPerson(c) {
 		return UnseenPersonNote
 	}
@@ -131,8 +136,13 @@ func HoldsAgentCore(category, source string, hold bool) bool {
 // to a model, or it is an agent's preference or constraint and
 // holdAgentCore is set. "" when it need not.
 func PendingReason(e *Entry, holdAgentCore bool) string {
-	if why := InstructionNote(e.Content); why != "" {
-		return why
+	return pendingReason(e, holdAgentCore, InstructionNote(e.Content))
+}
+
+// pendingReason is PendingReason with InstructionNote(e.Content) given.
+func pendingReason(e *Entry, holdAgentCore bool, instruction string) string {
+	if instruction != "" {
+		return instruction
 	}
 	if HoldsAgentCore(e.Category, e.Source, holdAgentCore) {
 		return AgentCoreNote

@@ -4,8 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"iter"
+	"math"
+	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -96,24 +100,54 @@ func (s *Store) ImportStream(ctx context.Context, opts ImportOptions, next func(
 	if err != nil {
 		return nil, err
 	}
+	defer run.spill.Close()
 	run.allowDup = opts.AllowDuplicates
-	for c := first; c != nil; {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	// The candidates come in batches, read ahead on a goroutine of their
+	// own; the instruction check, pure and the dearest part, runs on every
+	// core; placing runs here, in input order, as a loop of next and place
+	// would.
+	c, done := first, false
+	readBatch := func() ([]importLine, error) {
+		var batch []importLine
+		for !done && len(batch) < 256 {
+			if c == nil {
+				done = true
+				break
+			}
+			batch = append(batch, importLine{c: c})
+			var err error
+			if c, err = next(); err != nil {
+				return nil, err
+			}
 		}
-		if err := run.place(c); err != nil {
-			return nil, err
-		}
-		if c, err = next(); err != nil {
-			return nil, err
+		return batch, nil
+	}
+	check := func(batch []importLine) {
+		for i := range batch {
+			batch[i].notes()
 		}
 	}
-	if len(run.res.IDs) == 0 {
+	placeAll := func(batch []importLine) error {
+		for i := range batch {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := run.place(&batch[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := inOrder(ctx, readBatch, check, placeAll); err != nil {
+		return nil, err
+	}
+	if run.ids.len() == 0 {
 		return run.res, nil // every line folded or present: nothing to write
 	}
 	if err := run.commit(ctx); err != nil {
 		return nil, err
 	}
+	run.res.IDs = run.ids.strings()
 	return run.res, nil
 }
 
@@ -124,11 +158,17 @@ type importRun struct {
 	ed       *Editor
 	alloc    *IDAllocator
 	res      *ImportResult
-	titled   map[string]bool    // topics created by this import, titled once
-	payloads *payloadSet        // instruction-like Pending entries, to fold near repeats into
-	present  map[textKey]string // category + normalised text → the entry holding it
+	titled   map[string]bool // topics created by this import, titled once
+	payloads *payloadSet     // instruction-like Pending entries, to fold near repeats into
+	// present maps category + normalised text to the entry holding it:
+	// i ≥ 0 is ids.at(i), a new entry; i < 0 is old[-i-1], an entry of
+	// the memory.
+	present  map[textKey]int32
+	old      []string
+	ids      idList // the ids allocated, in input order (res.IDs at the end)
 	allowDup bool
-	line     int // the line being placed, from 1
+	line     int      // the line being placed, from 1
+	spill    *os.File // the new topic files as they fill (Editor.SpillTo)
 }
 
 // presentKey is what makes an import line a repeat of an entry: its
@@ -169,32 +209,65 @@ func (s *Store) newImportRun(ctx context.Context) (*importRun, error) {
 	r := &importRun{
 		s: s, ed: mem.Edit(), alloc: NewIDAllocator(st, mem),
 		res:    &ImportResult{Places: map[string]int{}},
-		titled: map[string]bool{}, payloads: pendingPayloads(mem), present: map[textKey]string{},
+		titled: map[string]bool{}, payloads: pendingPayloads(mem), present: map[textKey]int32{},
 	}
 	for _, e := range mem.Entries() {
 		if e.ID != "" {
-			r.present[presentKey(e.Category, e.Content)] = e.ID
+			r.old = append(r.old, e.ID)
+			r.present[presentKey(e.Category, e.Content)] = int32(-len(r.old))
 		}
 	}
 	r.ed.SetMaxBytes(s.Config.Files.MaxBytes)
+	if r.spill, err = ScratchFile(s.Dir, ".import-files.tmp-*"); err != nil {
+		return nil, fmt.Errorf("import files: %w", err)
+	}
+	r.ed.SpillTo(r.spill)
 	if !he.Empty() {
 		r.res.HandEdit = he
 	}
 	return r, nil
 }
 
+// importLine is a candidate of an import with its instruction checks.
+type importLine struct {
+	c *Candidate
+	// instruction is InstructionNote of the entry's text (OneLine of the
+	// candidate's); raw that of the candidate's text as given.
+	instruction, raw string
+}
+
+// notes sets the line's instruction checks.
+func (l *importLine) notes() {
+	text := OneLine(l.c.Content)
+	l.instruction = InstructionNote(text)
+	l.raw = l.instruction
+	if text != l.c.Content {
+		l.raw = InstructionNote(l.c.Content)
+	}
+}
+
 // place folds a candidate into a waiting payload it repeats, or gives it
 // an id and inserts it where it belongs.
-func (r *importRun) place(c *Candidate) error {
+func (r *importRun) place(l *importLine) error {
+	c := l.c
 	r.line++
-	if fold, ok := r.payloads.repeat(c.Content, c.Scope, c.Category, ImportFoldMin); ok {
+	if fold, ok := r.payloads.repeat(c.Content, l.raw, c.Scope, c.Category, ImportFoldMin); ok {
 		r.res.Folded = append(r.res.Folded, fold)
 		return nil
 	}
 	key := presentKey(c.Category, c.Content)
-	if id, ok := r.present[key]; ok && !r.allowDup {
+	if i, ok := r.present[key]; ok && !r.allowDup {
+		var id string
+		if i >= 0 {
+			id = r.ids.at(int(i))
+		} else {
+			id = r.old[-i-1]
+		}
 		r.res.Skipped = append(r.res.Skipped, ImportSkip{Line: r.line, Entry: id})
 		return nil
+	}
+	if r.ids.len() >= math.MaxInt32 {
+		return fmt.Errorf("import: more than %d entries in one import", math.MaxInt32)
 	}
 	id, err := r.alloc.Next(c.Category)
 	if err != nil {
@@ -202,10 +275,10 @@ func (r *importRun) place(c *Candidate) error {
 	}
 	e := c.Entry(id)
 	t := TargetFor(e, c.Topic)
-	if why := HoldReason(c, e, r.s.Config.Consolidate.HoldAgentCore); why != "" {
+	if why := holdReason(c, e, r.s.Config.Consolidate.HoldAgentCore, l.instruction); why != "" {
 		e.Notes = append(e.Notes, PendingNote, why)
 		t = Target{Place: PlacePending}
-		r.payloads.add(e)
+		r.payloads.add(e, l.instruction)
 	}
 	if t.Place == PlaceTopic && c.Topic == "" && !r.titled[t.Topic] {
 		r.ed.SetTopicTitle(t.Topic, strings.ToUpper(t.Topic[:1])+t.Topic[1:]+" notes")
@@ -215,8 +288,8 @@ func (r *importRun) place(c *Candidate) error {
 	if err != nil {
 		return err
 	}
-	r.res.IDs = append(r.res.IDs, id)
-	r.present[key] = id
+	r.present[key] = int32(r.ids.len())
+	r.ids.add(id)
 	if t.Place == PlaceTopic {
 		r.res.Places[path]++
 	} else {
@@ -229,7 +302,8 @@ func (r *importRun) place(c *Candidate) error {
 // whole import one commit.
 func (r *importRun) commit(ctx context.Context) error {
 	res := r.res
-	files, err := r.ed.Changed()
+	r.present = nil // placing is over: the texts' hashes go before the files come back
+	files, created, err := r.ed.ChangedLoad()
 	if err != nil {
 		return err
 	}
@@ -239,29 +313,37 @@ func (r *importRun) commit(ctx context.Context) error {
 	for p := range files {
 		res.Files = append(res.Files, p)
 	}
+	for p := range created {
+		res.Files = append(res.Files, p)
+	}
 	sort.Strings(res.Files)
 	body := placesSummary(res.Places)
 	if n := len(res.Folded); n > 0 {
 		body += fmt.Sprintf("\n%d instruction-like %s folded, as near repeats, into Pending %s\n", n, plural(n, "line", "lines"), foldTargets(res.Folded))
 	}
+	n := r.ids.len()
 	msg := CommitMessage{
-		Subject: fmt.Sprintf("import: %d %s", len(res.IDs), plural(len(res.IDs), "entry", "entries")),
+		Subject: fmt.Sprintf("import: %d %s", n, plural(n, "entry", "entries")),
 		Body:    body,
 		Op:      "import",
-		Extra:   idRangeTrailers(res.IDs),
+		Extra:   idRangeTrailers(r.ids.all()),
 	}
-	// Stage file by file, dropping each rendered file once it is on disk:
-	// a large import never holds its output twice.
+	// The new topic files stay in the spill until their blobs are written,
+	// one at a time: a large import never holds its output whole.
 	tx, err := r.s.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Abort()
 	for _, p := range res.Files {
-		if err := tx.PutOnDisk(ctx, p, files[p]); err != nil {
+		if c, ok := created[p]; ok {
+			err = tx.PutLoadOnDisk(ctx, p, c.Size, c.Load)
+		} else {
+			err = tx.PutOnDisk(ctx, p, files[p])
+		}
+		if err != nil {
 			return err
 		}
-		delete(files, p)
 	}
 	res.Commit, err = tx.Commit(ctx, msg)
 	return err
@@ -289,27 +371,46 @@ func placesSummary(places map[string]int) string {
 
 // idRangeTrailers compresses ids into Memctl-Entry trailers, runs of
 // consecutive numbers written as "fact-001..fact-250", so a 10,000-entry
-// import has a short message and `memctl log` still finds every id.
-func idRangeTrailers(ids []string) [][2]string {
+// import has a short message and `memctl log` still finds every id. Each
+// numbered id takes 12 bytes here, so that a million do not take 40 MB.
+func idRangeTrailers(ids iter.Seq[string]) [][2]string {
 	type num struct {
-		prefix string
-		n      int
-		id     string
+		prefix, n int32 // prefixes[prefix], the id's number
+		alt       int32 // alts[alt-1] is the id, when it is not FormatID(prefix, n)
 	}
+	var prefixes, alts []string
+	index := map[string]int32{}
 	var nums []num
 	var out [][2]string
-	for _, id := range ids {
+	for id := range ids {
 		p, n, ok := splitID(id)
 		switch {
 		case ok && n >= 0:
-			nums = append(nums, num{p, n, id})
+			pi, seen := index[p]
+			if !seen {
+				pi = int32(len(prefixes))
+				prefixes = append(prefixes, p)
+				index[p] = pi
+			}
+			nu := num{prefix: pi, n: int32(n)}
+			if !canonicalID(id, n) {
+				alts = append(alts, id)
+				nu.alt = int32(len(alts))
+			}
+			nums = append(nums, nu)
 		case ok: // a random id joins no range
 			out = append(out, [2]string{TrailerEntry, id})
 		}
 	}
+	idOf := func(x num) string {
+		if x.alt > 0 {
+			return alts[x.alt-1]
+		}
+		return FormatID(prefixes[x.prefix], int(x.n))
+	}
 	sort.Slice(nums, func(i, j int) bool {
-		if nums[i].prefix != nums[j].prefix {
-			return nums[i].prefix < nums[j].prefix
+		if a, b := prefixes[nums[i].prefix], prefixes[nums[j].prefix]; a != b {
+			return a < b
 		}
 		return nums[i].n < nums[j].n
 	})
@@ -318,12 +419,82 @@ func idRangeTrailers(ids []string) [][2]string {
 		for j+1 < len(nums) && nums[j+1].prefix == nums[i].prefix && nums[j+1].n == nums[j].n+1 {
 			j++
 		}
-		v := nums[i].id
+		v := idOf(nums[i])
 		if j > i {
-			v += ".." + nums[j].id
+			v += ".." + idOf(nums[j])
 		}
 		out = append(out, [2]string{TrailerEntry, v})
 		i = j + 1
+	}
+	return out
+}
+
+// canonicalID reports whether id, numbered n, is FormatID of its prefix
+// and n: its number has no more leading zeros than the three digits.
+func canonicalID(id string, n int) bool {
+	return len(id)-strings.LastIndexByte(id, '-')-1 == max(3, len(strconv.Itoa(n)))
+}
+
+// idList is a list of entry ids, the numbered ones FormatID gives packed
+// in 8 bytes each (the prefix's index and the number), the others kept
+// as strings: an import of a million entries holds 8 MB of ids, not 32.
+type idList struct {
+	packed   []uint64 // prefix index << 32 | number, or 1<<63 | index into other
+	prefixes []string
+	index    map[string]uint32
+	other    []string
+}
+
+const otherID = 1 << 63
+
+func (l *idList) len() int { return len(l.packed) }
+
+func (l *idList) add(id string) {
+	p, n, ok := splitID(id)
+	if !ok || n < 0 || !canonicalID(id, n) {
+		l.packed = append(l.packed, otherID|uint64(len(l.other)))
+		l.other = append(l.other, id)
+		return
+	}
+	pi, seen := l.index[p]
+	if !seen {
+		if l.index == nil {
+			l.index = map[string]uint32{}
+		}
+		pi = uint32(len(l.prefixes))
+		l.prefixes = append(l.prefixes, p)
+		l.index[p] = pi
+	}
+	l.packed = append(l.packed, uint64(pi)<<32|uint64(n))
+}
+
+func (l *idList) at(i int) string {
+	v := l.packed[i]
+	if v&otherID != 0 {
+		return l.other[v&^otherID]
+	}
+	return FormatID(l.prefixes[v>>32], int(v&(1<<32-1)))
+}
+
+// all yields the ids in order.
+func (l *idList) all() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for i := range l.packed {
+			if !yield(l.at(i)) {
+				return
+			}
+		}
+	}
+}
+
+// strings returns the ids as a slice (nil when there are none).
+func (l *idList) strings() []string {
+	if len(l.packed) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(l.packed))
+	for id := range l.all() {
+		out = append(out, id)
 	}
 	return out
 }
@@ -397,16 +568,17 @@ type payload struct {
 func pendingPayloads(m *Memory) *payloadSet {
 	ps := &payloadSet{}
 	for _, e := range m.Entries() {
-		if e.Place == PlacePending && e.ID != "" && InstructionNote(e.Content) != "" {
-			ps.add(e)
+		if e.Place == PlacePending && e.ID != "" {
+			ps.add(e, InstructionNote(e.Content))
 		}
 	}
 	return ps
 }
 
-// add records an instruction-like entry going to Pending confirmation.
-func (ps *payloadSet) add(e *Entry) {
-	if InstructionNote(e.Content) == "" {
+// add records an entry going to Pending confirmation if it is
+// instruction-like: if instruction, its InstructionNote, is not "".
+func (ps *payloadSet) add(e *Entry, instruction string) {
+	if instruction == "" {
 		return
 	}
 	*ps = append(*ps, payload{id: e.ID, scope: strings.Join(e.Scope, ","), category: e.Category, words: foldWords(e.Content)})
@@ -415,9 +587,9 @@ func (ps *payloadSet) add(e *Entry) {
 // repeat finds the waiting payload that an instruction-like text repeats
 // with a word overlap of at least min, in the same scope and category and
 // with the same polarity (a "never" or "not" in one and not the other is
-// another rule, not a variant).
-func (ps *payloadSet) repeat(text string, scope []string, category string, min float64) (ImportFold, bool) {
-	if len(*ps) == 0 || InstructionNote(text) == "" {
+// another rule, not a variant). instruction is InstructionNote(text).
+func (ps *payloadSet) repeat(text, instruction string, scope []string, category string, min float64) (ImportFold, bool) {
+	if len(*ps) == 0 || instruction == "" {
 		return ImportFold{}, false
 	}
 	w, sc := foldWords(text), strings.Join(scope, ",")

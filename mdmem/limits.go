@@ -43,9 +43,12 @@ func (e *FileTooLargeError) Hint() string {
 // CheckReadable refuses content memctl could not read back: a memory file
 // over MaxFileBytes. Every write path calls it before anything is written,
 // so no write can leave an unreadable memory.
-func CheckReadable(path string, data []byte) error {
-	if len(data) > MaxFileBytes {
-		return &FileTooLargeError{Path: path, Size: len(data), Limit: MaxFileBytes, What: "memctl's read limit"}
+func CheckReadable(path string, data []byte) error { return checkReadableSize(path, len(data)) }
+
+// checkReadableSize is CheckReadable of a file of size bytes.
+func checkReadableSize(path string, size int) error {
+	if size > MaxFileBytes {
+		return &FileTooLargeError{Path: path, Size: size, Limit: MaxFileBytes, What: "memctl's read limit"}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package mdmem
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -239,6 +240,24 @@ func TestParseTime(t *testing.T) {
 		}
 		if !ok || got.Format(time.RFC3339) != want {
 			t.Errorf("ParseTime(%q) = %v, %v; want %s", in, got, ok, want)
+		}
+	}
+}
+
+// TestOneLineShortcutKeepsItsResult: OneLine returns a text that is
+// already one line as it is, and every other text as strings.Fields
+// joins it (random texts of words, ASCII and Unicode white space).
+func TestOneLineShortcutKeepsItsResult(t *testing.T) {
+	parts := []string{"a", "word", "ü", " ", "  ", "\t", "\n", "\u00a0", "\u2028", "\u0085", "\xff"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		var b strings.Builder
+		for range rng.IntN(8) {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		s := b.String()
+		if got, want := OneLine(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Fatalf("OneLine(%q) = %q, want %q", s, got, want)
 		}
 	}
 }

@@ -524,6 +524,78 @@ func DecodeJSONLines(r io.Reader, maxLine int, fn func(line int, c *Candidate, e
 	}
 }
 
+// DecodeJSONLinesParallel is DecodeJSONLines with the lines decoded, and
+// each decoded candidate given to prep, on up to GOMAXPROCS goroutines
+// (prep must be safe for that: Normalize is); fn still gets every line in
+// order, on the caller's goroutine, with the error of its decoding or of
+// prep (and then a nil candidate). What fn sees is what DecodeJSONLines and a prep call before fn
+// give.
+func DecodeJSONLinesParallel(ctx context.Context, r io.Reader, maxLine int, prep func(*Candidate) error, fn func(line int, c *Candidate, err error) error) error {
+	type item struct {
+		n       int
+		line    []byte
+		tooLong bool
+		c       *Candidate
+		err     error
+	}
+	br := bufio.NewReaderSize(r, 64*1024)
+	n, eof := 0, false
+	var readErr error // ends the input after the lines read before it
+	next := func() ([]item, error) {
+		if readErr != nil {
+			return nil, readErr
+		}
+		var batch []item
+		for size := 0; !eof && len(batch) < 512 && size < 1<<20; {
+			n++
+			line, tooLong, err := readLine(br, maxLine)
+			if n == 1 {
+				line = bytes.TrimPrefix(line, utf8BOM)
+			}
+			if len(bytes.TrimSpace(line)) > 0 || tooLong {
+				batch = append(batch, item{n: n, line: line, tooLong: tooLong})
+				size += len(line)
+			}
+			if err != nil {
+				eof = true
+				if err != io.EOF {
+					readErr = err
+				}
+			}
+		}
+		if len(batch) == 0 && readErr != nil {
+			return nil, readErr
+		}
+		return batch, nil
+	}
+	work := func(batch []item) {
+		for i := range batch {
+			it := &batch[i]
+			if it.tooLong {
+				it.err = fmt.Errorf("line is longer than %d bytes", maxLine)
+				continue
+			}
+			c := &Candidate{}
+			if it.err = decodeStrict(it.line, &inputCandidate{Candidate: c}); it.err == nil {
+				it.err = prep(c)
+			}
+			if it.err == nil {
+				it.c = c
+			}
+			it.line = nil
+		}
+	}
+	use := func(batch []item) error {
+		for _, it := range batch {
+			if err := fn(it.n, it.c, it.err); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return inOrder(ctx, next, work, use)
+}
+
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // inputCandidate is a Candidate as JSON input may give it: memctl's own

@@ -3,6 +3,7 @@ package mdmem
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -119,7 +120,7 @@ func TestNewRandomIDDrawsAgainAndExtends(t *testing.T) {
 // TestIDRangeTrailersKeepRandomIDsApart: a random id never joins a range
 // of numbered ids, and TrailerNames never finds it inside one.
 func TestIDRangeTrailersKeepRandomIDsApart(t *testing.T) {
-	got := idRangeTrailers([]string{"dec-000", "dec-kqxzbt", "dec-001", "dec-002"})
+	got := idRangeTrailers(slices.Values([]string{"dec-000", "dec-kqxzbt", "dec-001", "dec-002"}))
 	var vals []string
 	for _, kv := range got {
 		vals = append(vals, kv[1])
@@ -220,5 +221,28 @@ func TestSeedLocalMarksReadsRandomIDsAndRanges(t *testing.T) {
 	m := s.localMarks()
 	if m.LastID["fact"] != 250 || len(m.Random) != 1 || m.Random[0] != "fact-kqxzbt" {
 		t.Errorf("seeded marks %+v", m)
+	}
+}
+
+// TestIDListGivesBackEveryID: the packed id list of an import gives back
+// each id as added, numbered (any width of number), random or other,
+// and the trailers of a sequence are those of the ids as strings.
+func TestIDListGivesBackEveryID(t *testing.T) {
+	ids := []string{"fact-001", "fact-002", "note-1000", "dec-kqxzbt", "fact-0003", "x", "pref-999999999", "fact-004", "note-007", "fact-000"}
+	var l idList
+	for _, id := range ids {
+		l.add(id)
+	}
+	if got := l.strings(); !slices.Equal(got, ids) {
+		t.Fatalf("ids back: %q, want %q", got, ids)
+	}
+	got := idRangeTrailers(l.all())
+	var vals []string
+	for _, kv := range got {
+		vals = append(vals, kv[1])
+	}
+	want := []string{"dec-kqxzbt", "fact-000..fact-004", "note-007", "note-1000", "pref-999999999"}
+	if !slices.Equal(vals, want) {
+		t.Errorf("trailers %q, want %q", vals, want)
 	}
 }

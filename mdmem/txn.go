@@ -159,8 +159,9 @@ type Txn struct {
 	s       *Store
 	base    string
 	order   []string
-	data    map[string][]byte // new contents (nil: delete)
-	planned map[string]string // sha256 of the content planned on ("" = absent)
+	data    map[string][]byte                 // new contents (nil: delete)
+	load    map[string]func() ([]byte, error) // new contents read when committed (PutLoad)
+	planned map[string]string                 // sha256 of the content planned on ("" = absent)
 	consume []consumeRec
 	forget  *forgetOwed // the cleanup a forget owes once it landed
 	purge   bool        // a history purge of the forgotten ids follows
@@ -212,6 +213,38 @@ func (t *Txn) Base() string { return t.base }
 // basedOn is the content the caller planned on (nil: the file was absent);
 // Commit refuses with a *StaleError if the file no longer holds it.
 func (t *Txn) Put(ctx context.Context, rel string, basedOn, data []byte) error {
+	if err := t.checkPut(ctx, rel, basedOn, len(data)); err != nil {
+		return err
+	}
+	delete(t.load, rel)
+	t.data[rel] = data
+	return nil
+}
+
+// PutLoad is Put of a file of size bytes whose content load returns (not
+// nil) when Commit writes its blob, once: a large write (import) holds one
+// such file at a time, not all of them.
+func (t *Txn) PutLoad(ctx context.Context, rel string, basedOn []byte, size int, load func() ([]byte, error)) error {
+	if err := t.checkPut(ctx, rel, basedOn, size); err != nil {
+		return err
+	}
+	delete(t.data, rel)
+	if t.load == nil {
+		t.load = map[string]func() ([]byte, error){}
+	}
+	t.load[rel] = func() ([]byte, error) {
+		b, err := load()
+		if err == nil && len(b) != size {
+			err = fmt.Errorf("%s: %d bytes read back, %d put", rel, len(b), size)
+		}
+		return b, err
+	}
+	return nil
+}
+
+// checkPut refuses a Put of size bytes to rel, and records the content
+// the file is planned on at its first Put.
+func (t *Txn) checkPut(ctx context.Context, rel string, basedOn []byte, size int) error {
 	if t.done {
 		return errors.New("mdmem: Put after Commit or Abort")
 	}
@@ -224,28 +257,42 @@ func (t *Txn) Put(ctx context.Context, rel string, basedOn, data []byte) error {
 	if strings.HasPrefix(rel, ".memctl/cache/") || strings.HasPrefix(rel, QueueDir+"/") || rel == QueueDir {
 		return fmt.Errorf("refusing to commit %s: it is memctl's git-ignored working data", rel)
 	}
-	if len(data) > MaxFileBytes {
-		return fmt.Errorf("refusing to write %s: %d bytes is over memctl's read limit of %d bytes", rel, len(data), MaxFileBytes)
+	if size > MaxFileBytes {
+		return fmt.Errorf("refusing to write %s: %d bytes is over memctl's read limit of %d bytes", rel, size, MaxFileBytes)
 	}
-	if _, ok := t.data[rel]; !ok {
+	if _, ok := t.planned[rel]; !ok {
 		t.order = append(t.order, rel)
 		t.planned[rel] = contentHash(basedOn, basedOn != nil)
 	}
-	t.data[rel] = data
 	return nil
 }
 
 // PutOnDisk is Put planned on the file as it is on disk now (the caller
 // holds the lock, and has committed hand edits).
 func (t *Txn) PutOnDisk(ctx context.Context, rel string, data []byte) error {
-	old, err := ReadMemoryFile(t.s.Dir, rel)
-	if errors.Is(err, fs.ErrNotExist) {
-		old, err = nil, nil
-	}
+	old, err := t.onDisk(rel)
 	if err != nil {
 		return err
 	}
 	return t.Put(ctx, rel, old, data)
+}
+
+// PutLoadOnDisk is PutLoad planned on the file as it is on disk now.
+func (t *Txn) PutLoadOnDisk(ctx context.Context, rel string, size int, load func() ([]byte, error)) error {
+	old, err := t.onDisk(rel)
+	if err != nil {
+		return err
+	}
+	return t.PutLoad(ctx, rel, old, size, load)
+}
+
+// onDisk returns the memory file rel as it is on disk (nil: absent).
+func (t *Txn) onDisk(rel string) ([]byte, error) {
+	old, err := ReadMemoryFile(t.s.Dir, rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return old, err
 }
 
 // Consume records that the transaction applies a queued candidate: a
@@ -327,7 +374,7 @@ func (t *Txn) commitText(ctx context.Context, text string) (string, error) {
 	if author == (gitstore.Signature{}) {
 		author = s.Signature()
 	}
-	prep, err := s.Repo.Prepare(ctx, gitstore.PrepareRequest{Base: t.base, Files: t.data, Message: text, Author: author, When: s.now(), MergeParent: t.merge})
+	prep, err := s.Repo.Prepare(ctx, gitstore.PrepareRequest{Base: t.base, Files: t.data, Load: t.load, Message: text, Author: author, When: s.now(), MergeParent: t.merge})
 	if errors.Is(err, gitstore.ErrConcurrentUpdate) {
 		head, _ := s.Repo.HeadHash(ctx)
 		return "", &StaleError{Head: head}
@@ -335,7 +382,7 @@ func (t *Txn) commitText(ctx context.Context, text string) (string, error) {
 	if err != nil || prep == nil {
 		return "", err
 	}
-	t.data = nil // the blobs hold the contents now
+	t.data, t.load = nil, nil // the blobs hold the contents now
 	for i, c := range prep.Changes {
 		// The worktree holds what was planned on (checked above); where
 		// that is not HEAD's blob, it is recorded: recovery takes it for
@@ -478,8 +525,9 @@ func (s *Store) dequeue(ctx context.Context, ids []string) error {
 // fileStep is what bringing one worktree file to a commit takes.
 type fileStep struct {
 	path   string
-	write  bool   // write data (nil data: delete the file)
+	write  bool   // write data (nil data and no blob: delete the file)
 	data   []byte // the content to write
+	blob   string // or the blob that holds it
 	merged bool   // a person's edit, merged with memctl's change
 }
 
@@ -536,12 +584,11 @@ func (s *Store) planCheckout(ctx context.Context, j *txnJournal, target string) 
 			}
 			continue
 		case slices.Contains(pristine, disk):
+			st := fileStep{path: f.Path, write: true, data: wantData}
 			if wantData == nil && want != "" {
-				if wantData, err = s.Repo.ReadBlob(ctx, want); err != nil {
-					return nil, err
-				}
+				st.blob = want // read when written: one file in memory at a time
 			}
-			steps = append(steps, fileStep{path: f.Path, write: true, data: wantData})
+			steps = append(steps, st)
 			continue
 		}
 		// A person's edit: memctl's change merged into it, entry by entry.
@@ -626,7 +673,14 @@ func (s *Store) applyCheckout(ctx context.Context, steps []fileStep, failpoints 
 		if !st.write {
 			continue
 		}
-		if err := s.writeFile(ctx, st.path, st.data); err != nil {
+		data := st.data
+		if st.blob != "" {
+			var err error
+			if data, err = s.Repo.ReadBlob(ctx, st.blob); err != nil {
+				return err
+			}
+		}
+		if err := s.writeFile(ctx, st.path, data); err != nil {
 			return err
 		}
 		if n++; failpoints && n == 1 && len(steps) > 1 {
@@ -697,6 +751,27 @@ func validHash(h string) bool {
 // write through a symlink (a cache pointed outside the memory).
 func (s *Store) ensureCacheDir(rel string) error {
 	return EnsureDir(s.Dir, rel)
+}
+
+// ScratchFile creates a temp file in the memory's cache directory (not a
+// tmpfs /tmp, which would hold it in memory) and unlinks it at once: it
+// lives until closed, and a killed process leaves nothing. pattern is
+// os.CreateTemp's.
+func ScratchFile(dir, pattern string) (*os.File, error) {
+	// Never through a .memctl or .memctl/cache that links out of the
+	// memory: a scratch file holds memory text.
+	if err := EnsureDir(dir, CacheDir); err != nil {
+		return nil, err
+	}
+	fh, err := os.CreateTemp(filepath.Join(dir, filepath.FromSlash(CacheDir)), pattern)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(fh.Name()); err != nil {
+		fh.Close()
+		return nil, err
+	}
+	return fh, nil
 }
 
 // EnsureDir creates dir/rel (and its parents inside dir) as real

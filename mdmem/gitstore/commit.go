@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -92,10 +91,12 @@ func readWhole(full string, fi *os.FileInfo) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
+	// Read into a buffer of the file's size, not one grown by copies.
+	buf := bytes.NewBuffer(make([]byte, 0, int((*fi).Size())+bytes.MinRead))
+	if _, err := buf.ReadFrom(f); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	after, err := f.Stat()
 	if err != nil {
 		return nil, err

@@ -61,8 +61,12 @@ func (c Change) Planned() string {
 // PrepareRequest is a commit to build: new contents by memory-relative
 // path (nil deletes the file), on top of Base ("" = unborn branch).
 type PrepareRequest struct {
-	Base    string
-	Files   map[string][]byte
+	Base  string
+	Files map[string][]byte
+	// Load holds more paths, each with a function that returns its new
+	// content (not nil) when its blob is written: a large write holds one
+	// such file at a time, not all of them.
+	Load    map[string]func() ([]byte, error)
 	Message string
 	Author  Signature
 	When    time.Time
@@ -88,7 +92,7 @@ type Prepared struct {
 // when HEAD is not Base (ErrConcurrentUpdate) or a merge is in progress.
 // The hooks (pre-commit, commit-msg) run here, and signing happens here.
 func (r *Repo) Prepare(ctx context.Context, req PrepareRequest) (*Prepared, error) {
-	if len(req.Files) == 0 && req.MergeParent == "" {
+	if len(req.Files) == 0 && len(req.Load) == 0 && req.MergeParent == "" {
 		return nil, errors.New("git: commit: no paths")
 	}
 	if req.MergeParent != "" && (!plumbing.IsHash(req.MergeParent) || req.Base == "") {
@@ -115,8 +119,14 @@ func (r *Repo) Prepare(ctx context.Context, req PrepareRequest) (*Prepared, erro
 			return nil, err
 		}
 	}
-	paths := make([]string, 0, len(req.Files))
+	paths := make([]string, 0, len(req.Files)+len(req.Load))
 	for p := range req.Files {
+		paths = append(paths, p)
+	}
+	for p := range req.Load {
+		if _, ok := req.Files[p]; ok {
+			return nil, fmt.Errorf("git: commit: %s given twice", p)
+		}
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
@@ -139,7 +149,16 @@ func (r *Repo) Prepare(ctx context.Context, req PrepareRequest) (*Prepared, erro
 		if oldOK && !old.isTree() {
 			c.Old = old.hash.String()
 		}
-		wf := &worktreeFile{treePath: tp, missing: req.Files[p] == nil, mode: modeBlob}
+		data := req.Files[p]
+		if load := req.Load[p]; load != nil {
+			if data, err = load(); err != nil {
+				return nil, err
+			}
+			if data == nil {
+				return nil, fmt.Errorf("git: commit: %s loaded as nil", p)
+			}
+		}
+		wf := &worktreeFile{treePath: tp, missing: data == nil, mode: modeBlob}
 		if oldOK && old.mode == modeExec {
 			wf.mode = modeExec
 		}
@@ -150,7 +169,7 @@ func (r *Repo) Prepare(ctx context.Context, req PrepareRequest) (*Prepared, erro
 			if err != nil {
 				return nil, err
 			}
-			wf.data = normalize(conv, req.Files[p], func() bool {
+			wf.data = normalize(conv, data, func() bool {
 				if !oldOK || old.isTree() {
 					return false
 				}

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"crypto/sha1"
@@ -40,6 +41,10 @@ func (o *objStore) close() { _ = o.st.Close() }
 
 // read returns an object's type and content.
 func (o *objStore) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	if typ, b, err := o.readLoose(h); err == nil {
+		return typ, b, nil
+	}
+	// Packed (or a loose file this reader does not take): go-git.
 	obj, err := o.st.EncodedObject(plumbing.AnyObject, h)
 	if err != nil {
 		return 0, nil, fmt.Errorf("git: read object %s: %w", h, err)
@@ -49,11 +54,65 @@ func (o *objStore) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 		return 0, nil, err
 	}
 	defer rd.Close()
-	b, err := io.ReadAll(rd)
+	b, err := readExactly(rd, obj.Size())
 	if err != nil {
 		return 0, nil, fmt.Errorf("git: read object %s: %w", h, err)
 	}
 	return obj.Type(), b, nil
+}
+
+// readLoose reads a loose object into one buffer of its size (go-git
+// copies it through growing buffers, several times its size for the
+// files of a large import). An error (no such file among them) sends
+// the caller to go-git.
+func (o *objStore) readLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	f, err := os.Open(o.loosePath(h))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer f.Close()
+	zr, err := zlib.NewReader(bufio.NewReader(f))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer zr.Close()
+	br := bufio.NewReader(zr)
+	head, err := br.ReadString(0)
+	if err != nil || len(head) > 32 {
+		return 0, nil, errors.New("bad loose object header")
+	}
+	name, size, ok := strings.Cut(head[:len(head)-1], " ")
+	typ, terr := plumbing.ParseObjectType(name)
+	n, nerr := strconv.ParseInt(size, 10, 64)
+	if !ok || terr != nil || nerr != nil || n < 0 || n > maxObjectBytes {
+		return 0, nil, errors.New("bad loose object header")
+	}
+	b, err := readExactly(br, n)
+	if err != nil {
+		return 0, nil, err
+	}
+	return typ, b, nil
+}
+
+// maxObjectBytes bounds the size a loose object's header may claim
+// before a buffer of that size is made.
+const maxObjectBytes = 1 << 31
+
+// readExactly reads n bytes from r, which must end there (a zlib stream
+// checks its checksum at its end).
+func readExactly(r io.Reader, n int64) ([]byte, error) {
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, err
+	}
+	var one [1]byte
+	if m, err := io.ReadFull(r, one[:]); m != 0 || err != io.EOF {
+		if err == nil || err == io.ErrUnexpectedEOF {
+			err = errors.New("object longer than its header says")
+		}
+		return nil, err
+	}
+	return b, nil
 }
 
 func (o *objStore) has(h plumbing.Hash) bool {

@@ -314,28 +314,29 @@ func printable(b []byte) bool {
 // when the pieces together, and not each alone, are a word the patterns
 // use ("pre vious" → "previous").
 func joinSplitWords(n string) string {
-	words := strings.Fields(n)
-	split := false
-	for _, w := range words {
-		if wordPrefixes()[w] {
-			split = true
-			break
-		}
-	}
-	if !split {
+	if !hasWordPrefix(n) {
 		return n
 	}
+	words := strings.Fields(n)
 	words2 := make([]string, 0, len(words))
 	changed := false
+	dw, prefixes := detectorWords(), wordPrefixes()
+	var j []byte
 	for i := 0; i < len(words); {
 		joined := false
-		for k := 3; k >= 2 && !joined; k-- {
+		// A join is a detector word that words[i], not one itself, begins:
+		// words[i] is one of wordPrefixes, or a single letter.
+		starts := !dw[words[i]] && (len(words[i]) < 2 || prefixes[words[i]])
+		for k := 3; k >= 2 && !joined && starts; k-- {
 			if i+k > len(words) {
 				continue
 			}
-			j := strings.Join(words[i:i+k], "")
-			if len(j) >= 6 && detectorWords()[j] && !detectorWords()[words[i]] {
-				words2 = append(words2, j)
+			j = j[:0]
+			for _, w := range words[i : i+k] {
+				j = append(j, w...)
+			}
+			if len(j) >= 6 && dw[string(j)] {
+				words2 = append(words2, string(j))
 				i += k
 				joined, changed = true, true
 			}
@@ -349,6 +350,36 @@ func joinSplitWords(n string) string {
 		return n
 	}
 	return strings.Join(words2, " ")
+}
+
+// hasWordPrefix reports whether a word of n (as strings.Fields splits
+// it) is one of wordPrefixes, without splitting n.
+func hasWordPrefix(n string) bool {
+	prefixes := wordPrefixes()
+	start := -1 // where the current word began
+	for i := 0; i <= len(n); {
+		space, size := true, 1
+		if i < len(n) {
+			if c := n[i]; c < utf8.RuneSelf {
+				space = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+			} else {
+				var r rune
+				r, size = utf8.DecodeRuneInString(n[i:])
+				space = unicode.IsSpace(r)
+			}
+		}
+		switch {
+		case space && start >= 0:
+			if prefixes[n[start:i]] {
+				return true
+			}
+			start = -1
+		case !space && start < 0:
+			start = i
+		}
+		i += size
+	}
+	return false
 }
 
 // wordPrefixes are the beginnings (2 letters or more, shorter than the

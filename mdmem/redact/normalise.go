@@ -173,20 +173,41 @@ var leet = map[rune]rune{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 
 // stored as given.
 func Fold(text string) string {
 	s := Normalise(text)
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		switch {
-		case r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF, unicode.Is(unicode.Mn, r):
-			continue // variation selectors, combining marks ("i̇gnore")
+	if !isASCII(s) { // ASCII has no marks or look-alikes to fold
+		var b strings.Builder
+		b.Grow(len(s))
+		for _, r := range s {
+			switch {
+			case r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF, unicode.Is(unicode.Mn, r):
+				continue // variation selectors, combining marks ("i̇gnore")
+			}
+			if c, ok := confusables[r]; ok {
+				r = c
+			}
+			b.WriteRune(r)
 		}
-		if c, ok := confusables[r]; ok {
-			r = c
-		}
-		b.WriteRune(r)
+		s = b.String()
 	}
-	s = dropEmphasis(b.String())
-	s = leetWord.ReplaceAllStringFunc(s, func(w string) string {
+	s = dropEmphasis(s)
+	if mayHoldLeetWord(s) {
+		s = readLeetWords(s)
+	}
+	if !mayHoldSpelledOut(s) {
+		return s
+	}
+	return spelledOut.ReplaceAllStringFunc(s, func(run string) string {
+		return segment(strings.Map(func(r rune) rune {
+			if unicode.IsLetter(r) {
+				return r
+			}
+			return -1
+		}, run))
+	})
+}
+
+// readLeetWords reads the digits standing for letters in s's leetWords.
+func readLeetWords(s string) string {
+	return leetWord.ReplaceAllStringFunc(s, func(w string) string {
 		letters := 0
 		for _, r := range w {
 			if unicode.IsLetter(r) {
@@ -217,14 +238,60 @@ func Fold(text string) string {
 			return i
 		}
 	})
-	return spelledOut.ReplaceAllStringFunc(s, func(run string) string {
-		return segment(strings.Map(func(r rune) rune {
-			if unicode.IsLetter(r) {
-				return r
+}
+
+// isASCII reports whether s is all ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// mayHoldLeetWord reports whether s has a letter right next to a digit or
+// $, which every leetWord match has: without one, Fold skips the regexp
+// (most texts, read at import's rate of a million lines).
+func mayHoldLeetWord(s string) bool {
+	prevLetter, prevDigit := false, false
+	for _, r := range s {
+		letter := unicode.IsLetter(r)
+		digit := r >= '0' && r <= '9' || r == '$'
+		if letter && prevDigit || digit && prevLetter {
+			return true
+		}
+		prevLetter, prevDigit = letter, digit
+	}
+	return false
+}
+
+// mayHoldSpelledOut reports whether s has a letter, a separator, a letter,
+// a separator and a letter in a row, which every spelledOut match has.
+func mayHoldSpelledOut(s string) bool {
+	k := 0 // length of the letter-separator alternation ending here, from a letter
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r):
+			if k%2 == 0 && k > 0 {
+				k++
+			} else {
+				k = 1
 			}
-			return -1
-		}, run))
-	})
+			if k >= 5 {
+				return true
+			}
+		case r == ' ' || r == '.' || r == '-' || r == '_' || r == '*':
+			if k%2 == 1 {
+				k++
+			} else {
+				k = 0
+			}
+		default:
+			k = 0
+		}
+	}
+	return false
 }
 
 // segment splits letters joined from a spelled-out run that held more

@@ -3,7 +3,9 @@ package redact
 import (
 	"bufio"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -384,5 +386,42 @@ func TestEvalMemoriesAreNotInstructions(t *testing.T) {
 	}
 	if n < 50 {
 		t.Fatalf("only %d texts read", n)
+	}
+}
+
+// TestFoldShortcutsMissNoMatch pins the checks that let Fold and
+// joinSplitWords skip their regexps and splits: on random texts over the
+// characters that matter (letters of several scripts, digits, $, the
+// separators, white space of both kinds), a text the check passes over
+// has no match of the regexp it stands in for.
+func TestFoldShortcutsMissNoMatch(t *testing.T) {
+	alphabet := []string{"a", "B", "z", "é", "ɑ", "Я", "$", "0", "1", "9", " ", ".", "-", "_", "*", "\t", "\n",
+		"\u00a0", "\u2028", "\u0085", "\u0301", "\xff", "pre", "ign", "instruc", "vious"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := wordPrefixes()
+	for range 200000 {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		s := b.String()
+		if !mayHoldLeetWord(s) && leetWord.MatchString(s) {
+			t.Fatalf("mayHoldLeetWord(%q) = false, but leetWord matches", s)
+		}
+		if !mayHoldSpelledOut(s) && spelledOut.MatchString(s) {
+			t.Fatalf("mayHoldSpelledOut(%q) = false, but spelledOut matches", s)
+		}
+		want := false
+		for _, w := range strings.Fields(s) {
+			want = want || words[w]
+		}
+		if got := hasWordPrefix(s); got != want {
+			t.Fatalf("hasWordPrefix(%q) = %v, strings.Fields says %v", s, got, want)
+		}
+	}
+	for _, s := range []string{"pre vious", "x pre\u2028vious", "ign\u00a0ore", "i g n o r e", "1gn0re", "v2 release"} {
+		if hasWordPrefix(s) != slices.ContainsFunc(strings.Fields(s), func(w string) bool { return words[w] }) {
+			t.Errorf("hasWordPrefix(%q) disagrees with strings.Fields", s)
+		}
 	}
 }
