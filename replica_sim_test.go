@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -219,12 +220,18 @@ func (s *replicaSim) settle(dir string, code int, out, errs string, args []strin
 	if code == 0 || !strings.Contains(errs, "memctl recover --keep-edits") {
 		return code, out, errs
 	}
+	s.recoverKeepingEdits(dir, args, errs)
+	return s.run(dir, nil, 0, args...)
+}
+
+// recoverKeepingEdits runs memctl recover --keep-edits after args were
+// refused with errs, and logs it.
+func (s *replicaSim) recoverKeepingEdits(dir string, args []string, errs string) {
 	s.log = append(s.log, filepath.Base(dir)+" recover --keep-edits (refused: "+strings.Join(args, " ")+": "+firstLines(strings.TrimSpace(errs), 1)+")")
 	s.stats["settled"]++
 	if c, o, e := s.run(dir, nil, 0, "recover", "--keep-edits"); c != 0 {
 		s.fail("recover --keep-edits: exit %d\n%s%s", c, o, e)
 	}
-	return s.run(dir, nil, 0, args...)
 }
 
 type simEntry struct {
@@ -376,7 +383,22 @@ func (s *replicaSim) step(i int) {
 			return
 		}
 		e := ids[s.rng.IntN(len(ids))]
-		out := s.memctl(dir, "forget", e.ID, "--reason", "sim", "--json")
+		args := []string{"forget", e.ID, "--reason", "sim", "--json"}
+		code, out, errs := s.run(dir, nil, 0, args...)
+		if code != 0 && strings.Contains(errs, "memctl recover --keep-edits") {
+			// The person's kept edits may change the texts listed before
+			// (the forget then forgets the edited text): list them again.
+			s.recoverKeepingEdits(dir, args, errs)
+			es = s.entries(dir)
+			if !slices.ContainsFunc(es, func(x simEntry) bool { return x.ID == e.ID }) {
+				s.log[len(s.log)-1] += " (" + e.ID + " gone with the kept edits)"
+				return
+			}
+			code, out, errs = s.run(dir, nil, 0, args...)
+		}
+		if code != 0 {
+			s.fail("memctl %s in %s: exit %d\n%s%s", strings.Join(args, " "), filepath.Base(dir), code, out, errs)
+		}
 		var res struct {
 			EntryIDs []string `json:"entry_ids"`
 			SameText []string `json:"same_text_ids"`
