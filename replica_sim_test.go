@@ -386,11 +386,8 @@ func (s *replicaSim) step(i int) {
 		args := []string{"forget", e.ID, "--reason", "sim", "--json"}
 		code, out, errs := s.run(dir, nil, 0, args...)
 		if code != 0 && strings.Contains(errs, "memctl recover --keep-edits") {
-			// The person's kept edits may change the texts listed before
-			// (the forget then forgets the edited text): list them again.
 			s.recoverKeepingEdits(dir, args, errs)
-			es = s.entries(dir)
-			if !slices.ContainsFunc(es, func(x simEntry) bool { return x.ID == e.ID }) {
+			if !slices.ContainsFunc(s.entries(dir), func(x simEntry) bool { return x.ID == e.ID }) {
 				s.log[len(s.log)-1] += " (" + e.ID + " gone with the kept edits)"
 				return
 			}
@@ -402,17 +399,28 @@ func (s *replicaSim) step(i int) {
 		var res struct {
 			EntryIDs []string `json:"entry_ids"`
 			SameText []string `json:"same_text_ids"`
+			Commit   string   `json:"commit"`
 		}
 		_ = json.Unmarshal([]byte(out), &res)
 		res.EntryIDs = append(res.EntryIDs, res.SameText...)
-		for _, x := range es {
-			for _, id := range res.EntryIDs {
-				if x.ID == id {
-					s.forgot[id], s.forgoer[id] = x.Content, dir
-				}
+		// The text forgotten is the one the forget's commit removed: the
+		// listing above may be older (a killed write's files are listed
+		// from HEAD until the forget's recovery rolls it forward and
+		// commits the person's edits; recover --keep-edits keeps theirs).
+		removed := map[string]string{}
+		for _, l := range strings.Split(s.git(dir, "show", "--format=", res.Commit, "--", "MEMORY.md", "topics"), "\n") {
+			if m := simFactLine.FindStringSubmatch(strings.TrimPrefix(l, "-")); strings.HasPrefix(l, "-- [") && m != nil {
+				removed[m[1]] = m[2]
 			}
 		}
-		s.log[len(s.log)-1] += fmt.Sprintf(" %s (listed as %q)", strings.Join(res.EntryIDs, ","), e.Content)
+		for _, id := range res.EntryIDs {
+			txt, ok := removed[id]
+			if !ok {
+				s.fail("forget %s: its commit %s removes no line of %s", e.ID, res.Commit, id)
+			}
+			s.forgot[id], s.forgoer[id] = txt, dir
+		}
+		s.log[len(s.log)-1] += fmt.Sprintf(" %s (listed as %q, forgotten as %q)", strings.Join(res.EntryIDs, ","), e.Content, removed[e.ID])
 	case "re-add":
 		// an agent adds a forgotten text again, anywhere: refused where the
 		// tombstone is known, and never live at the end either way
