@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 )
 
@@ -49,6 +50,11 @@ func TestMatchCacheSameCommit(t *testing.T) {
 	}
 	git(t, base, "add", "-A")
 	git(t, base, "commit", "-qm", "misc topics")
+	// The neighbours come from inject's index cache, as cmd wires them:
+	// a run that reads the memory in part ranks the whole memory so.
+	if _, err := inject.LoadCorpus(context.Background(), base, true); err != nil {
+		t.Fatal(err)
+	}
 	seg := func(dir, slug string) string { return segPath(dir, slug) }
 	rewrite := func(dir, slug string, f func([]byte) []byte) {
 		p := seg(dir, slug)
@@ -139,11 +145,11 @@ func TestMatchCacheSameCommit(t *testing.T) {
 			wantDir := copyDir(t, base)
 			buildMatchCache(t, wantDir)
 			tt.cache(wantDir)
-			wantRep := run(t, wantDir, Options{NoLLM: true, Full: true})
+			wantRep := run(t, wantDir, Options{NoLLM: true, Full: true, Retrieval: inject.CachedRetrieval{}})
 			dir := copyDir(t, base)
 			buildMatchCache(t, dir)
 			tt.cache(dir)
-			rep := run(t, dir, Options{NoLLM: true})
+			rep := run(t, dir, Options{NoLLM: true, Retrieval: inject.CachedRetrieval{}})
 			if got, want := head(t, dir), head(t, wantDir); got != want {
 				t.Errorf("commit %s, want %s (as reading every file)\ngot:  %s\nwant: %s", got, want, formatOps(rep.Plan), formatOps(wantRep.Plan))
 			}

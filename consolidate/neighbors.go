@@ -1,6 +1,7 @@
 package consolidate
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -38,7 +39,7 @@ func (p *planner) neighbors(c *mdmem.Candidate, q *item, upd *item) []*item {
 	}
 	rule := len(out)
 	if p.search == nil && p.in.Retrieval != nil {
-		p.search = p.in.Retrieval.Index(p.in.Mem)
+		p.search = p.retrieval()
 	}
 	query := c.Content
 	if c.Topic != "" {
@@ -95,6 +96,24 @@ func (p *planner) neighbors(c *mdmem.Candidate, q *item, upd *item) []*item {
 		out = append(out[:rule:rule], append([]*item{other}, out[rule:]...)...)
 	}
 	return out
+}
+
+// retrieval returns Input.Retrieval's search over the whole memory. A
+// plan that read the memory in part ranks it from the retrieval's own
+// cache; without one that holds every entry it is refused
+// (errMatchCache): the run plans again on every file.
+func (p *planner) retrieval() func(query string, n int) []string {
+	b := p.idx.base
+	if b == nil {
+		return p.in.Retrieval.Index(p.in.Mem)
+	}
+	if r, ok := p.in.Retrieval.(dirRetrieval); ok {
+		if search := r.IndexDir(p.in.Mem.Dir, p.total); search != nil {
+			return search
+		}
+	}
+	b.fail(fmt.Errorf("%w: the neighbours' ranking needs every file", errMatchCache))
+	return nil
 }
 
 // byCreated orders candidates by their date, then by queue file name

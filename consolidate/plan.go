@@ -797,17 +797,27 @@ func (p *planner) liveByID(id string) *item {
 	return nil
 }
 
-// find returns the entry with the id, parsing the file the match cache
-// says holds it (nil if none).
+// find returns the entry with the id; one the match cache holds is its
+// item's entry (read alone, or from its parsed file), so that an entry
+// has one *mdmem.Entry in a plan (nil if none).
 func (p *planner) find(id string) *mdmem.Entry {
-	if e := p.in.Mem.Find(id); e != nil || p.idx.base == nil {
-		return e
+	b := p.idx.base
+	if b == nil {
+		return p.in.Mem.Find(id)
 	}
-	if s, _ := p.idx.base.mb.findID(id); s != nil {
-		if err := p.in.Mem.LoadTopic(context.Background(), s.slug); err != nil {
-			p.idx.base.fail(err)
-			return nil
+	s, i := b.mb.findID(id)
+	switch {
+	case s == nil:
+		return p.in.Mem.Find(id)
+	case i >= 0:
+		if it := b.materialize(s.base + i); it != nil {
+			return it.entry
 		}
+		return nil
+	}
+	if err := p.in.Mem.LoadTopic(context.Background(), s.slug); err != nil {
+		b.fail(err)
+		return nil
 	}
 	return p.in.Mem.Find(id)
 }
