@@ -360,13 +360,20 @@ func (p *planner) loadReceivers() error {
 	if b == nil {
 		return nil
 	}
+	err := p.loadWritten(b)
+	if err != nil {
+		b.fail(err)
+	}
+	return err
+}
+
+func (p *planner) loadWritten(b *planBase) error {
 	for _, ed := range p.order {
 		if !ed.changed && ed.dest == nil {
 			continue
 		}
 		e, err := b.parsed(ed.old)
 		if err != nil {
-			b.fail(err)
 			return err
 		}
 		if e == ed.old {

@@ -142,15 +142,49 @@ func (mb *matchBase) loadChain(ctx context.Context, slug string) error {
 	}
 	for _, s := range mb.slugs {
 		if s == root || s == slug {
-			if err := mb.mem.LoadTopic(ctx, s); err != nil {
+			if err := mb.load(ctx, s); err != nil {
 				return err
 			}
 			continue
 		}
 		if m := partSuffixRE.FindStringSubmatch(s); m != nil && m[1] == root {
-			if err := mb.mem.LoadTopic(ctx, s); err != nil {
+			if err := mb.load(ctx, s); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// load parses the topic file slug into the memory. A file with a segment
+// must hold, entry for entry, what the segment says (errMatchCache): a
+// file the plan reads whole, to edit it or add to it, is the one its
+// lookups described.
+func (mb *matchBase) load(ctx context.Context, slug string) error {
+	if mb.mem.Topics[slug] != nil {
+		return nil
+	}
+	if err := mb.mem.LoadTopic(ctx, slug); err != nil {
+		return err
+	}
+	var s *segment
+	for _, c := range mb.segs {
+		if c.slug == slug {
+			s = c
+		}
+	}
+	if s == nil {
+		return nil
+	}
+	d := mb.mem.Topics[slug]
+	if d == nil || len(d.Entries) != s.nEntries {
+		return fmt.Errorf("%w: %s changed", errMatchCache, mdmem.TopicPath(slug))
+	}
+	for i := 0; i < s.nItems; i++ {
+		_, _, ei, _, _, _ := s.item(i)
+		_, _, _, _, fp, _ := s.loc(i)
+		if ei >= len(d.Entries) || entryFingerprint(d.Entries[ei]) != fp {
+			return fmt.Errorf("%w: entry %d of %s", errMatchCache, ei, mdmem.TopicPath(slug))
 		}
 	}
 	return nil
@@ -232,7 +266,7 @@ func (b *planBase) materialize(g int) *item {
 		e = le
 		b.light[e] = g
 	} else {
-		if err := b.mb.mem.LoadTopic(b.ctx, s.slug); err != nil {
+		if err := b.mb.load(b.ctx, s.slug); err != nil {
 			b.fail(err)
 			return nil
 		}
@@ -264,7 +298,7 @@ func (b *planBase) parsed(e *mdmem.Entry) (*mdmem.Entry, error) {
 	}
 	s, i := b.mb.seg(g)
 	_, _, ei, _, _, _ := s.item(i)
-	if err := b.mb.mem.LoadTopic(b.ctx, s.slug); err != nil {
+	if err := b.mb.load(b.ctx, s.slug); err != nil {
 		return nil, err
 	}
 	d := b.mb.mem.Topics[s.slug]

@@ -2,6 +2,7 @@ package consolidate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -114,7 +115,8 @@ func lookupString(its []*item, js []float64) string {
 
 // TestMatchCacheEntryChangedDuringRun: an entry read alone whose bytes
 // changed since the cache was checked (a hand edit during the run) does
-// not match its fingerprint: the plan is refused (errMatchCache), the run
+// not match its fingerprint, nor does a file parsed to be written whose
+// other entries changed: the plan is refused (errMatchCache), the run
 // plans again on every file.
 func TestMatchCacheEntryChangedDuringRun(t *testing.T) {
 	ctx := context.Background()
@@ -127,11 +129,13 @@ func TestMatchCacheEntryChangedDuringRun(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		change string
-		ok     bool
+		ok     bool // the entry is read alone
+		parsed bool // its file, parsed to be written, is what the cache says
 	}{
-		{"unchanged", src, true},
-		{"same length, other words", strings.Replace(src, "port 5432", "port 6543", 1), false},
-		{"a line inserted before", strings.Replace(src, "# Db\n\n", "# Db\n\n- [fact-003] New (user · 2025-01-01)\n", 1), false},
+		{"unchanged", src, true, true},
+		{"same length, other words", strings.Replace(src, "port 5432", "port 6543", 1), false, false},
+		{"a line inserted before", strings.Replace(src, "# Db\n\n", "# Db\n\n- [fact-003] New (user · 2025-01-01)\n", 1), false, false},
+		{"another entry of the file changed", strings.Replace(src, "at two", "at one", 1), true, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
@@ -161,7 +165,10 @@ func TestMatchCacheEntryChangedDuringRun(t *testing.T) {
 					t.Errorf("entry %q, file parsed %v: want the entry read alone", it.entry.Content, mb.mem.Topics["db"] != nil)
 				}
 				e, err := b.parsed(it.entry)
-				if err != nil || e.Raw != it.entry.Raw || e.Start != it.entry.Start || mb.mem.Topics["db"] == nil {
+				switch {
+				case !tt.parsed && !errors.Is(err, errMatchCache):
+					t.Errorf("parsed: %v, want errMatchCache", err)
+				case tt.parsed && (err != nil || e.Raw != it.entry.Raw || e.Start != it.entry.Start || mb.mem.Topics["db"] == nil):
 					t.Errorf("parsed: %v, %v", e, err)
 				}
 			}

@@ -815,7 +815,7 @@ func (p *planner) find(id string) *mdmem.Entry {
 		}
 		return nil
 	}
-	if err := p.in.Mem.LoadTopic(context.Background(), s.slug); err != nil {
+	if err := b.mb.load(context.Background(), s.slug); err != nil {
 		b.fail(err)
 		return nil
 	}
