@@ -112,6 +112,13 @@ func TestMatchCacheSameCommit(t *testing.T) {
 				rewrite(dir, slug, func(b []byte) []byte { return b[:len(b)/2] })
 			}
 		}},
+		{"no index cache for the neighbours' ranking", func(dir string) {
+			// The run reads every file: its neighbours are ranked over
+			// the whole memory.
+			if err := os.Remove(filepath.Join(dir, filepath.FromSlash(inject.IndexCacheFile))); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"a hand edit in an untouched file", func(dir string) {
 			appendTo(dir, "ops-lynx", "- [fact-900] The lynx cache warms up in ninety seconds (user_explicit · 2025-07-01)\n")
 		}},

@@ -112,9 +112,15 @@ func (p *planner) retrieval() func(query string, n int) []string {
 			return search
 		}
 	}
-	b.fail(fmt.Errorf("%w: the neighbours' ranking needs every file", errMatchCache))
+	b.fail(errRankAll)
 	return nil
 }
+
+// errRankAll says a plan that read the memory in part needs the
+// neighbours' ranking of every entry, and the retrieval has no cache of
+// them (no inject yet): the run reads every file, as without the match
+// cache (nothing is wrong: it is not a warning).
+var errRankAll = fmt.Errorf("%w: the neighbours' ranking needs every file", errMatchCache)
 
 // byCreated orders candidates by their date, then by queue file name
 // (the id), so batches are the same on every run over the same queue.

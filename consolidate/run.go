@@ -47,7 +47,7 @@ type Options struct {
 	Getenv         func(string) string
 	Now            func() time.Time
 	Log            func(format string, args ...any) // diagnostics a person should see
-	Trace          func(format string, args ...any) // the model's retries and failed batches (summed up in the report)
+	Trace          func(format string, args ...any) // the model's retries and failed batches (summed up in the report), a plan read again on every file
 	Progress       func(done, total int)            // LLM batches
 	RetryBase      time.Duration
 	// Measure, Retrieval and VectorCache are what the run needs of
@@ -520,7 +520,13 @@ func (r *runner) planAndCommit(ctx context.Context, reload bool) error {
 		plan, err := Compute(r.in)
 		if errors.Is(err, errMatchCache) {
 			// The cache did not describe a file: plan on every file.
-			r.o.Log("%v; reading every file", err)
+			if errors.Is(err, errRankAll) {
+				if r.o.Trace != nil {
+					r.o.Trace("%v; reading every file", err)
+				}
+			} else {
+				r.o.Log("%v; reading every file", err)
+			}
 			reload = true
 			continue
 		}
