@@ -126,6 +126,16 @@ type Input struct {
 	base *matchBase
 }
 
+// entries is how many entries the memory holds: those of Mem, with those
+// of the match cache's files not parsed.
+func (in *Input) entries() int {
+	n := len(in.Mem.Entries())
+	if in.base != nil {
+		n += in.base.entries - in.base.loadedEntries()
+	}
+	return n
+}
+
 // Hold is a candidate left in the queue (or quarantined), with the reason.
 type Hold struct {
 	Candidate string `json:"candidate_id"`
@@ -304,10 +314,9 @@ func newPlanner(in *Input) *planner {
 		in.Secrets = Secrets{}
 	}
 	all := in.Mem.Entries()
-	total := len(all)
+	total := in.entries()
 	if in.base != nil {
 		in.base.idMarks(st)
-		total += in.base.entries - in.base.loadedEntries()
 	}
 	p := &planner{in: in, cfg: in.Config, now: in.Now.UTC(), alloc: mdmem.NewIDAllocator(st, in.Mem), total: total,
 		idx: newIndex(len(all) + len(in.Cands)), edits: map[*mdmem.Entry]*edit{}, addByID: map[string]*addition{},
