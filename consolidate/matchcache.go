@@ -21,10 +21,11 @@ import (
 
 // MatchCacheDir holds the matcher's cache: one segment per topic file with
 // what the rules' lookups need of its entries (exact-text hashes, shingle
-// postings, ids, the largest id number per prefix), so that a run with
-// candidates parses only MEMORY.md, the files holding the entries its
-// lookups return and the files receiving entries (docs/CONSOLIDATE.md,
-// What a run reads).
+// postings, where each entry is in its file and a fingerprint of it, ids,
+// the largest id number per prefix, live entries per category and scope),
+// so that a run with candidates parses only MEMORY.md and the files it
+// writes, and reads the entries its lookups return alone
+// (docs/CONSOLIDATE.md, What a run reads).
 const MatchCacheDir = ".memctl/cache/match"
 
 const (

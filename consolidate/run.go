@@ -111,7 +111,8 @@ type Report struct {
 	Elapsed     float64    `json:"elapsed_seconds"`
 	// FilesRead is how many memory files the run parsed (MEMORY.md
 	// included) of FilesTotal: a run with candidates reads through the
-	// match cache only those its lookups and writes touch.
+	// match cache only those it writes (and those without a fresh
+	// segment); the entries its lookups return are read alone.
 	FilesRead  int     `json:"files_read,omitempty"`
 	FilesTotal int     `json:"files_total,omitempty"`
 	LLMSeconds float64 `json:"llm_seconds"`
