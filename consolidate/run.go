@@ -343,7 +343,6 @@ func (r *runner) prepare(ctx context.Context) (done bool, err error) {
 // without a fresh segment; the planner parses the others it needs), else
 // every file.
 func (r *runner) load(ctx context.Context, cands bool) (*mdmem.Memory, error) {
-	r.closeBase()
 	if cands && !r.o.Full && r.noEmbeddings() {
 		st, err := r.s.ReadState()
 		if err != nil {
