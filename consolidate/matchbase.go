@@ -447,7 +447,7 @@ func (b *planBase) scored(touched []int32, rest []shingle, n int) []baseHit {
 		si := b.mb.segOf(g)
 		s := b.mb.segs[si]
 		i := g - s.base
-		_, nsh, _, _, _, _ := s.item(i)
+		nsh := s.size(i)
 		inter := int(b.counts[g])
 		for _, t := range rest {
 			if sp := t.spans[si]; sp[1] > sp[0] && s.holds(sp[0], sp[1], i) {

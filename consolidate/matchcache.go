@@ -29,7 +29,7 @@ import (
 const MatchCacheDir = ".memctl/cache/match"
 
 const (
-	segMagic   = "MCMATCH2"
+	segMagic   = "MCMATCH3"
 	segHeader  = 128
 	racyWindow = 2 * time.Second
 )
@@ -62,9 +62,9 @@ type segment struct {
 	b     []byte
 	unmap func()
 	// counts of the sections
-	nEntries, nItems, nIDs, nHashes, nPost, nStr, nMax, nLive          int
-	items, ids, norms, hashes, offs, post, maxes, lives, strOffs, strs int // offsets
-	base                                                               int // first index of its items in the base counters
+	nEntries, nItems, nIDs, nHashes, nPost, nStr, nMax, nLive, nNorms         int
+	items, sizes, ids, norms, hashes, offs, post, maxes, lives, strOffs, strs int // offsets
+	base                                                                      int // first index of its items in the base counters
 	// minSize is the fewest shingles an item with words holds (the
 	// lookup's bound on what an item it has not met can score).
 	minSize int
@@ -194,6 +194,7 @@ func buildSegment(d *mdmem.Doc, k segKey) []byte {
 	for i, v := range []int{len(d.Entries), len(items), len(ids), len(hashes), nPost, len(strs), len(prefixes), len(liveKeys), minSize} {
 		binary.LittleEndian.PutUint32(h[80+4*i:], uint32(v))
 	}
+	binary.LittleEndian.PutUint32(h[120:], uint32(len(norms)))
 	b.Write(h)
 	var w [8]byte
 	put32 := func(v uint32) { binary.LittleEndian.PutUint32(w[:4], v); b.Write(w[:4]) }
@@ -204,6 +205,9 @@ func buildSegment(d *mdmem.Doc, k segKey) []byte {
 			put32(v)
 		}
 		b.Write(r.fp[:])
+	}
+	for _, r := range items {
+		put32(r.nsh)
 	}
 	for _, r := range ids {
 		put64(r.h)
@@ -311,9 +315,11 @@ func (s *segment) layout() error {
 	c := func(i int) int { return int(le32(b, 80+4*i)) }
 	s.nEntries, s.nItems, s.nIDs, s.nHashes, s.nPost, s.nStr, s.nMax, s.nLive, s.minSize = c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8)
 	o := segHeader
+	s.nNorms = int(le32(b, 120))
 	s.items, o = o, o+s.nItems*itemSize
+	s.sizes, o = o, o+s.nItems*4
 	s.ids, o = o, o+s.nIDs*idSize
-	s.norms, o = o, o+s.nItems*normSize
+	s.norms, o = o, o+s.nNorms*normSize
 	s.hashes, o = o, o+s.nHashes*8
 	s.offs, o = o, o+(s.nHashes+1)*4
 	s.post, o = o, o+s.nPost*4
@@ -321,7 +327,7 @@ func (s *segment) layout() error {
 	s.lives, o = o, o+s.nLive*liveSize
 	s.strOffs, o = o, o+(s.nStr+1)*4
 	s.strs = o
-	if s.nItems > 1<<28 || s.nPost > 1<<28 || s.nHashes > 1<<28 || s.nIDs > 1<<28 || s.nStr > 1<<28 || s.nMax > 1<<28 || s.nLive > 1<<28 || o > len(b) || o+int(le32(b, s.strOffs+4*s.nStr)) != len(b) || int(le32(b, s.offs+4*s.nHashes)) != s.nPost {
+	if s.nNorms > s.nItems || s.nItems > 1<<28 || s.nPost > 1<<28 || s.nHashes > 1<<28 || s.nIDs > 1<<28 || s.nStr > 1<<28 || s.nMax > 1<<28 || s.nLive > 1<<28 || o > len(b) || o+int(le32(b, s.strOffs+4*s.nStr)) != len(b) || int(le32(b, s.offs+4*s.nHashes)) != s.nPost {
 		return errSegment
 	}
 	return nil
@@ -364,9 +370,17 @@ func (s *segment) postings(h uint64) (from, to int) {
 
 func (s *segment) postItem(n int) int { return int(le32(s.b, s.post+4*n)) }
 
-// holds reports whether item i holds the shingle whose postings are
-// [from, to) (a posting list is in item order).
+// size is how many shingles item i holds (a small section of its own:
+// the lookups read it for every item they meet).
+func (s *segment) size(i int) int { return int(le32(s.b, s.sizes+4*i)) }
+
+// holds reports whether item i, which holds shingles, holds the one
+// whose postings are [from, to) (a posting list is in item order). A
+// shingle every such item holds is not looked up.
 func (s *segment) holds(from, to, i int) bool {
+	if to-from == s.nNorms {
+		return true
+	}
 	n := sort.Search(to-from, func(n int) bool { return s.postItem(from+n) >= i })
 	return n < to-from && s.postItem(from+n) == i
 }
@@ -394,9 +408,9 @@ func (s *segment) eachLive(f func(cat, scope, place string, n int)) {
 
 // exact returns the items whose normalised text hashes to h.
 func (s *segment) exact(h uint64) []int {
-	i := sort.Search(s.nItems, func(i int) bool { return le64(s.b, s.norms+normSize*i) >= h })
+	i := sort.Search(s.nNorms, func(i int) bool { return le64(s.b, s.norms+normSize*i) >= h })
 	var out []int
-	for ; i < s.nItems && le64(s.b, s.norms+normSize*i) == h; i++ {
+	for ; i < s.nNorms && le64(s.b, s.norms+normSize*i) == h; i++ {
 		out = append(out, int(le32(s.b, s.norms+normSize*i+8)))
 	}
 	return out

@@ -175,3 +175,26 @@ func TestMatchCacheEntryChangedDuringRun(t *testing.T) {
 		})
 	}
 }
+
+// TestMatchCacheEntryWithoutWords: a file holding an entry whose text has
+// no words (no shingles, not in the exact-text table) still has a usable
+// segment.
+func TestMatchCacheEntryWithoutWords(t *testing.T) {
+	dir := newRepo(t, "# Core profile\n\n## Key decisions\n\n## Pending confirmation\n\n# Topic index\n", "")
+	if err := os.MkdirAll(filepath.Join(dir, mdmem.TopicDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "# Db\n\n- [fact-001] !! (user · 2025-01-01)\n- [fact-002] Backups run nightly at two (user · 2025-01-01)\n"
+	if err := os.WriteFile(filepath.Join(dir, mdmem.TopicPath("db")), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	buildMatchCache(t, dir)
+	s := openSegment(dir, "db")
+	if s == nil {
+		t.Fatal("the segment is not usable")
+	}
+	defer s.close()
+	if s.nItems != 2 || s.nNorms != 1 {
+		t.Errorf("%d items, %d with words; want 2, 1", s.nItems, s.nNorms)
+	}
+}
