@@ -352,12 +352,40 @@ func (p *planner) verify(files map[string][]byte) error {
 }
 
 // loadReceivers parses, when the plan reads the memory in part (the
-// match cache), every topic file that receives an entry, with its parts:
-// the editor appends to them.
+// match cache), every topic file that receives an entry, with its parts
+// (the editor appends to them), and the file of every entry the plan
+// changes that was read alone: its edit moves to the parsed entry.
 func (p *planner) loadReceivers() error {
 	b := p.idx.base
 	if b == nil {
 		return nil
+	}
+	err := p.loadWritten(b)
+	if err != nil {
+		b.fail(err)
+	}
+	return err
+}
+
+func (p *planner) loadWritten(b *planBase) error {
+	for _, ed := range p.order {
+		if !ed.changed && ed.dest == nil {
+			continue
+		}
+		e, err := b.parsed(ed.old)
+		if err != nil {
+			return err
+		}
+		if e == ed.old {
+			continue
+		}
+		it := p.itemOf[ed.old]
+		delete(p.edits, ed.old)
+		delete(p.itemOf, ed.old)
+		p.edits[e], ed.old = ed, e
+		if it != nil {
+			it.entry, p.itemOf[e] = e, it
+		}
 	}
 	for _, a := range p.adds {
 		if a.target.Place == mdmem.PlaceTopic {

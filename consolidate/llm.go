@@ -259,8 +259,8 @@ func (s *LLMStage) Run(ctx context.Context, in *Input, clusters []*Cluster) ([]*
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	capN := ArchiveCap(s.Config, len(in.Mem.Entries()))
-	plainCap := PlainArchiveCap(s.Config, len(in.Mem.Entries()))
+	capN := ArchiveCap(s.Config, in.entries())
+	plainCap := PlainArchiveCap(s.Config, in.entries())
 	results := s.ask(ctx, parent, p, batches, capN, plainCap)
 	if parent.Err() != nil {
 		var u Usage

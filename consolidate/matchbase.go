@@ -23,6 +23,8 @@ type matchBase struct {
 	segs  []*segment
 	slugs []string // every topic file on disk, sorted
 	n     int      // items of all segments
+	// minSize is the fewest shingles an item with words holds.
+	minSize int
 	// entries is how many entries the segments' files hold (the archive
 	// limit is a share of every entry of the memory).
 	entries int
@@ -60,6 +62,9 @@ func openMatchBase(ctx context.Context, dir string) (mb *matchBase, stale []stri
 		if s := openSegment(dir, slug); s != nil {
 			s.rank, s.base = i+1, mb.n
 			mb.n += s.nItems
+			if s.minSize > 0 && (mb.minSize == 0 || s.minSize < mb.minSize) {
+				mb.minSize = s.minSize
+			}
 			mb.entries += s.nEntries
 			mb.segs = append(mb.segs, s)
 			continue
@@ -115,8 +120,13 @@ func (mb *matchBase) checkUniqueIDs() error {
 
 // seg returns the segment holding base item g and g's index in it.
 func (mb *matchBase) seg(g int) (*segment, int) {
-	i := sort.Search(len(mb.segs), func(i int) bool { return mb.segs[i].base > g }) - 1
-	return mb.segs[i], g - mb.segs[i].base
+	n := mb.segOf(g)
+	return mb.segs[n], g - mb.segs[n].base
+}
+
+// segOf returns the index in segs of the segment holding base item g.
+func (mb *matchBase) segOf(g int) int {
+	return sort.Search(len(mb.segs), func(i int) bool { return mb.segs[i].base > g }) - 1
 }
 
 // partSuffix matches the "-<n>" of a topic part's slug.
@@ -132,15 +142,49 @@ func (mb *matchBase) loadChain(ctx context.Context, slug string) error {
 	}
 	for _, s := range mb.slugs {
 		if s == root || s == slug {
-			if err := mb.mem.LoadTopic(ctx, s); err != nil {
+			if err := mb.load(ctx, s); err != nil {
 				return err
 			}
 			continue
 		}
 		if m := partSuffixRE.FindStringSubmatch(s); m != nil && m[1] == root {
-			if err := mb.mem.LoadTopic(ctx, s); err != nil {
+			if err := mb.load(ctx, s); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// load parses the topic file slug into the memory. A file with a segment
+// must hold, entry for entry, what the segment says (errMatchCache): a
+// file the plan reads whole, to edit it or add to it, is the one its
+// lookups described.
+func (mb *matchBase) load(ctx context.Context, slug string) error {
+	if mb.mem.Topics[slug] != nil {
+		return nil
+	}
+	if err := mb.mem.LoadTopic(ctx, slug); err != nil {
+		return err
+	}
+	var s *segment
+	for _, c := range mb.segs {
+		if c.slug == slug {
+			s = c
+		}
+	}
+	if s == nil {
+		return nil
+	}
+	d := mb.mem.Topics[slug]
+	if d == nil || len(d.Entries) != s.nEntries {
+		return fmt.Errorf("%w: %s changed", errMatchCache, mdmem.TopicPath(slug))
+	}
+	for i := 0; i < s.nItems; i++ {
+		_, _, ei, _, _, _ := s.item(i)
+		_, _, _, _, fp, _ := s.loc(i)
+		if ei >= len(d.Entries) || entryFingerprint(d.Entries[ei]) != fp {
+			return fmt.Errorf("%w: entry %d of %s", errMatchCache, ei, mdmem.TopicPath(slug))
 		}
 	}
 	return nil
@@ -177,6 +221,9 @@ type planBase struct {
 	counts  []int32
 	touched []int32
 	mat     map[int]*item
+	// light maps the entries read alone (not from their parsed file) to
+	// their base item.
+	light map[*mdmem.Entry]int
 	// made registers an item materialized (the planner's itemOf).
 	made func(*item)
 	// err is the first entry that did not match its segment: the plan
@@ -188,7 +235,7 @@ type planBase struct {
 var errMatchCache = fmt.Errorf("match cache does not describe the memory")
 
 func newPlanBase(ctx context.Context, mb *matchBase, made func(*item)) *planBase {
-	return &planBase{ctx: ctx, mb: mb, counts: make([]int32, mb.n), mat: map[int]*item{}, made: made}
+	return &planBase{ctx: ctx, mb: mb, counts: make([]int32, mb.n), mat: map[int]*item{}, light: map[*mdmem.Entry]int{}, made: made}
 }
 
 // baseHit is an entry of the match cache a lookup found.
@@ -198,26 +245,40 @@ type baseHit struct {
 	j   float64
 }
 
-// materialize returns the item of base item g, parsing its file: the
-// entry there must be what the segment says (else err is set).
+// materialize returns the item of base item g. The entry is read alone
+// from its bytes when the segment says it can be (one plain line) and its
+// file is not parsed, else from its parsed file; either way it must be
+// what the segment says, to its fingerprint (else err is set).
 func (b *planBase) materialize(g int) *item {
 	if it := b.mat[g]; it != nil {
 		return it
 	}
 	s, i := b.mb.seg(g)
-	if err := b.mb.mem.LoadTopic(b.ctx, s.slug); err != nil {
-		b.fail(err)
-		return nil
-	}
-	d := b.mb.mem.Topics[s.slug]
 	norm, nsh, ei, cat, scope, place := s.item(i)
-	if d == nil || ei >= len(d.Entries) {
-		b.fail(fmt.Errorf("%w: %s changed", errMatchCache, mdmem.TopicPath(s.slug)))
-		return nil
+	start, end, line, section, fp, light := s.loc(i)
+	var e *mdmem.Entry
+	if d := b.mb.mem.Topics[s.slug]; d == nil && light {
+		le, ok, err := mdmem.ReadTopicEntry(b.mb.mem.Dir, s.slug, start, end, line, section)
+		if err != nil || !ok {
+			b.fail(fmt.Errorf("%w: entry %d of %s (%v)", errMatchCache, ei, mdmem.TopicPath(s.slug), err))
+			return nil
+		}
+		e = le
+		b.light[e] = g
+	} else {
+		if err := b.mb.load(b.ctx, s.slug); err != nil {
+			b.fail(err)
+			return nil
+		}
+		d := b.mb.mem.Topics[s.slug]
+		if d == nil || ei >= len(d.Entries) {
+			b.fail(fmt.Errorf("%w: %s changed", errMatchCache, mdmem.TopicPath(s.slug)))
+			return nil
+		}
+		e = d.Entries[ei]
 	}
-	e := d.Entries[ei]
 	it := newItem(e.Content, e.Category, e.Scope)
-	if e.ID == "" || hashString(it.norm) != norm || len(it.sh) != nsh || it.cat != s.str(cat) || it.scope != s.str(scope) || string(e.Place) != s.str(place) {
+	if e.ID == "" || entryFingerprint(e) != fp || hashString(it.norm) != norm || len(it.sh) != nsh || it.cat != s.str(cat) || it.scope != s.str(scope) || string(e.Place) != s.str(place) {
 		b.fail(fmt.Errorf("%w: entry %d of %s", errMatchCache, ei, mdmem.TopicPath(s.slug)))
 		return nil
 	}
@@ -225,6 +286,27 @@ func (b *planBase) materialize(g int) *item {
 	b.mat[g] = it
 	b.made(it)
 	return it
+}
+
+// parsed returns the entry of its parsed file that the entry e read alone
+// stands for, parsing the file (e itself when it was read with its file):
+// the editor edits parsed files only. It must be e to its fingerprint.
+func (b *planBase) parsed(e *mdmem.Entry) (*mdmem.Entry, error) {
+	g, ok := b.light[e]
+	if !ok {
+		return e, nil
+	}
+	s, i := b.mb.seg(g)
+	_, _, ei, _, _, _ := s.item(i)
+	if err := b.mb.load(b.ctx, s.slug); err != nil {
+		return nil, err
+	}
+	d := b.mb.mem.Topics[s.slug]
+	if d == nil || ei >= len(d.Entries) || entryFingerprint(d.Entries[ei]) != entryFingerprint(e) {
+		return nil, fmt.Errorf("%w: entry %d of %s", errMatchCache, ei, mdmem.TopicPath(s.slug))
+	}
+	delete(b.light, e)
+	return d.Entries[ei], nil
 }
 
 func (b *planBase) fail(err error) {
@@ -274,35 +356,73 @@ func (b *planBase) df(h uint64) int {
 // liveCounts adds the base's live entries per category and scope.
 func (b *planBase) liveCounts(m map[string]int) {
 	for _, s := range b.mb.segs {
-		key := map[[3]uint32]string{}
-		for i := 0; i < s.nItems; i++ {
-			_, _, _, cat, scope, place := s.item(i)
-			k := [3]uint32{cat, scope, place}
-			v, seen := key[k]
-			if !seen {
-				v = ""
-				if live(mdmem.Place(s.str(place))) {
-					v = s.str(cat) + "\x00" + s.str(scope)
-				}
-				key[k] = v
+		s.eachLive(func(cat, scope, place string, n int) {
+			if live(mdmem.Place(place)) {
+				m[cat+"\x00"+scope] += n
 			}
-			if v != "" {
-				m[v]++
-			}
-		}
+		})
 	}
+}
+
+// shingle is one of a query's shingles with its postings in each
+// segment and how many items hold it.
+type shingle struct {
+	spans [][2]int
+	df    int
+}
+
+// bound is the best similarity to a query of n shingles that an item
+// holding none of them but r can have: it shares at most r, and holds at
+// least minSize (Jaccard: shared / (n + held - shared)).
+func bound(n, r, minSize int) float64 {
+	if r <= 0 {
+		return 0
+	}
+	return float64(r) / float64(n+max(minSize, r)-r)
 }
 
 // best merges into its, js (the in-memory index's best, in order) the
 // base items most similar to q at or above min that ok accepts, and
 // returns the k best. Entries pre refuses are not materialized.
+//
+// It is exact without counting every posting of q's common shingles: it
+// counts the postings of the rarest first, and stops when an item it has
+// not met, holding at most the shingles left, can neither reach min nor
+// beat the k-th best so far (bound); the items it met are then scored
+// in full, the shingles left looked up in their postings. The result is
+// the one counting every posting gives (TestBoundedLookup).
 func (b *planBase) best(q *item, min float64, k int, ok func(*item) bool, pre func(cat, scope string, place mdmem.Place) bool, its []*item, js []float64) ([]*item, []float64) {
-	touched := b.touched[:0]
-	for _, h := range q.sh {
-		for _, s := range b.mb.segs {
+	n := len(q.sh)
+	toks := make([]shingle, n)
+	for t, h := range q.sh {
+		toks[t].spans = make([][2]int, len(b.mb.segs))
+		for si, s := range b.mb.segs {
 			from, to := s.postings(h)
-			for n := from; n < to; n++ {
-				g := s.base + s.postItem(n)
+			toks[t].spans[si] = [2]int{from, to}
+			toks[t].df += to - from
+		}
+	}
+	sort.SliceStable(toks, func(i, j int) bool { return toks[i].df < toks[j].df })
+	touched := b.touched[:0]
+	sel := &baseSelect{b: b, q: q, min: min, k: k, ok: ok, pre: pre, its: its, js: js}
+	m := 0
+	for ; m < n; m++ {
+		r := n - m
+		if bound(n, r, b.mb.minSize) < min {
+			break
+		}
+		if m > 0 && toks[m].df > len(touched) {
+			// Counting this shingle costs more than scoring the items
+			// met: see whether they settle the k best.
+			b.touched = touched
+			if th, full := sel.kth(sel.choose(b.scored(touched, toks[m:], n))); full && bound(n, r, b.mb.minSize) < th {
+				break
+			}
+		}
+		for si, s := range b.mb.segs {
+			sp := toks[m].spans[si]
+			for p := sp[0]; p < sp[1]; p++ {
+				g := s.base + s.postItem(p)
 				if b.counts[g] == 0 {
 					touched = append(touched, int32(g))
 				}
@@ -311,38 +431,82 @@ func (b *planBase) best(q *item, min float64, k int, ok func(*item) bool, pre fu
 		}
 	}
 	b.touched = touched
-	better := func(a, c baseHit) bool { return a.j > c.j || a.j == c.j && a.ord < c.ord }
-	type meta struct{ cat, scope, place uint32 }
-	pass := map[*segment]map[meta]bool{}
+	cands := sel.choose(b.scored(touched, toks[m:], n))
+	for _, g := range touched {
+		b.counts[g] = 0
+	}
+	return sel.merge(cands)
+}
+
+// scored returns the items met with their similarity to a query of n
+// shingles: the shingles counted, and those of rest each holds.
+func (b *planBase) scored(touched []int32, rest []shingle, n int) []baseHit {
+	out := make([]baseHit, len(touched))
+	for x, g32 := range touched {
+		g := int(g32)
+		si := b.mb.segOf(g)
+		s := b.mb.segs[si]
+		i := g - s.base
+		nsh := s.size(i)
+		inter := int(b.counts[g])
+		for _, t := range rest {
+			if sp := t.spans[si]; sp[1] > sp[0] && s.holds(sp[0], sp[1], i) {
+				inter++
+			}
+		}
+		out[x] = baseHit{g: g, ord: ordOf(s.rank, i), j: float64(inter) / float64(n+nsh-inter)}
+	}
+	return out
+}
+
+// baseSelect picks a lookup's best base items among scored ones.
+type baseSelect struct {
+	b        *planBase
+	q        *item
+	min      float64
+	k        int
+	ok       func(*item) bool
+	pre      func(cat, scope string, place mdmem.Place) bool
+	its      []*item
+	js       []float64
+	rejected map[int]bool
+	pass     map[*segment]map[[3]uint32]bool
+}
+
+func better(a, c baseHit) bool { return a.j > c.j || a.j == c.j && a.ord < c.ord }
+
+// choose returns the best scored items at or above min that pre and ok
+// accept, in order, at most k; it materializes them (and rejects for
+// good those ok refuses).
+func (sel *baseSelect) choose(hits []baseHit) []baseHit {
+	b := sel.b
+	if sel.rejected == nil {
+		sel.rejected, sel.pass = map[int]bool{}, map[*segment]map[[3]uint32]bool{}
+	}
 	var cands []baseHit
-	rejected := map[int]bool{}
-	for want := k; ; want *= 4 {
+	for want := sel.k; ; want *= 4 {
 		cands = cands[:0]
-		for _, g32 := range touched {
-			g := int(g32)
-			s, i := b.mb.seg(g)
-			_, nsh, _, cat, scope, place := s.item(i)
-			inter := float64(b.counts[g])
-			j := inter / (float64(len(q.sh)+nsh) - inter)
-			h := baseHit{g: g, ord: ordOf(s.rank, i), j: j}
-			if j < min || rejected[g] || len(cands) == want && !better(h, cands[want-1]) {
+		for _, h := range hits {
+			if h.j < sel.min || sel.rejected[h.g] || len(cands) == want && !better(h, cands[want-1]) {
 				continue
 			}
-			m := meta{cat, scope, place}
-			pm := pass[s]
+			s, i := b.mb.seg(h.g)
+			_, _, _, cat, scope, place := s.item(i)
+			m := [3]uint32{cat, scope, place}
+			pm := sel.pass[s]
 			if pm == nil {
-				pm = map[meta]bool{}
-				pass[s] = pm
+				pm = map[[3]uint32]bool{}
+				sel.pass[s] = pm
 			}
 			okm, seen := pm[m]
 			if !seen {
-				okm = s.str(scope) == q.scope && pre(s.str(cat), s.str(scope), mdmem.Place(s.str(place)))
+				okm = s.str(scope) == sel.q.scope && sel.pre(s.str(cat), s.str(scope), mdmem.Place(s.str(place)))
 				pm[m] = okm
 			}
 			if !okm {
 				continue
 			}
-			if it := b.mat[g]; it != nil && !ok(it) {
+			if it := b.mat[h.g]; it != nil && !sel.ok(it) {
 				continue
 			}
 			at := sort.Search(len(cands), func(n int) bool { return better(h, cands[n]) })
@@ -354,8 +518,8 @@ func (b *planBase) best(q *item, min float64, k int, ok func(*item) bool, pre fu
 		}
 		accepted := 0
 		for _, h := range cands {
-			if b.accept(h, q, ok) == nil {
-				rejected[h.g] = true
+			if b.accept(h, sel.q, sel.ok) == nil {
+				sel.rejected[h.g] = true
 				if b.err != nil {
 					break
 				}
@@ -363,25 +527,38 @@ func (b *planBase) best(q *item, min float64, k int, ok func(*item) bool, pre fu
 			}
 			accepted++
 		}
-		if accepted >= k || len(cands) < want || b.err != nil {
+		if accepted >= sel.k || len(cands) < want || b.err != nil {
 			break
 		}
 	}
-	for _, g := range touched {
-		b.counts[g] = 0
+	out := cands[:0]
+	for _, h := range cands {
+		if !sel.rejected[h.g] && b.mat[h.g] != nil && len(out) < sel.k {
+			out = append(out, h)
+		}
 	}
-	// Merge: both lists are in order.
+	return out
+}
+
+// kth returns the score of the k-th best of the merged lists, and
+// whether there are k.
+func (sel *baseSelect) kth(cands []baseHit) (float64, bool) {
+	_, js := sel.merge(cands)
+	if len(js) < sel.k {
+		return 0, false
+	}
+	return js[sel.k-1], true
+}
+
+// merge merges the chosen base items with the in-memory index's best
+// (both in order) and returns the k best.
+func (sel *baseSelect) merge(cands []baseHit) ([]*item, []float64) {
+	its, js, k := sel.its, sel.js, sel.k
 	var outI []*item
 	var outJ []float64
 	n := 0
 	for _, h := range cands {
-		if rejected[h.g] {
-			continue
-		}
-		it := b.mat[h.g]
-		if it == nil {
-			continue // not materialized: the plan is refused (err)
-		}
+		it := sel.b.mat[h.g]
 		for n < len(its) && (js[n] > h.j || js[n] == h.j && its[n].ord < h.ord) && len(outI) < k {
 			outI, outJ = append(outI, its[n]), append(outJ, js[n])
 			n++

@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"hash/fnv"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -21,14 +22,15 @@ import (
 
 // MatchCacheDir holds the matcher's cache: one segment per topic file with
 // what the rules' lookups need of its entries (exact-text hashes, shingle
-// postings, ids, the largest id number per prefix), so that a run with
-// candidates parses only MEMORY.md, the files holding the entries its
-// lookups return and the files receiving entries (docs/CONSOLIDATE.md,
-// What a run reads).
+// postings, where each entry is in its file and a fingerprint of it, ids,
+// the largest id number per prefix, live entries per category and scope),
+// so that a run with candidates parses only MEMORY.md and the files it
+// writes, and reads the entries its lookups return alone
+// (docs/CONSOLIDATE.md, What a run reads).
 const MatchCacheDir = ".memctl/cache/match"
 
 const (
-	segMagic   = "MCMATCH1"
+	segMagic   = "MCMATCH3"
 	segHeader  = 128
 	racyWindow = 2 * time.Second
 )
@@ -61,15 +63,23 @@ type segment struct {
 	b     []byte
 	unmap func()
 	// counts of the sections
-	nEntries, nItems, nIDs, nHashes, nPost, nStr, nMax          int
-	items, ids, norms, hashes, offs, post, maxes, strOffs, strs int // offsets
-	base                                                        int // first index of its items in the base counters
+	nEntries, nItems, nIDs, nHashes, nPost, nStr, nMax, nLive, nNorms         int
+	items, sizes, ids, norms, hashes, offs, post, maxes, lives, strOffs, strs int // offsets
+	base                                                                      int // first index of its items in the base counters
+	// minSize is the fewest shingles an item with words holds (the
+	// lookup's bound on what an item it has not met can score).
+	minSize int
 }
 
 const (
-	itemSize = 32 // normHash u64, nsh u32, entry u32, cat u32, scope u32, place u32, pad
+	// normHash u64, nsh u32, entry u32, cat u32, scope u32, place u32,
+	// start u32, end u32, line u32, section u32 (noLight: the entry is
+	// read with its file), pad u32, fingerprint [16]byte
+	itemSize = 64
 	idSize   = 16 // idHash u64, string u32, item i32
 	normSize = 16 // normHash u64, item u32, pad
+	liveSize = 16 // cat u32, scope u32, place u32, count u32
+	noLight  = ^uint32(0)
 )
 
 func le64(b []byte, o int) uint64 { return binary.LittleEndian.Uint64(b[o:]) }
@@ -95,10 +105,11 @@ func buildSegment(d *mdmem.Doc, k segKey) []byte {
 		return strIdx[s]
 	}
 	type rec struct {
-		norm       uint64
-		nsh, entry uint32
-		cat, scope uint32
-		place      uint32
+		norm                   uint64
+		nsh, entry             uint32
+		cat, scope, place      uint32
+		start, end, line, sect uint32
+		fp                     [16]byte
 	}
 	type idRec struct {
 		h    uint64
@@ -114,6 +125,8 @@ func buildSegment(d *mdmem.Doc, k segKey) []byte {
 	var norms []normRec
 	post := map[uint64][]uint32{}
 	maxes := map[string]int{}
+	lives := map[[3]uint32]int{}
+	minSize := 0
 	for ei, e := range d.Entries {
 		if e.ID == "" {
 			continue
@@ -125,11 +138,20 @@ func buildSegment(d *mdmem.Doc, k segKey) []byte {
 		if e.Place != mdmem.PlaceOther {
 			it := newItem(e.Content, e.Category, e.Scope)
 			item = int32(len(items))
-			items = append(items, rec{hashString(it.norm), uint32(len(it.sh)), uint32(ei), str(it.cat), str(it.scope), str(string(e.Place))})
+			r := rec{norm: hashString(it.norm), nsh: uint32(len(it.sh)), entry: uint32(ei),
+				cat: str(it.cat), scope: str(it.scope), place: str(string(e.Place)), sect: noLight, fp: entryFingerprint(e)}
+			if lightEntry(d, e) {
+				r.start, r.end, r.line, r.sect = uint32(e.Start), uint32(e.End), uint32(e.Line), str(e.Section)
+			}
+			items = append(items, r)
+			lives[[3]uint32{r.cat, r.scope, r.place}]++
 			if it.norm != "" {
 				norms = append(norms, normRec{hashString(it.norm), uint32(item)})
 				for _, h := range it.sh {
 					post[h] = append(post[h], uint32(item))
+				}
+				if minSize == 0 || len(it.sh) < minSize {
+					minSize = len(it.sh)
 				}
 			}
 		}
@@ -154,6 +176,14 @@ func buildSegment(d *mdmem.Doc, k segKey) []byte {
 	for _, p := range prefixes {
 		str(p)
 	}
+	liveKeys := make([][3]uint32, 0, len(lives))
+	for k := range lives {
+		liveKeys = append(liveKeys, k)
+	}
+	sort.Slice(liveKeys, func(i, j int) bool {
+		a, b := liveKeys[i], liveKeys[j]
+		return a[0] < b[0] || a[0] == b[0] && (a[1] < b[1] || a[1] == b[1] && a[2] < b[2])
+	})
 	var b bytes.Buffer
 	b.Grow(segHeader + len(items)*itemSize + len(ids)*idSize + len(norms)*normSize + len(hashes)*12 + nPost*4)
 	h := make([]byte, segHeader)
@@ -162,21 +192,23 @@ func buildSegment(d *mdmem.Doc, k segKey) []byte {
 		binary.LittleEndian.PutUint64(h[8+8*i:], uint64(v))
 	}
 	copy(h[48:80], k.Hash[:])
-	for i, v := range []int{len(d.Entries), len(items), len(ids), len(hashes), nPost, len(strs), len(prefixes)} {
+	for i, v := range []int{len(d.Entries), len(items), len(ids), len(hashes), nPost, len(strs), len(prefixes), len(liveKeys), minSize} {
 		binary.LittleEndian.PutUint32(h[80+4*i:], uint32(v))
 	}
+	binary.LittleEndian.PutUint32(h[120:], uint32(len(norms)))
 	b.Write(h)
 	var w [8]byte
 	put32 := func(v uint32) { binary.LittleEndian.PutUint32(w[:4], v); b.Write(w[:4]) }
 	put64 := func(v uint64) { binary.LittleEndian.PutUint64(w[:], v); b.Write(w[:]) }
 	for _, r := range items {
 		put64(r.norm)
+		for _, v := range []uint32{r.nsh, r.entry, r.cat, r.scope, r.place, r.start, r.end, r.line, r.sect, 0} {
+			put32(v)
+		}
+		b.Write(r.fp[:])
+	}
+	for _, r := range items {
 		put32(r.nsh)
-		put32(r.entry)
-		put32(r.cat)
-		put32(r.scope)
-		put32(r.place)
-		put32(0)
 	}
 	for _, r := range ids {
 		put64(r.h)
@@ -206,6 +238,12 @@ func buildSegment(d *mdmem.Doc, k segKey) []byte {
 		put32(strIdx[p])
 		put32(uint32(maxes[p]))
 	}
+	for _, k := range liveKeys {
+		put32(k[0])
+		put32(k[1])
+		put32(k[2])
+		put32(uint32(lives[k]))
+	}
 	off = 0
 	for _, s := range strs {
 		put32(off)
@@ -217,6 +255,49 @@ func buildSegment(d *mdmem.Doc, k segKey) []byte {
 	}
 	out := b.Bytes()
 	binary.LittleEndian.PutUint32(out[116:], crc32.Checksum(out[120:], crcTable))
+	return out
+}
+
+// lightEntry reports whether an entry can be read alone, from its bytes
+// (mdmem.ReadTopicEntry): one plain line of a file without conflicts.
+func lightEntry(d *mdmem.Doc, e *mdmem.Entry) bool {
+	nl := strings.IndexByte(e.Raw, '\n')
+	return len(d.Conflicts) == 0 && !e.Nested && e.HeadEnd == e.End && e.End > e.Start && e.End < 1<<31 &&
+		(nl < 0 || nl == len(e.Raw)-1)
+}
+
+// entryFingerprint hashes every field of an entry, its place in its file
+// included: an entry read alone is the parsed file's when they agree.
+func entryFingerprint(e *mdmem.Entry) [16]byte {
+	h := fnv.New128a()
+	var n [8]byte
+	num := func(v uint64) { binary.LittleEndian.PutUint64(n[:], v); h.Write(n[:]) }
+	str := func(s string) { num(uint64(len(s))); h.Write([]byte(s)) }
+	strs := func(l []string) {
+		num(uint64(len(l)))
+		for _, s := range l {
+			str(s)
+		}
+	}
+	tm := func(t time.Time) {
+		b, _ := t.MarshalBinary()
+		str(string(b))
+	}
+	for _, s := range []string{e.ID, e.Category, e.Content, e.Source, e.SupersededBy, e.File, e.Topic, string(e.Place), e.Section, e.Raw, e.Marker} {
+		str(s)
+	}
+	for _, t := range []time.Time{e.Created, e.Updated, e.Expires, e.SupersededOn} {
+		tm(t)
+	}
+	for _, l := range [][]string{e.Scope, e.Refs, e.Tags, e.See, e.Notes} {
+		strs(l)
+	}
+	num(math.Float64bits(e.Confidence))
+	for _, v := range []int{e.Line, e.Start, e.End, e.HeadEnd, boolInt(e.HasConf), boolInt(e.Nested)} {
+		num(uint64(v))
+	}
+	var out [16]byte
+	copy(out[:], h.Sum(nil))
 	return out
 }
 
@@ -233,18 +314,21 @@ func (s *segment) layout() error {
 		return errSegment
 	}
 	c := func(i int) int { return int(le32(b, 80+4*i)) }
-	s.nEntries, s.nItems, s.nIDs, s.nHashes, s.nPost, s.nStr, s.nMax = c(0), c(1), c(2), c(3), c(4), c(5), c(6)
+	s.nEntries, s.nItems, s.nIDs, s.nHashes, s.nPost, s.nStr, s.nMax, s.nLive, s.minSize = c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8)
 	o := segHeader
+	s.nNorms = int(le32(b, 120))
 	s.items, o = o, o+s.nItems*itemSize
+	s.sizes, o = o, o+s.nItems*4
 	s.ids, o = o, o+s.nIDs*idSize
-	s.norms, o = o, o+s.nItems*normSize
+	s.norms, o = o, o+s.nNorms*normSize
 	s.hashes, o = o, o+s.nHashes*8
 	s.offs, o = o, o+(s.nHashes+1)*4
 	s.post, o = o, o+s.nPost*4
 	s.maxes, o = o, o+s.nMax*8
+	s.lives, o = o, o+s.nLive*liveSize
 	s.strOffs, o = o, o+(s.nStr+1)*4
 	s.strs = o
-	if o > len(b) || o+int(le32(b, s.strOffs+4*s.nStr)) != len(b) || int(le32(b, s.offs+4*s.nHashes)) != s.nPost {
+	if s.nNorms > s.nItems || s.nItems > 1<<28 || s.nPost > 1<<28 || s.nHashes > 1<<28 || s.nIDs > 1<<28 || s.nStr > 1<<28 || s.nMax > 1<<28 || s.nLive > 1<<28 || o > len(b) || o+int(le32(b, s.strOffs+4*s.nStr)) != len(b) || int(le32(b, s.offs+4*s.nHashes)) != s.nPost {
 		return errSegment
 	}
 	return nil
@@ -287,11 +371,47 @@ func (s *segment) postings(h uint64) (from, to int) {
 
 func (s *segment) postItem(n int) int { return int(le32(s.b, s.post+4*n)) }
 
+// size is how many shingles item i holds (a small section of its own:
+// the lookups read it for every item they meet).
+func (s *segment) size(i int) int { return int(le32(s.b, s.sizes+4*i)) }
+
+// holds reports whether item i, which holds shingles, holds the one
+// whose postings are [from, to) (a posting list is in item order). A
+// shingle every such item holds is not looked up.
+func (s *segment) holds(from, to, i int) bool {
+	if to-from == s.nNorms {
+		return true
+	}
+	n := sort.Search(to-from, func(n int) bool { return s.postItem(from+n) >= i })
+	return n < to-from && s.postItem(from+n) == i
+}
+
+// loc returns where item i's entry is in its file, for an entry read
+// alone (ok false: it is read with its file), and its fingerprint.
+func (s *segment) loc(i int) (start, end, line int, section string, fp [16]byte, ok bool) {
+	o := s.items + i*itemSize
+	copy(fp[:], s.b[o+48:o+64])
+	sect := le32(s.b, o+40)
+	if sect == noLight {
+		return 0, 0, 0, "", fp, false
+	}
+	return int(le32(s.b, o+28)), int(le32(s.b, o+32)), int(le32(s.b, o+36)), s.str(sect), fp, true
+}
+
+// eachLive calls f with the category, scope and place of the items and
+// how many items have them.
+func (s *segment) eachLive(f func(cat, scope, place string, n int)) {
+	for i := 0; i < s.nLive; i++ {
+		o := s.lives + liveSize*i
+		f(s.str(le32(s.b, o)), s.str(le32(s.b, o+4)), s.str(le32(s.b, o+8)), int(le32(s.b, o+12)))
+	}
+}
+
 // exact returns the items whose normalised text hashes to h.
 func (s *segment) exact(h uint64) []int {
-	i := sort.Search(s.nItems, func(i int) bool { return le64(s.b, s.norms+normSize*i) >= h })
+	i := sort.Search(s.nNorms, func(i int) bool { return le64(s.b, s.norms+normSize*i) >= h })
 	var out []int
-	for ; i < s.nItems && le64(s.b, s.norms+normSize*i) == h; i++ {
+	for ; i < s.nNorms && le64(s.b, s.norms+normSize*i) == h; i++ {
 		out = append(out, int(le32(s.b, s.norms+normSize*i+8)))
 	}
 	return out

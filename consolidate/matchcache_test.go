@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memctl/memctl/consolidate/fakellm"
+	"github.com/memctl/memctl/inject"
 	"github.com/memctl/memctl/mdmem"
 )
 
@@ -27,16 +29,10 @@ func buildMatchCache(t *testing.T, dir string) {
 	}
 }
 
-// TestMatchCacheSameCommit: a rules-only run that reads the memory in
-// part through the match cache makes the same commit as one that reads
-// every file (--full), whatever the state of the cache: fresh, stale (a
-// file rewritten with the same bytes, and a file edited), missing,
-// corrupt, half written, or a hand edit in a file the run does not
-// otherwise touch.
-func TestMatchCacheSameCommit(t *testing.T) {
-	base := generatedMemory(t)
-	// Topic files no candidate is near: a run with a fresh cache does
-	// not read them.
+// addMiscTopics adds topic files no candidate of generatedMemory is near:
+// a run with a fresh match cache does not read them.
+func addMiscTopics(t *testing.T, base string) {
+	t.Helper()
 	for i, slug := range []string{"misc-a", "misc-b", "misc-c", "misc-d"} {
 		var b strings.Builder
 		fmt.Fprintf(&b, "# Misc %d\n\n", i)
@@ -49,6 +45,22 @@ func TestMatchCacheSameCommit(t *testing.T) {
 	}
 	git(t, base, "add", "-A")
 	git(t, base, "commit", "-qm", "misc topics")
+}
+
+// TestMatchCacheSameCommit: a rules-only run that reads the memory in
+// part through the match cache makes the same commit as one that reads
+// every file (--full), whatever the state of the cache: fresh, stale (a
+// file rewritten with the same bytes, and a file edited), missing,
+// corrupt, half written, or a hand edit in a file the run does not
+// otherwise touch.
+func TestMatchCacheSameCommit(t *testing.T) {
+	base := generatedMemory(t)
+	addMiscTopics(t, base)
+	// The neighbours come from inject's index cache, as cmd wires them:
+	// a run that reads the memory in part ranks the whole memory so.
+	if _, err := inject.LoadCorpus(context.Background(), base, true); err != nil {
+		t.Fatal(err)
+	}
 	seg := func(dir, slug string) string { return segPath(dir, slug) }
 	rewrite := func(dir, slug string, f func([]byte) []byte) {
 		p := seg(dir, slug)
@@ -106,6 +118,13 @@ func TestMatchCacheSameCommit(t *testing.T) {
 				rewrite(dir, slug, func(b []byte) []byte { return b[:len(b)/2] })
 			}
 		}},
+		{"no index cache for the neighbours' ranking", func(dir string) {
+			// The run reads every file: its neighbours are ranked over
+			// the whole memory.
+			if err := os.Remove(filepath.Join(dir, filepath.FromSlash(inject.IndexCacheFile))); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"a hand edit in an untouched file", func(dir string) {
 			appendTo(dir, "ops-lynx", "- [fact-900] The lynx cache warms up in ninety seconds (user_explicit · 2025-07-01)\n")
 		}},
@@ -139,11 +158,11 @@ func TestMatchCacheSameCommit(t *testing.T) {
 			wantDir := copyDir(t, base)
 			buildMatchCache(t, wantDir)
 			tt.cache(wantDir)
-			wantRep := run(t, wantDir, Options{NoLLM: true, Full: true})
+			wantRep := run(t, wantDir, Options{NoLLM: true, Full: true, Retrieval: inject.CachedRetrieval{}})
 			dir := copyDir(t, base)
 			buildMatchCache(t, dir)
 			tt.cache(dir)
-			rep := run(t, dir, Options{NoLLM: true})
+			rep := run(t, dir, Options{NoLLM: true, Retrieval: inject.CachedRetrieval{}})
 			if got, want := head(t, dir), head(t, wantDir); got != want {
 				t.Errorf("commit %s, want %s (as reading every file)\ngot:  %s\nwant: %s", got, want, formatOps(rep.Plan), formatOps(wantRep.Plan))
 			}
@@ -155,5 +174,47 @@ func TestMatchCacheSameCommit(t *testing.T) {
 				t.Errorf("every candidate added (%v): the memory does not exercise the lookups", wantRep.Summary)
 			}
 		})
+	}
+}
+
+// TestMatchCacheSameLLMRun: a run with a model (no embedding model) that
+// reads the memory in part through the match cache asks the model the
+// same (the same prompts, neighbours included) and makes the same commit
+// as one that reads every file.
+func TestMatchCacheSameLLMRun(t *testing.T) {
+	base := generatedMemory(t)
+	addMiscTopics(t, base)
+	if _, err := inject.LoadCorpus(context.Background(), base, true); err != nil {
+		t.Fatal(err)
+	}
+	runLLM := func(full bool) (string, []fakellm.Request, *Report) {
+		dir := copyDir(t, base)
+		buildMatchCache(t, dir)
+		srv := fakellm.New([]fakellm.Step{{Auto: "add", Repeat: true}})
+		defer srv.Close()
+		o := fakeOptions(srv)
+		o.Full, o.Retrieval = full, inject.CachedRetrieval{}
+		rep := run(t, dir, o)
+		return head(t, dir), srv.Requests(), rep
+	}
+	wantHead, wantReqs, wantRep := runLLM(true)
+	gotHead, gotReqs, rep := runLLM(false)
+	if len(wantReqs) == 0 {
+		t.Fatal("the model was not asked: the memory does not exercise the LLM stage")
+	}
+	if len(gotReqs) != len(wantReqs) {
+		t.Fatalf("%d requests, want %d", len(gotReqs), len(wantReqs))
+	}
+	for i := range wantReqs {
+		if gotReqs[i].System != wantReqs[i].System || gotReqs[i].User != wantReqs[i].User {
+			t.Errorf("request %d differs:\ngot:  %s\nwant: %s", i, gotReqs[i].User, wantReqs[i].User)
+		}
+	}
+	if gotHead != wantHead {
+		t.Errorf("commit %s, want %s (as reading every file)\ngot:  %s\nwant: %s", gotHead, wantHead, formatOps(rep.Plan), formatOps(wantRep.Plan))
+	}
+	t.Logf("read %d of %d files, %d requests", rep.FilesRead, rep.FilesTotal, len(gotReqs))
+	if rep.FilesRead > rep.FilesTotal-4 {
+		t.Errorf("read %d of %d files with a fresh cache", rep.FilesRead, rep.FilesTotal)
 	}
 }

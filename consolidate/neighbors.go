@@ -1,6 +1,7 @@
 package consolidate
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -38,7 +39,7 @@ func (p *planner) neighbors(c *mdmem.Candidate, q *item, upd *item) []*item {
 	}
 	rule := len(out)
 	if p.search == nil && p.in.Retrieval != nil {
-		p.search = p.in.Retrieval.Index(p.in.Mem)
+		p.search = p.retrieval()
 	}
 	query := c.Content
 	if c.Topic != "" {
@@ -96,6 +97,30 @@ func (p *planner) neighbors(c *mdmem.Candidate, q *item, upd *item) []*item {
 	}
 	return out
 }
+
+// retrieval returns Input.Retrieval's search over the whole memory. A
+// plan that read the memory in part ranks it from the retrieval's own
+// cache; without one that holds every entry it is refused
+// (errMatchCache): the run plans again on every file.
+func (p *planner) retrieval() func(query string, n int) []string {
+	b := p.idx.base
+	if b == nil {
+		return p.in.Retrieval.Index(p.in.Mem)
+	}
+	if r, ok := p.in.Retrieval.(dirRetrieval); ok {
+		if search := r.IndexDir(p.in.Mem.Dir, p.total); search != nil {
+			return search
+		}
+	}
+	b.fail(errRankAll)
+	return nil
+}
+
+// errRankAll says a plan that read the memory in part needs the
+// neighbours' ranking of every entry, and the retrieval has no cache of
+// them (no inject yet): the run reads every file, as without the match
+// cache (nothing is wrong: it is not a warning).
+var errRankAll = fmt.Errorf("%w: the neighbours' ranking needs every file", errMatchCache)
 
 // byCreated orders candidates by their date, then by queue file name
 // (the id), so batches are the same on every run over the same queue.

@@ -126,6 +126,16 @@ type Input struct {
 	base *matchBase
 }
 
+// entries is how many entries the memory holds: those of Mem, with those
+// of the match cache's files not parsed.
+func (in *Input) entries() int {
+	n := len(in.Mem.Entries())
+	if in.base != nil {
+		n += in.base.entries - in.base.loadedEntries()
+	}
+	return n
+}
+
 // Hold is a candidate left in the queue (or quarantined), with the reason.
 type Hold struct {
 	Candidate string `json:"candidate_id"`
@@ -304,10 +314,9 @@ func newPlanner(in *Input) *planner {
 		in.Secrets = Secrets{}
 	}
 	all := in.Mem.Entries()
-	total := len(all)
+	total := in.entries()
 	if in.base != nil {
 		in.base.idMarks(st)
-		total += in.base.entries - in.base.loadedEntries()
 	}
 	p := &planner{in: in, cfg: in.Config, now: in.Now.UTC(), alloc: mdmem.NewIDAllocator(st, in.Mem), total: total,
 		idx: newIndex(len(all) + len(in.Cands)), edits: map[*mdmem.Entry]*edit{}, addByID: map[string]*addition{},
@@ -797,17 +806,27 @@ func (p *planner) liveByID(id string) *item {
 	return nil
 }
 
-// find returns the entry with the id, parsing the file the match cache
-// says holds it (nil if none).
+// find returns the entry with the id; one the match cache holds is its
+// item's entry (read alone, or from its parsed file), so that an entry
+// has one *mdmem.Entry in a plan (nil if none).
 func (p *planner) find(id string) *mdmem.Entry {
-	if e := p.in.Mem.Find(id); e != nil || p.idx.base == nil {
-		return e
+	b := p.idx.base
+	if b == nil {
+		return p.in.Mem.Find(id)
 	}
-	if s, _ := p.idx.base.mb.findID(id); s != nil {
-		if err := p.in.Mem.LoadTopic(context.Background(), s.slug); err != nil {
-			p.idx.base.fail(err)
-			return nil
+	s, i := b.mb.findID(id)
+	switch {
+	case s == nil:
+		return p.in.Mem.Find(id)
+	case i >= 0:
+		if it := b.materialize(s.base + i); it != nil {
+			return it.entry
 		}
+		return nil
+	}
+	if err := b.mb.load(context.Background(), s.slug); err != nil {
+		b.fail(err)
+		return nil
 	}
 	return p.in.Mem.Find(id)
 }

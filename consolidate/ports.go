@@ -39,6 +39,14 @@ type Retrieval interface {
 	Index(mem *mdmem.Memory) func(query string, n int) []string
 }
 
+// dirRetrieval is a Retrieval that also ranks the whole memory of a dir
+// from its own cache (inject.CachedRetrieval): a plan that read the
+// memory in part (the match cache) ranks its neighbours so. IndexDir
+// returns nil when the cache does not hold entries entries.
+type dirRetrieval interface {
+	IndexDir(dir string, entries int) func(query string, n int) []string
+}
+
 // VectorCache keeps the embeddings of a memory's texts, for consolidate
 // and inject.
 type VectorCache interface {

@@ -47,7 +47,7 @@ type Options struct {
 	Getenv         func(string) string
 	Now            func() time.Time
 	Log            func(format string, args ...any) // diagnostics a person should see
-	Trace          func(format string, args ...any) // the model's retries and failed batches (summed up in the report)
+	Trace          func(format string, args ...any) // the model's retries and failed batches (summed up in the report), a plan read again on every file
 	Progress       func(done, total int)            // LLM batches
 	RetryBase      time.Duration
 	// Measure, Retrieval and VectorCache are what the run needs of
@@ -111,7 +111,8 @@ type Report struct {
 	Elapsed     float64    `json:"elapsed_seconds"`
 	// FilesRead is how many memory files the run parsed (MEMORY.md
 	// included) of FilesTotal: a run with candidates reads through the
-	// match cache only those its lookups and writes touch.
+	// match cache only those it writes (and those without a fresh
+	// segment); the entries its lookups return are read alone.
 	FilesRead  int     `json:"files_read,omitempty"`
 	FilesTotal int     `json:"files_total,omitempty"`
 	LLMSeconds float64 `json:"llm_seconds"`
@@ -337,11 +338,12 @@ func (r *runner) prepare(ctx context.Context) (done bool, err error) {
 	return false, nil
 }
 
-// load reads the memory: in part through the match cache for a rules-only
-// run with candidates (MEMORY.md, and the topic files without a fresh
-// segment; the planner parses the others it needs), else every file.
+// load reads the memory: in part through the match cache for a run with
+// candidates and no embedding model (MEMORY.md, and the topic files
+// without a fresh segment; the planner parses the others it needs), else
+// every file.
 func (r *runner) load(ctx context.Context, cands bool) (*mdmem.Memory, error) {
-	if cands && !r.o.Full && r.rulesOnly() {
+	if cands && !r.o.Full && r.noEmbeddings() {
 		st, err := r.s.ReadState()
 		if err != nil {
 			return nil, err
@@ -360,14 +362,12 @@ func (r *runner) load(ctx context.Context, cands bool) (*mdmem.Memory, error) {
 	return r.s.Load(ctx)
 }
 
-// rulesOnly reports whether the run decides by rules alone: no model, so
-// no neighbours and no embeddings over the whole memory.
-func (r *runner) rulesOnly() bool {
-	if r.o.NoLLM {
-		return true
-	}
-	_, _, _, ok := LLMEndpoint(r.s.Config, r.o.Getenv)
-	return r.o.Completer == nil && !ok
+// noEmbeddings reports whether the run ranks neighbours without an
+// embedding model: embeddings are of every live entry, so a run with one
+// reads every file.
+func (r *runner) noEmbeddings() bool {
+	emb, _ := embedder(r.s, r.o)
+	return emb == nil
 }
 
 // saveSegments writes the match cache's segments of the topic files the
@@ -466,7 +466,20 @@ func (r *runner) llmStage(ctx context.Context) (reload bool, err error) {
 	}
 	r.rep.Mode = "llm"
 	embed(ctx, r.s, r.in, r.o, r.rep)
-	clusters := Triage(r.in)
+	clusters, err := triage(r.in)
+	if errors.Is(err, errMatchCache) {
+		// The cache did not serve: triage on every file.
+		r.logMatchCache(err)
+		r.in.base = nil
+		r.closeBase()
+		if r.in.Mem, err = r.s.Load(ctx); err != nil {
+			return false, err
+		}
+		clusters, err = triage(r.in)
+	}
+	if err != nil {
+		return false, err
+	}
 	if len(clusters) == 0 {
 		return false, nil
 	}
@@ -511,16 +524,20 @@ func llmStatus(u Usage, notes map[string]string) (status, lastErr string) {
 // on the new content (up to maxPlanAttempts times) when the memory
 // changed under the run. reload says the input must be read again first.
 func (r *runner) planAndCommit(ctx context.Context, reload bool) error {
+	// After the model's answer the run may read the memory in part again
+	// (through a fresh match cache); after a refusal it reads every file.
+	partial := r.base != nil
 	for attempt := 1; ; attempt++ {
 		if reload {
-			if err := r.reload(ctx); err != nil {
+			if err := r.reload(ctx, partial); err != nil {
 				return err
 			}
 		}
+		partial = false
 		plan, err := Compute(r.in)
 		if errors.Is(err, errMatchCache) {
 			// The cache did not describe a file: plan on every file.
-			r.o.Log("%v; reading every file", err)
+			r.logMatchCache(err)
 			reload = true
 			continue
 		}
@@ -555,17 +572,37 @@ func (r *runner) planAndCommit(ctx context.Context, reload bool) error {
 	}
 }
 
+// logMatchCache says why the run reads every file after all: a warning
+// when the cache did not describe a file, a trace when the neighbours'
+// ranking needs every file (errRankAll: nothing is wrong).
+func (r *runner) logMatchCache(err error) {
+	switch {
+	case !errors.Is(err, errRankAll):
+		r.o.Log("%v; reading every file", err)
+	case r.o.Trace != nil:
+		r.o.Trace("%v; reading every file", err)
+	}
+}
+
 // reload reads the queue, the memory and the state again. Time passed
 // without the lock: another run may have applied some candidates, a
-// person may have edited. The run plans on what is there now.
-func (r *runner) reload(ctx context.Context) error {
+// person may have edited. The run plans on what is there now: in part
+// through the match cache, opened again, when partial is set, else every
+// file.
+func (r *runner) reload(ctx context.Context, partial bool) error {
 	var err error
 	if r.in.Cands, err = stillQueued(ctx, r.s, r.in.Cands); err != nil {
 		return err
 	}
 	r.in.base = nil
 	r.closeBase()
-	if r.in.Mem, err = r.s.Load(ctx); err != nil {
+	if partial {
+		r.in.Mem, err = r.load(ctx, len(r.in.Cands) > 0)
+		r.in.base = r.base
+	} else {
+		r.in.Mem, err = r.s.Load(ctx)
+	}
+	if err != nil {
 		return err
 	}
 	if r.in.State, err = r.s.ReadState(); err != nil {

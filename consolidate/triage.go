@@ -19,6 +19,14 @@ type Cluster struct {
 // date, then queue file name, so the same queue gives the same requests.
 // A candidate retrieval finds nothing for is added by rule.
 func Triage(in *Input) []*Cluster {
+	cl, _ := triage(in)
+	return cl
+}
+
+// triage is Triage; the error is the match cache's (errMatchCache) when
+// the memory was read in part and the cache did not serve: then the
+// clusters are not those of the whole memory.
+func triage(in *Input) ([]*Cluster, error) {
 	tin := *in
 	tin.LLMCands, tin.Decisions = nil, nil
 	p := newPlanner(&tin)
@@ -102,5 +110,8 @@ func Triage(in *Input) []*Cluster {
 	for _, r := range roots {
 		out = append(out, groups[r])
 	}
-	return out
+	if b := p.idx.base; b != nil && b.err != nil {
+		return nil, b.err
+	}
+	return out, nil
 }

@@ -84,6 +84,21 @@ func (CachedRetrieval) Index(mem *mdmem.Memory) func(query string, n int) []stri
 	return searchIDs(c)
 }
 
+// IndexDir returns Search over the index cache of the memory in dir when
+// there is one and it holds entries entries, else nil: consolidate,
+// having read the memory in part (its match cache), ranks the whole
+// memory so, or reads every file.
+func (CachedRetrieval) IndexDir(dir string, entries int) func(query string, n int) []string {
+	if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(IndexCacheFile))); err != nil {
+		return nil
+	}
+	c, err := LoadCorpus(context.Background(), dir, true)
+	if err != nil || c.Len() != entries {
+		return nil
+	}
+	return searchIDs(c)
+}
+
 // Index builds the corpus of mem once and returns Search over it, every
 // scope: the ids of at most n hits for query, best first.
 func (Retrieval) Index(mem *mdmem.Memory) func(query string, n int) []string {
