@@ -82,6 +82,16 @@ func openMatchBase(ctx context.Context, dir string) (mb *matchBase, stale []stri
 	return mb, stale, true, nil
 }
 
+// readErr is the first read of a segment that failed.
+func (mb *matchBase) readErr() error {
+	for _, s := range mb.segs {
+		if s.err != nil {
+			return s.err
+		}
+	}
+	return nil
+}
+
 func (mb *matchBase) close() {
 	for _, s := range mb.segs {
 		s.close()
@@ -421,8 +431,12 @@ func (b *planBase) best(q *item, min float64, k int, ok func(*item) bool, pre fu
 		}
 		for si, s := range b.mb.segs {
 			sp := toks[m].spans[si]
-			for p := sp[0]; p < sp[1]; p++ {
-				g := s.base + s.postItem(p)
+			if sp[1] == sp[0] {
+				continue
+			}
+			post := s.postItems(sp[0], sp[1])
+			for p := 0; p < len(post); p += 4 {
+				g := s.base + int(le32(post, p))
 				if b.counts[g] == 0 {
 					touched = append(touched, int32(g))
 				}
@@ -447,7 +461,7 @@ func (b *planBase) scored(touched []int32, rest []shingle, n int) []baseHit {
 		si := b.mb.segOf(g)
 		s := b.mb.segs[si]
 		i := g - s.base
-		nsh := s.size(i)
+		nsh := s.shingles(i)
 		inter := int(b.counts[g])
 		for _, t := range rest {
 			if sp := t.spans[si]; sp[1] > sp[0] && s.holds(sp[0], sp[1], i) {

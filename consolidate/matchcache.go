@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"hash/fnv"
 	"io"
@@ -56,20 +57,36 @@ func statKey(p string) (k segKey, ok bool) {
 	return k, true
 }
 
-// segment is one topic file's part of the match cache, read in place.
+// segment is one topic file's part of the match cache, read from its
+// file (pread) a block at a time as the lookups need it: a mapping of the
+// file would cost the run most of the file (the kernel maps the pages
+// around each one touched), where the lookups read a few hundred entries.
 type segment struct {
-	slug  string
-	rank  int // the file's place in Memory.Docs order (MEMORY.md is 0)
-	b     []byte
-	unmap func()
+	slug string
+	rank int // the file's place in Memory.Docs order (MEMORY.md is 0)
+	f    *os.File
+	size int
+	head []byte // the header
+	// blocks are the blockSize blocks of the file read so far (last is
+	// the one read last); post is scratch for a posting list read whole.
+	blocks  map[int][]byte
+	lastBlk int
+	last    []byte
+	post    []byte
+	// err is the first read that failed: the plan is refused
+	// (errMatchCache) and the run plans on the whole memory.
+	err error
 	// counts of the sections
-	nEntries, nItems, nIDs, nHashes, nPost, nStr, nMax, nLive, nNorms         int
-	items, sizes, ids, norms, hashes, offs, post, maxes, lives, strOffs, strs int // offsets
-	base                                                                      int // first index of its items in the base counters
+	nEntries, nItems, nIDs, nHashes, nPost, nStr, nMax, nLive, nNorms          int
+	items, sizes, ids, norms, hashes, offs, posts, maxes, lives, strOffs, strs int // offsets
+	base                                                                       int // first index of its items in the base counters
 	// minSize is the fewest shingles an item with words holds (the
 	// lookup's bound on what an item it has not met can score).
 	minSize int
 }
+
+// blockSize is how much of a segment one read brings in.
+const blockSize = 4096
 
 const (
 	// normHash u64, nsh u32, entry u32, cat u32, scope u32, place u32,
@@ -309,7 +326,7 @@ var errSegment = errors.New("match cache segment unusable")
 // layout checks a segment's sizes against its length and fills the
 // section offsets.
 func (s *segment) layout() error {
-	b := s.b
+	b := s.head
 	if len(b) < segHeader || string(b[:8]) != segMagic {
 		return errSegment
 	}
@@ -323,12 +340,12 @@ func (s *segment) layout() error {
 	s.norms, o = o, o+s.nNorms*normSize
 	s.hashes, o = o, o+s.nHashes*8
 	s.offs, o = o, o+(s.nHashes+1)*4
-	s.post, o = o, o+s.nPost*4
+	s.posts, o = o, o+s.nPost*4
 	s.maxes, o = o, o+s.nMax*8
 	s.lives, o = o, o+s.nLive*liveSize
 	s.strOffs, o = o, o+(s.nStr+1)*4
 	s.strs = o
-	if s.nNorms > s.nItems || s.nItems > 1<<28 || s.nPost > 1<<28 || s.nHashes > 1<<28 || s.nIDs > 1<<28 || s.nStr > 1<<28 || s.nMax > 1<<28 || s.nLive > 1<<28 || o > len(b) || o+int(le32(b, s.strOffs+4*s.nStr)) != len(b) || int(le32(b, s.offs+4*s.nHashes)) != s.nPost {
+	if s.nNorms > s.nItems || s.nItems > 1<<28 || s.nPost > 1<<28 || s.nHashes > 1<<28 || s.nIDs > 1<<28 || s.nStr > 1<<28 || s.nMax > 1<<28 || s.nLive > 1<<28 || o > s.size || o+int(s.u32(s.strOffs+4*s.nStr)) != s.size || int(s.u32(s.offs+4*s.nHashes)) != s.nPost || s.err != nil {
 		return errSegment
 	}
 	return nil
@@ -336,44 +353,114 @@ func (s *segment) layout() error {
 
 func (s *segment) key() segKey {
 	var k segKey
-	k.Size, k.Mtime, k.Ctime = int64(le64(s.b, 8)), int64(le64(s.b, 16)), int64(le64(s.b, 24))
-	k.Ino, k.Built = le64(s.b, 32), int64(le64(s.b, 40))
-	copy(k.Hash[:], s.b[48:80])
+	k.Size, k.Mtime, k.Ctime = int64(le64(s.head, 8)), int64(le64(s.head, 16)), int64(le64(s.head, 24))
+	k.Ino, k.Built = le64(s.head, 32), int64(le64(s.head, 40))
+	copy(k.Hash[:], s.head[48:80])
 	return k
 }
+
+// at returns the n bytes at offset o, read through the blocks (zeros
+// past the end or when the read fails, which sets err).
+func (s *segment) at(o, n int) []byte {
+	if o < 0 || n < 0 || o+n > s.size {
+		s.fail(errSegment)
+		return make([]byte, n)
+	}
+	if b := s.block(o / blockSize); o%blockSize+n <= len(b) {
+		return b[o%blockSize : o%blockSize+n]
+	}
+	out := make([]byte, 0, n)
+	for len(out) < n {
+		p := o + len(out)
+		b := s.block(p / blockSize)
+		if p%blockSize >= len(b) {
+			return make([]byte, n) // a failed read
+		}
+		out = append(out, b[p%blockSize:min(len(b), p%blockSize+n-len(out))]...)
+	}
+	return out
+}
+
+// block returns block k of the file, reading it the first time.
+func (s *segment) block(k int) []byte {
+	if s.last != nil && s.lastBlk == k {
+		return s.last
+	}
+	b, ok := s.blocks[k]
+	if !ok {
+		b = make([]byte, min(blockSize, s.size-k*blockSize))
+		if _, err := s.f.ReadAt(b, int64(k*blockSize)); err != nil {
+			s.fail(err)
+			return nil
+		}
+		s.blocks[k] = b
+	}
+	s.lastBlk, s.last = k, b
+	return b
+}
+
+func (s *segment) fail(err error) {
+	if s.err == nil {
+		s.err = fmt.Errorf("%w: %s: %v", errMatchCache, segPath("", s.slug), err)
+	}
+}
+
+func (s *segment) u64(o int) uint64 { return binary.LittleEndian.Uint64(s.at(o, 8)) }
+func (s *segment) u32(o int) uint32 { return binary.LittleEndian.Uint32(s.at(o, 4)) }
 
 func (s *segment) str(i uint32) string {
 	if int(i) >= s.nStr {
 		return ""
 	}
-	a, z := le32(s.b, s.strOffs+4*int(i)), le32(s.b, s.strOffs+4*int(i)+4)
-	if a > z || s.strs+int(z) > len(s.b) {
+	a, z := s.u32(s.strOffs+4*int(i)), s.u32(s.strOffs+4*int(i)+4)
+	if a > z || s.strs+int(z) > s.size {
 		return ""
 	}
-	return string(s.b[s.strs+int(a) : s.strs+int(z)])
+	return string(s.at(s.strs+int(a), int(z-a)))
 }
 
 // item returns an item's normalised-text hash, shingle count, entry index
 // in its file and the indexes of its category, scope and place.
 func (s *segment) item(i int) (norm uint64, nsh int, entry int, cat, scope, place uint32) {
-	o := s.items + i*itemSize
-	return le64(s.b, o), int(le32(s.b, o+8)), int(le32(s.b, o+12)), le32(s.b, o+16), le32(s.b, o+20), le32(s.b, o+24)
+	b := s.at(s.items+i*itemSize, itemSize)
+	return le64(b, 0), int(le32(b, 8)), int(le32(b, 12)), le32(b, 16), le32(b, 20), le32(b, 24)
 }
 
 // postings returns the items holding shingle h.
 func (s *segment) postings(h uint64) (from, to int) {
-	i := sort.Search(s.nHashes, func(i int) bool { return le64(s.b, s.hashes+8*i) >= h })
-	if i == s.nHashes || le64(s.b, s.hashes+8*i) != h {
+	i := sort.Search(s.nHashes, func(i int) bool { return s.u64(s.hashes+8*i) >= h })
+	if i == s.nHashes || s.u64(s.hashes+8*i) != h {
 		return 0, 0
 	}
-	return int(le32(s.b, s.offs+4*i)), int(le32(s.b, s.offs+4*i+4))
+	b := s.at(s.offs+4*i, 8)
+	return int(le32(b, 0)), int(le32(b, 4))
 }
 
-func (s *segment) postItem(n int) int { return int(le32(s.b, s.post+4*n)) }
+func (s *segment) postItem(n int) int { return int(s.u32(s.posts + 4*n)) }
+
+// postItems returns the postings [from, to) as little-endian u32s, read
+// whole (one pread) into scratch the next call reuses, not into the
+// blocks: a lookup counts a posting list once.
+func (s *segment) postItems(from, to int) []byte {
+	n := 4 * (to - from)
+	if from < 0 || from > to || s.posts+4*to > s.size {
+		s.fail(errSegment)
+		return nil
+	}
+	if cap(s.post) < n {
+		s.post = make([]byte, n)
+	}
+	b := s.post[:n]
+	if _, err := s.f.ReadAt(b, int64(s.posts+4*from)); err != nil {
+		s.fail(err)
+		return nil
+	}
+	return b
+}
 
 // size is how many shingles item i holds (a small section of its own:
 // the lookups read it for every item they meet).
-func (s *segment) size(i int) int { return int(le32(s.b, s.sizes+4*i)) }
+func (s *segment) shingles(i int) int { return int(s.u32(s.sizes + 4*i)) }
 
 // holds reports whether item i, which holds shingles, holds the one
 // whose postings are [from, to) (a posting list is in item order). A
@@ -389,30 +476,32 @@ func (s *segment) holds(from, to, i int) bool {
 // loc returns where item i's entry is in its file, for an entry read
 // alone (ok false: it is read with its file), and its fingerprint.
 func (s *segment) loc(i int) (start, end, line int, section string, fp [16]byte, ok bool) {
-	o := s.items + i*itemSize
-	copy(fp[:], s.b[o+48:o+64])
-	sect := le32(s.b, o+40)
+	b := s.at(s.items+i*itemSize, itemSize)
+	copy(fp[:], b[48:64])
+	sect := le32(b, 40)
 	if sect == noLight {
 		return 0, 0, 0, "", fp, false
 	}
-	return int(le32(s.b, o+28)), int(le32(s.b, o+32)), int(le32(s.b, o+36)), s.str(sect), fp, true
+	start, end, line = int(le32(b, 28)), int(le32(b, 32)), int(le32(b, 36))
+	return start, end, line, s.str(sect), fp, true
 }
 
 // eachLive calls f with the category, scope and place of the items and
 // how many items have them.
 func (s *segment) eachLive(f func(cat, scope, place string, n int)) {
 	for i := 0; i < s.nLive; i++ {
-		o := s.lives + liveSize*i
-		f(s.str(le32(s.b, o)), s.str(le32(s.b, o+4)), s.str(le32(s.b, o+8)), int(le32(s.b, o+12)))
+		b := s.at(s.lives+liveSize*i, liveSize)
+		cat, scope, place, n := le32(b, 0), le32(b, 4), le32(b, 8), int(le32(b, 12))
+		f(s.str(cat), s.str(scope), s.str(place), n)
 	}
 }
 
 // exact returns the items whose normalised text hashes to h.
 func (s *segment) exact(h uint64) []int {
-	i := sort.Search(s.nNorms, func(i int) bool { return le64(s.b, s.norms+normSize*i) >= h })
+	i := sort.Search(s.nNorms, func(i int) bool { return s.u64(s.norms+normSize*i) >= h })
 	var out []int
-	for ; i < s.nNorms && le64(s.b, s.norms+normSize*i) == h; i++ {
-		out = append(out, int(le32(s.b, s.norms+normSize*i+8)))
+	for ; i < s.nNorms && s.u64(s.norms+normSize*i) == h; i++ {
+		out = append(out, int(s.u32(s.norms+normSize*i+8)))
 	}
 	return out
 }
@@ -421,10 +510,12 @@ func (s *segment) exact(h uint64) []int {
 // matcher does not index), and whether the file holds the id.
 func (s *segment) findID(id string) (item int, ok bool) {
 	h := hashString(id)
-	i := sort.Search(s.nIDs, func(i int) bool { return le64(s.b, s.ids+idSize*i) >= h })
-	for ; i < s.nIDs && le64(s.b, s.ids+idSize*i) == h; i++ {
-		if s.str(le32(s.b, s.ids+idSize*i+8)) == id {
-			return int(int32(le32(s.b, s.ids+idSize*i+12))), true
+	i := sort.Search(s.nIDs, func(i int) bool { return s.u64(s.ids+idSize*i) >= h })
+	for ; i < s.nIDs && s.u64(s.ids+idSize*i) == h; i++ {
+		b := s.at(s.ids+idSize*i, idSize)
+		str, item := le32(b, 8), int(int32(le32(b, 12)))
+		if s.str(str) == id {
+			return item, true
 		}
 	}
 	return -1, false
@@ -433,14 +524,16 @@ func (s *segment) findID(id string) (item int, ok bool) {
 // eachMax calls f with every id prefix and its largest number.
 func (s *segment) eachMax(f func(prefix string, n int)) {
 	for i := 0; i < s.nMax; i++ {
-		f(s.str(le32(s.b, s.maxes+8*i)), int(le32(s.b, s.maxes+8*i+4)))
+		b := s.at(s.maxes+8*i, 8)
+		p, n := le32(b, 0), int(le32(b, 4))
+		f(s.str(p), n)
 	}
 }
 
 func (s *segment) close() {
-	if s.unmap != nil {
-		s.unmap()
-		s.unmap = nil
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
 	}
 }
 
@@ -448,35 +541,36 @@ func segPath(dir, slug string) string {
 	return filepath.Join(dir, filepath.FromSlash(MatchCacheDir), slug+".seg")
 }
 
-// openSegment maps the segment of topic slug when it describes the file
+// openSegment opens the segment of topic slug when it describes the file
 // as it is now: the same stat key, and for a file changed within
 // racyWindow of the build the same content. nil when it cannot be used.
+// The segment keeps the file open: the lookups read it (pread) from the
+// file whose content was checksummed here (a segment is replaced by a
+// rename, never written in place).
 func openSegment(dir, slug string) *segment {
 	p := segPath(dir, slug)
 	f, err := os.Open(p)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || fi.Size() < segHeader || fi.Size() > 1<<31 {
+		f.Close()
 		return nil
 	}
-	// The checksum is read through a small buffer: the mapped pages the
-	// lookups touch are all the run holds.
+	// The whole file is checksummed through a small buffer: the blocks
+	// the lookups read are all the run holds of it.
 	crc, head := crc32.New(crcTable), make([]byte, segHeader)
 	if _, err := io.ReadFull(f, head); err != nil {
+		f.Close()
 		return nil
 	}
 	crc.Write(head[120:])
 	if _, err := io.Copy(crc, f); err != nil || crc.Sum32() != le32(head, 116) || string(head[:8]) != segMagic {
+		f.Close()
 		return nil
 	}
-	b, unmap, err := osfile.Map(f, fi.Size())
-	if err != nil {
-		return nil
-	}
-	s := &segment{slug: slug, b: b, unmap: unmap}
+	s := &segment{slug: slug, f: f, size: int(fi.Size()), head: head, blocks: map[int][]byte{}}
 	if s.layout() != nil || !s.fresh(dir) {
 		s.close()
 		return nil

@@ -386,8 +386,13 @@ func computePlan(in *Input) (*Plan, error) {
 	p.archiveDecisions()
 	p.expire()
 	plan, err := p.finish()
-	if b := p.idx.base; b != nil && b.err != nil {
-		return nil, b.err
+	if b := p.idx.base; b != nil {
+		if b.err == nil {
+			b.err = b.mb.readErr()
+		}
+		if b.err != nil {
+			return nil, b.err
+		}
 	}
 	if p.err != nil {
 		return nil, fmt.Errorf("%w (fix .memctl/state.json or the hand-written id that holds it)", p.err)
