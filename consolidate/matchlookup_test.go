@@ -1,6 +1,7 @@
 package consolidate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -196,5 +197,65 @@ func TestMatchCacheEntryWithoutWords(t *testing.T) {
 	defer s.close()
 	if s.nItems != 2 || s.nNorms != 1 {
 		t.Errorf("%d items, %d with words; want 2, 1", s.nItems, s.nNorms)
+	}
+}
+
+// TestSegmentReadsItsFile: a segment is read from its file a block at a
+// time; a read within a block, across blocks or to the end returns the
+// file's bytes, and one past the end or from a file that cannot be read
+// returns zeros and sets the error that refuses the plan.
+func TestSegmentReadsItsFile(t *testing.T) {
+	dir := newRepo(t, "# Core profile\n\n## Key decisions\n\n## Pending confirmation\n\n# Topic index\n", "")
+	if err := os.MkdirAll(filepath.Join(dir, mdmem.TopicDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var src strings.Builder
+	src.WriteString("# Db\n\n")
+	for i := 1; i <= 300; i++ {
+		fmt.Fprintf(&src, "- [fact-%03d] Backup %d of the database runs at %d (user · 2025-01-01)\n", i, i, i%24)
+	}
+	if err := os.WriteFile(filepath.Join(dir, mdmem.TopicPath("db")), []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	buildMatchCache(t, dir)
+	file, err := os.ReadFile(segPath(dir, "db"))
+	if err != nil || len(file) < 3*blockSize {
+		t.Fatalf("segment of %d bytes (%v), want more than 3 blocks", len(file), err)
+	}
+	tests := []struct {
+		name   string
+		o, n   int
+		closed bool
+		fails  bool
+	}{
+		{name: "within a block", o: 100, n: 64},
+		{name: "across a block boundary", o: blockSize - 10, n: 64},
+		{name: "across three blocks", o: blockSize - 1, n: blockSize + 2},
+		{name: "to the end", o: len(file) - 8, n: 8},
+		{name: "past the end", o: len(file) - 4, n: 8, fails: true},
+		{name: "a file that cannot be read", o: 2*blockSize + 1, n: 8, closed: true, fails: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openSegment(dir, "db")
+			if s == nil {
+				t.Fatal("the segment is not usable")
+			}
+			defer s.close()
+			if tt.closed {
+				s.f.Close()
+			}
+			got := s.at(tt.o, tt.n)
+			want := make([]byte, tt.n)
+			if !tt.fails {
+				want = file[tt.o : tt.o+tt.n]
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("at(%d, %d) = %x, want %x", tt.o, tt.n, got, want)
+			}
+			if (s.err != nil) != tt.fails || tt.fails && !errors.Is(s.err, errMatchCache) {
+				t.Errorf("err = %v, want failed %v (errMatchCache)", s.err, tt.fails)
+			}
+		})
 	}
 }
