@@ -101,6 +101,15 @@ var instrRegexps = func() []func() *regexp.Regexp {
 	return out
 }()
 
+// patternKeywords indexes the patterns' keywords.
+var patternKeywords = sync.OnceValue(func() *keywordIndex {
+	lists := make([][]string, len(patterns))
+	for i, p := range patterns {
+		lists[i] = p.keywords
+	}
+	return newKeywordIndex(lists)
+})
+
 // Instructions returns why text reads like an instruction addressed to a
 // model rather than a fact about the user or project, one reason per
 // family it matches ("overrides earlier instructions", "holds hidden
@@ -128,10 +137,9 @@ func Instructions(text string) []string {
 	}
 	matched := make([]bool, len(patterns))
 	for _, v := range append([]string{n}, readings(text, n)...) {
-		var bg bigrams
-		bg.fill(v)
+		hits := patternKeywords().hits(v)
 		for i, p := range patterns {
-			matched[i] = matched[i] || bg.contains(v, p.keywords) && matches(instrRegexps[i](), v, p.unlessNegated)
+			matched[i] = matched[i] || hits.has(i) && matches(instrRegexps[i](), v, p.unlessNegated)
 		}
 	}
 	seen := map[string]bool{}
@@ -148,6 +156,9 @@ func Instructions(text string) []string {
 // another script that look like Latin ones ("pаssword" with a Cyrillic а):
 // no one types that, it is written to get past a filter.
 func mixedScriptWord(text string) bool {
+	if isASCII(text) { // confusables are not ASCII
+		return false
+	}
 	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !Hidden(r) }) {
 		latin, other := false, false
 		for _, r := range w {
