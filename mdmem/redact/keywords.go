@@ -24,10 +24,12 @@ type kwRef struct {
 // that is the keyword's first two bytes, so the pass looks each pair of
 // the text up in a table of the keywords that begin with it.
 type keywordIndex struct {
-	always kwSet           // lists holding the empty keyword
-	single [256]kwSet      // lists holding a keyword of one byte, by the byte
-	pairs  [1 << 16]uint16 // 1 + the index in groups of the keywords beginning with a pair; 0: none
-	groups [][]kwRef
+	always    kwSet           // lists holding the empty keyword
+	hasSingle [256]bool       // whether a keyword is this one byte
+	single    [256]kwSet      // lists holding a keyword of one byte, by the byte
+	first     [1 << 10]uint64 // a bit for each pair a keyword begins with (small: it stays in cache)
+	pairs     [1 << 16]uint16 // 1 + the index in groups of the keywords beginning with a pair; 0: none
+	groups    [][]kwRef
 }
 
 // newKeywordIndex indexes lists of keywords (each list at most 256).
@@ -43,8 +45,10 @@ func newKeywordIndex(lists [][]string) *keywordIndex {
 				x.always.add(l)
 			case 1:
 				x.single[k[0]].add(l)
+				x.hasSingle[k[0]] = true
 			default:
 				p := uint16(k[0])<<8 | uint16(k[1])
+				x.first[p>>6] |= 1 << (p & 63)
 				if x.pairs[p] == 0 {
 					x.groups = append(x.groups, nil)
 					x.pairs[p] = uint16(len(x.groups))
@@ -61,16 +65,19 @@ func (x *keywordIndex) hits(s string) kwSet {
 	h := x.always
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		for w, bits := range x.single[c] {
-			h[w] |= bits
+		if x.hasSingle[c] {
+			for w, bits := range x.single[c] {
+				h[w] |= bits
+			}
 		}
 		if i+1 == len(s) {
 			break
 		}
-		g := x.pairs[uint16(c)<<8|uint16(s[i+1])]
-		if g == 0 {
+		p := uint16(c)<<8 | uint16(s[i+1])
+		if x.first[p>>6]&(1<<(p&63)) == 0 {
 			continue
 		}
+		g := x.pairs[p]
 		for _, r := range x.groups[g-1] {
 			if !h.has(r.list) && strings.HasPrefix(s[i:], r.kw) {
 				h.add(r.list)
