@@ -325,7 +325,7 @@ func printable(b []byte) bool {
 // when the pieces together, and not each alone, are a word the patterns
 // use ("pre vious" → "previous").
 func joinSplitWords(n string) string {
-	if !hasWordPrefix(n) {
+	if !hasWordPrefix(n) || !mayJoin(n) {
 		return n
 	}
 	words := strings.Fields(n)
@@ -361,6 +361,52 @@ func joinSplitWords(n string) string {
 		return n
 	}
 	return strings.Join(words2, " ")
+}
+
+// mayJoin reports whether joinSplitWords would join words of n: whether a
+// word that may start a join (not a detector word; one of wordPrefixes,
+// or a single letter) and the one or two after it spell a detector word
+// of 6 bytes or more. It allocates nothing (most texts join nothing).
+func mayJoin(n string) bool {
+	var spans [48][2]int
+	words := spans[:0]
+	start := -1
+	for i := 0; i <= len(n); {
+		space, size := true, 1
+		if i < len(n) {
+			if c := n[i]; c < utf8.RuneSelf {
+				space = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+			} else {
+				var r rune
+				r, size = utf8.DecodeRuneInString(n[i:])
+				space = unicode.IsSpace(r)
+			}
+		}
+		switch {
+		case space && start >= 0:
+			words = append(words, [2]int{start, i})
+			start = -1
+		case !space && start < 0:
+			start = i
+		}
+		i += size
+	}
+	dw, prefixes := detectorWords(), wordPrefixes()
+	var buf [64]byte
+	for i, w := range words {
+		word := n[w[0]:w[1]]
+		if dw[word] || len(word) >= 2 && !prefixes[word] {
+			continue
+		}
+		j := append(buf[:0], word...)
+		for k := 1; k <= 2 && i+k < len(words); k++ {
+			j = append(j, n[words[i+k][0]:words[i+k][1]]...)
+			if len(j) >= 6 && dw[string(j)] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasWordPrefix reports whether a word of n (as strings.Fields splits

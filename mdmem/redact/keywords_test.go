@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -100,5 +101,85 @@ func TestConfusablesAreNotASCII(t *testing.T) {
 		if r < 0x80 {
 			t.Errorf("confusable %q is ASCII: mixedScriptWord's shortcut would miss it", r)
 		}
+	}
+}
+
+// joinSplitWordsFull is joinSplitWords without mayJoin, as it was.
+func joinSplitWordsFull(n string) string {
+	if !hasWordPrefix(n) {
+		return n
+	}
+	words := strings.Fields(n)
+	words2 := make([]string, 0, len(words))
+	changed := false
+	dw, prefixes := detectorWords(), wordPrefixes()
+	var j []byte
+	for i := 0; i < len(words); {
+		joined := false
+		// A join is a detector word that words[i], not one itself, begins:
+		// words[i] is one of wordPrefixes, or a single letter.
+		starts := !dw[words[i]] && (len(words[i]) < 2 || prefixes[words[i]])
+		for k := 3; k >= 2 && !joined && starts; k-- {
+			if i+k > len(words) {
+				continue
+			}
+			j = j[:0]
+			for _, w := range words[i : i+k] {
+				j = append(j, w...)
+			}
+			if len(j) >= 6 && dw[string(j)] {
+				words2 = append(words2, string(j))
+				i += k
+				joined, changed = true, true
+			}
+		}
+		if !joined {
+			words2 = append(words2, words[i])
+			i++
+		}
+	}
+	if !changed {
+		return n
+	}
+	return strings.Join(words2, " ")
+}
+
+func TestMayJoinSkipsOnlyTextsThatJoinNothing(t *testing.T) {
+	var words []string
+	for w := range detectorWords() {
+		words = append(words, w)
+	}
+	slices.Sort(words)
+	texts := keywordTexts(t, [][]string{words})
+	rng := rand.New(rand.NewPCG(25, 3))
+	for range 20000 { // detector words split in pieces, among others
+		var b strings.Builder
+		for range rng.IntN(10) {
+			w := words[rng.IntN(len(words))]
+			switch cut := rng.IntN(len(w) + 1); rng.IntN(3) {
+			case 0:
+				b.WriteString(w[:cut] + " " + w[cut:])
+			case 1:
+				cut2 := cut + rng.IntN(len(w)-cut+1)
+				b.WriteString(w[:cut] + " " + w[cut:cut2] + "\t " + w[cut2:])
+			default:
+				b.WriteString([]string{"for", "a", "the", "pre", "é", "x1"}[rng.IntN(6)])
+			}
+			b.WriteString(" ")
+		}
+		texts = append(texts, b.String(), strings.Repeat(b.String(), 8))
+	}
+	joined := 0
+	for _, s := range texts {
+		want := joinSplitWordsFull(s)
+		if got := joinSplitWords(s); got != want {
+			t.Fatalf("joinSplitWords(%q) = %q, without the shortcut %q", s, got, want)
+		}
+		if want != s {
+			joined++
+		}
+	}
+	if joined < 1000 {
+		t.Fatalf("only %d texts join words: the test does not exercise mayJoin", joined)
 	}
 }
