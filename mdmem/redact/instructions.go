@@ -133,7 +133,7 @@ func Instructions(text string) []string {
 	}
 	n := lowerASCII(Fold(text))
 	if !strings.Contains(n, "\n") {
-		n = strings.Join(strings.Fields(n), " ") // role markers and fences need their lines
+		n = spaced(n) // role markers and fences need their lines
 	}
 	matched := make([]bool, len(patterns))
 	for _, v := range append([]string{n}, readings(text, n)...) {
@@ -245,7 +245,7 @@ func readings(text, n string) []string {
 	var out []string
 	add := func(s string) {
 		if s = lowerASCII(Fold(s)); s != n && s != "" {
-			out = append(out, strings.Join(strings.Fields(s), " "))
+			out = append(out, spaced(s))
 		}
 	}
 	if strings.Contains(n, "%") {
@@ -361,6 +361,24 @@ func joinSplitWords(n string) string {
 		return n
 	}
 	return strings.Join(words2, " ")
+}
+
+// spaced returns strings.Join(strings.Fields(s), " "): s itself, without
+// a copy, when its words are already one ASCII space apart.
+func spaced(s string) string {
+	ok := s == "" || s[0] != ' ' && s[len(s)-1] != ' '
+	for i := 0; i < len(s) && ok; i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf, c == '\t', c == '\n', c == '\v', c == '\f', c == '\r':
+			ok = false
+		case c == ' ' && s[i+1] == ' ': // s does not end in a space
+			ok = false
+		}
+	}
+	if ok {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // mayJoin reports whether joinSplitWords would join words of n: whether a

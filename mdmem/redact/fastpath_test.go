@@ -183,3 +183,13 @@ func TestMayJoinSkipsOnlyTextsThatJoinNothing(t *testing.T) {
 		t.Fatalf("only %d texts join words: the test does not exercise mayJoin", joined)
 	}
 }
+
+func TestSpacedIsFieldsJoined(t *testing.T) {
+	texts := keywordTexts(t, [][]string{{"ab"}})
+	texts = append(texts, "", " ", "a", " a", "a ", "a  b", "a\tb", "a\u00a0b", "a\u2003b", "a b", "\u00e9 b", "a\x85b")
+	for _, s := range texts {
+		if got, want := spaced(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Fatalf("spaced(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
