@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -109,8 +107,7 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 		return err
 	}
 	defer spool.Close()
-	w := bufio.NewWriterSize(spool, 256<<10)
-	enc := json.NewEncoder(w)
+	w := mdmem.NewSpoolWriter(spool)
 	check, err := forgottenCheck(s, opts.Allow)
 	if err != nil {
 		return err
@@ -122,13 +119,13 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 	unseen := 0
 	bad, err := eachCandidate(ctx, f, s.Config.Add.MaxContentBytes, s.Config.Add.Redactor(), check, func(c *mdmem.Candidate) error {
 		unseen += witness(c, atTerminal)
-		return enc.Encode(c)
+		return w.Write(c)
 	})
 	if err != nil {
 		return err
 	}
 	if err := w.Flush(); err != nil {
-		return fmt.Errorf("import spool: %w", err)
+		return err
 	}
 	if bad > 0 && !opts.SkipInvalid {
 		return &HintError{Err: fmt.Errorf("%d invalid %s; nothing imported", bad, pluralize(bad, "line", "lines")),
@@ -140,16 +137,7 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 	if _, err := spool.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bufio.NewReaderSize(spool, 256<<10))
-	res, err := s.ImportStream(ctx, mdmem.ImportOptions{AllowDuplicates: opts.AllowDuplicates}, func() (*mdmem.Candidate, error) {
-		c := &mdmem.Candidate{}
-		if err := dec.Decode(c); err == io.EOF {
-			return nil, nil
-		} else if err != nil {
-			return nil, fmt.Errorf("import spool: %w", err)
-		}
-		return c, nil
-	})
+	res, err := s.ImportStream(ctx, mdmem.ImportOptions{AllowDuplicates: opts.AllowDuplicates}, mdmem.NewSpoolReader(spool).Read)
 	if err != nil {
 		return err
 	}

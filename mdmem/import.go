@@ -178,7 +178,7 @@ type importRun struct {
 // hold their texts twice; two different texts share one with a
 // probability of about n²/2¹²⁹.
 func presentKey(category, content string) textKey {
-	h := sha256.Sum256([]byte(category + "\x00" + strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(content), " ")), ".!;:,")))
+	h := sha256.Sum256([]byte(category + "\x00" + strings.TrimRight(strings.ToLower(OneLine(content)), ".!;:,")))
 	return textKey(h[:16])
 }
 

@@ -507,7 +507,7 @@ func DecodeJSONLines(r io.Reader, maxLine int, fn func(line int, c *Candidate, e
 				perr = fmt.Errorf("line is longer than %d bytes", maxLine)
 			default:
 				c = &Candidate{}
-				if perr = decodeStrict(line, &inputCandidate{Candidate: c}); perr != nil {
+				if perr = decodeInput(line, c); perr != nil {
 					c = nil
 				}
 			}
@@ -576,7 +576,7 @@ func DecodeJSONLinesParallel(ctx context.Context, r io.Reader, maxLine int, prep
 				continue
 			}
 			c := &Candidate{}
-			if it.err = decodeStrict(it.line, &inputCandidate{Candidate: c}); it.err == nil {
+			if it.err = decodeInput(it.line, c); it.err == nil {
 				it.err = prep(c)
 			}
 			if it.err == nil {

@@ -101,6 +101,15 @@ var instrRegexps = func() []func() *regexp.Regexp {
 	return out
 }()
 
+// patternKeywords indexes the patterns' keywords.
+var patternKeywords = sync.OnceValue(func() *keywordIndex {
+	lists := make([][]string, len(patterns))
+	for i, p := range patterns {
+		lists[i] = p.keywords
+	}
+	return newKeywordIndex(lists)
+})
+
 // Instructions returns why text reads like an instruction addressed to a
 // model rather than a fact about the user or project, one reason per
 // family it matches ("overrides earlier instructions", "holds hidden
@@ -124,14 +133,13 @@ func Instructions(text string) []string {
 	}
 	n := lowerASCII(Fold(text))
 	if !strings.Contains(n, "\n") {
-		n = strings.Join(strings.Fields(n), " ") // role markers and fences need their lines
+		n = spaced(n) // role markers and fences need their lines
 	}
 	matched := make([]bool, len(patterns))
 	for _, v := range append([]string{n}, readings(text, n)...) {
-		var bg bigrams
-		bg.fill(v)
+		hits := patternKeywords().hits(v)
 		for i, p := range patterns {
-			matched[i] = matched[i] || bg.contains(v, p.keywords) && matches(instrRegexps[i](), v, p.unlessNegated)
+			matched[i] = matched[i] || hits.has(i) && matches(instrRegexps[i](), v, p.unlessNegated)
 		}
 	}
 	seen := map[string]bool{}
@@ -148,6 +156,9 @@ func Instructions(text string) []string {
 // another script that look like Latin ones ("pаssword" with a Cyrillic а):
 // no one types that, it is written to get past a filter.
 func mixedScriptWord(text string) bool {
+	if isASCII(text) { // confusables are not ASCII
+		return false
+	}
 	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !Hidden(r) }) {
 		latin, other := false, false
 		for _, r := range w {
@@ -234,7 +245,7 @@ func readings(text, n string) []string {
 	var out []string
 	add := func(s string) {
 		if s = lowerASCII(Fold(s)); s != n && s != "" {
-			out = append(out, strings.Join(strings.Fields(s), " "))
+			out = append(out, spaced(s))
 		}
 	}
 	if strings.Contains(n, "%") {
@@ -314,7 +325,7 @@ func printable(b []byte) bool {
 // when the pieces together, and not each alone, are a word the patterns
 // use ("pre vious" → "previous").
 func joinSplitWords(n string) string {
-	if !hasWordPrefix(n) {
+	if !hasWordPrefix(n) || !mayJoin(n) {
 		return n
 	}
 	words := strings.Fields(n)
@@ -350,6 +361,70 @@ func joinSplitWords(n string) string {
 		return n
 	}
 	return strings.Join(words2, " ")
+}
+
+// spaced returns strings.Join(strings.Fields(s), " "): s itself, without
+// a copy, when its words are already one ASCII space apart.
+func spaced(s string) string {
+	ok := s == "" || s[0] != ' ' && s[len(s)-1] != ' '
+	for i := 0; i < len(s) && ok; i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf, c == '\t', c == '\n', c == '\v', c == '\f', c == '\r':
+			ok = false
+		case c == ' ' && s[i+1] == ' ': // s does not end in a space
+			ok = false
+		}
+	}
+	if ok {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// mayJoin reports whether joinSplitWords would join words of n: whether a
+// word that may start a join (not a detector word; one of wordPrefixes,
+// or a single letter) and the one or two after it spell a detector word
+// of 6 bytes or more. It allocates nothing (most texts join nothing).
+func mayJoin(n string) bool {
+	var spans [48][2]int
+	words := spans[:0]
+	start := -1
+	for i := 0; i <= len(n); {
+		space, size := true, 1
+		if i < len(n) {
+			if c := n[i]; c < utf8.RuneSelf {
+				space = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+			} else {
+				var r rune
+				r, size = utf8.DecodeRuneInString(n[i:])
+				space = unicode.IsSpace(r)
+			}
+		}
+		switch {
+		case space && start >= 0:
+			words = append(words, [2]int{start, i})
+			start = -1
+		case !space && start < 0:
+			start = i
+		}
+		i += size
+	}
+	dw, prefixes := detectorWords(), wordPrefixes()
+	var buf [64]byte
+	for i, w := range words {
+		word := n[w[0]:w[1]]
+		if dw[word] || len(word) >= 2 && !prefixes[word] {
+			continue
+		}
+		j := append(buf[:0], word...)
+		for k := 1; k <= 2 && i+k < len(words); k++ {
+			j = append(j, n[words[i+k][0]:words[i+k][1]]...)
+			if len(j) >= 6 && dw[string(j)] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasWordPrefix reports whether a word of n (as strings.Fields splits

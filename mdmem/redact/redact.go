@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Finding is one secret or sensitive value: its kind ("aws-access-key",
@@ -67,42 +68,6 @@ func lowerASCII(s string) string {
 		}
 	}
 	return s
-}
-
-// bigrams is a Bloom filter of the byte pairs of a text (1,024 bits, one
-// hash): a keyword whose first or last pair is missing cannot occur in
-// it, which rules most keywords out without a substring search. It is
-// small, so that filling a fresh one for every entry inject renders
-// costs little; a pair it wrongly holds only costs the search.
-type bigrams [16]uint64
-
-// pairBit is the filter's bit for the pair a, b.
-func pairBit(a, b byte) uint32 { return (uint32(a)<<8 | uint32(b)) * 2654435761 >> 22 }
-
-func (b *bigrams) fill(s string) {
-	for i := 0; i+1 < len(s); i++ {
-		k := pairBit(s[i], s[i+1])
-		b[k>>6] |= 1 << (k & 63)
-	}
-}
-
-func (b *bigrams) pair(s string) bool {
-	k := pairBit(s[0], s[1])
-	return b[k>>6]&(1<<(k&63)) != 0
-}
-
-// contains reports whether lower (whose pairs b holds) contains any of
-// the keywords.
-func (b *bigrams) contains(lower string, keywords []string) bool {
-	for _, k := range keywords {
-		if len(k) >= 2 && (!b.pair(k) || !b.pair(k[len(k)-2:])) {
-			continue
-		}
-		if strings.Contains(lower, k) {
-			return true
-		}
-	}
-	return false
 }
 
 // digitRun returns the largest number of digits in one group run of s:
@@ -200,18 +165,18 @@ func (sc Scanner) Scan(text string) []Finding {
 func (sc Scanner) scanOne(n *normText, joined bool, found []Finding) []Finding {
 	lower := lowerASCII(n.s)
 	digits, run, hex := -1, -1, 0
-	var bg bigrams
+	var hits kwSet
 	filled := false
-	for _, r := range rules {
+	for i, r := range rules {
 		if r.pii && !sc.PII || joined && !r.join {
 			continue
 		}
 		if r.keywords != nil {
 			if !filled {
-				bg.fill(lower)
+				hits = ruleKeywords().hits(lower)
 				filled = true
 			}
-			if !bg.contains(lower, r.keywords) {
+			if !hits.has(i) {
 				continue
 			}
 		} else {
@@ -250,6 +215,15 @@ func (sc Scanner) scanOne(n *normText, joined bool, found []Finding) []Finding {
 	}
 	return found
 }
+
+// ruleKeywords indexes the rules' keywords.
+var ruleKeywords = sync.OnceValue(func() *keywordIndex {
+	lists := make([][]string, len(rules))
+	for i, r := range rules {
+		lists[i] = r.keywords
+	}
+	return newKeywordIndex(lists)
+})
 
 // merge sorts findings and folds overlapping ones together.
 func merge(f []Finding) []Finding {
