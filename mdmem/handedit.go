@@ -436,6 +436,61 @@ func (m *Memory) FindAll(id string) []*Entry {
 	return out
 }
 
+// textsForgottenSince returns the live entries with an id that memctl's
+// commit base did not hold (hand edits since brought them in) and whose
+// text a tombstone names: what forget, or a sync merge honouring another
+// machine's forget, removed and an edit put back under its own id. Only
+// the files whose blob differs from base are read. Entries without an id
+// (a person's own lines) are left alone.
+func (s *Store) textsForgottenSince(ctx context.Context, base string, mem *Memory, tombData []byte, gone map[string]bool) ([]*Entry, error) {
+	if base == "" || len(tombData) == 0 {
+		return nil, nil
+	}
+	head, err := s.Repo.HeadHash(ctx)
+	if err != nil || head == "" || head == base {
+		return nil, err
+	}
+	then, err := s.Repo.TreeHashes(ctx, base)
+	if err != nil {
+		return nil, err
+	}
+	now, err := s.Repo.TreeHashes(ctx, head)
+	if err != nil {
+		return nil, err
+	}
+	var tombs *Tombstones
+	var out []*Entry
+	for _, d := range mem.Docs() {
+		if then[d.Path] == now[d.Path] {
+			continue
+		}
+		held := map[string]bool{}
+		if h := then[d.Path]; h != "" {
+			data, err := s.Repo.ReadBlob(ctx, h)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range ParseDoc(d.Path, data).Entries {
+				held[e.ID] = true
+			}
+		}
+		for _, e := range d.Entries {
+			if e.ID == "" || held[e.ID] || gone[e.ID] {
+				continue
+			}
+			if tombs == nil {
+				if tombs, err = s.tombstonesFrom(tombData); err != nil {
+					return nil, err
+				}
+			}
+			if tombs.Check(e.Content) != nil {
+				out = append(out, e)
+			}
+		}
+	}
+	return out, nil
+}
+
 // handEditSearch bounds how many commits back finishHandEdit looks for
 // hand-edit commits that ask for a follow-up.
 const handEditSearch = 200
@@ -482,9 +537,11 @@ func (s *Store) finishHandEditCheck(ctx context.Context, rep *HandEdit) error {
 	}
 	type restoreReq struct{ id, from, commit string }
 	var restore []restoreReq
+	var base string // memctl's own commit the edits since are checked against
 	for _, c := range cs {
 		ops := c.Trailers[TrailerOp]
 		if len(ops) > 0 && ops[0] != OpHandEdit {
+			base = c.Hash
 			break // memctl's own commit: it made any follow-up owed before it
 		}
 		for _, v := range c.Trailers[TrailerRestore] {
@@ -517,6 +574,14 @@ func (s *Store) finishHandEditCheck(ctx context.Context, rep *HandEdit) error {
 			back = append(back, e)
 		}
 	}
+	// So is a forgotten text under another id that the edits brought in
+	// (a file from before a sync merge that dropped it, kept by recover
+	// --keep-edits): the merge's forget-wins drop stands.
+	brought, err := s.textsForgottenSince(ctx, base, mem, tombData, gone)
+	if err != nil {
+		return err
+	}
+	back = append(back, brought...)
 	// Duplicated ids are renumbered whatever brought them in: a hand edit
 	// memctl committed, or a person's own git commit or pull.
 	if len(restore) == 0 && len(back) == 0 && mem.CheckUniqueIDs() == nil {
