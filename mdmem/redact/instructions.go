@@ -388,27 +388,10 @@ func spaced(s string) string {
 func mayJoin(n string) bool {
 	var spans [48][2]int
 	words := spans[:0]
-	start := -1
-	for i := 0; i <= len(n); {
-		space, size := true, 1
-		if i < len(n) {
-			if c := n[i]; c < utf8.RuneSelf {
-				space = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
-			} else {
-				var r rune
-				r, size = utf8.DecodeRuneInString(n[i:])
-				space = unicode.IsSpace(r)
-			}
-		}
-		switch {
-		case space && start >= 0:
-			words = append(words, [2]int{start, i})
-			start = -1
-		case !space && start < 0:
-			start = i
-		}
-		i += size
-	}
+	eachField(n, func(start, end int) bool {
+		words = append(words, [2]int{start, end})
+		return true
+	})
 	dw, prefixes := detectorWords(), wordPrefixes()
 	var buf [64]byte
 	for i, w := range words {
@@ -431,6 +414,17 @@ func mayJoin(n string) bool {
 // it) is one of wordPrefixes, without splitting n.
 func hasWordPrefix(n string) bool {
 	prefixes := wordPrefixes()
+	found := false
+	eachField(n, func(start, end int) bool {
+		found = prefixes[n[start:end]]
+		return !found
+	})
+	return found
+}
+
+// eachField calls f with the bounds of each word of n, as strings.Fields
+// splits it (unicode.IsSpace), without allocating, until f returns false.
+func eachField(n string, f func(start, end int) bool) {
 	start := -1 // where the current word began
 	for i := 0; i <= len(n); {
 		space, size := true, 1
@@ -445,8 +439,8 @@ func hasWordPrefix(n string) bool {
 		}
 		switch {
 		case space && start >= 0:
-			if prefixes[n[start:i]] {
-				return true
+			if !f(start, i) {
+				return
 			}
 			start = -1
 		case !space && start < 0:
@@ -454,7 +448,6 @@ func hasWordPrefix(n string) bool {
 		}
 		i += size
 	}
-	return false
 }
 
 // wordPrefixes are the beginnings (2 letters or more, shorter than the
