@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -939,26 +940,71 @@ func (cf *cacheFile) files(n int) ([]fileRange, []TopicInfo, error) {
 }
 
 // tokens returns the token table (nil when the cache has none) for n
-// notes.
-func (cf *cacheFile) tokens(n int) (*tokTable, error) {
-	r := &cacheReader{b: cf.sec[secTok]}
-	name := r.str()
-	if name == "" {
-		return nil, r.err
+// notes. Its head (tokenizer name, fixed strings' counts, digit counts)
+// is decoded once per distinct content through heads: segments written
+// with one tokenizer share it, and share one consts map.
+func (cf *cacheFile) tokens(n int, heads *tokHeads) (*tokTable, error) {
+	head, err := heads.decode(cf.sec[secTok])
+	if head == nil {
+		return nil, err
 	}
-	t := &tokTable{name: name, consts: map[string]int{}, keep: cf}
-	for k := r.count(2); k > 0; k-- {
-		s := r.str()
-		t.consts[s] = int(r.uvarint())
-	}
-	t.digits = []byte(r.str())
+	t := &tokTable{name: head.name, consts: head.consts, digits: head.digits, keep: cf}
 	var ok1, ok2 bool
 	t.line, ok1 = viewOf[uint16](cf.sec[secTokLine])
 	t.ref, ok2 = viewOf[uint8](cf.sec[secTokRef])
-	if r.err != nil || r.p != len(r.b) || !ok1 || !ok2 || len(t.digits) != digitTableLen || len(t.line) != n || len(t.ref) != n {
+	if !ok1 || !ok2 || len(t.line) != n || len(t.ref) != n {
 		return nil, errCorrupt
 	}
 	return t, nil
+}
+
+// tokHead is a decoded token table head (section secTok). Its consts map
+// is shared and never written.
+type tokHead struct {
+	name   string
+	consts map[string]int
+	digits []byte
+}
+
+// tokHeads decodes token table heads, each distinct content once; safe
+// for concurrent use. A nil *tokHeads decodes every time.
+type tokHeads struct {
+	mu   sync.Mutex
+	seen map[string]*tokHead
+}
+
+// decode returns the head b holds: nil with a nil error when the segment
+// has no token table, nil with errCorrupt when b is malformed.
+func (h *tokHeads) decode(b []byte) (*tokHead, error) {
+	if h != nil {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if d, ok := h.seen[string(b)]; ok {
+			return d, nil
+		}
+	}
+	r := &cacheReader{b: b}
+	d := &tokHead{name: r.str()}
+	if d.name == "" {
+		return nil, r.err
+	}
+	k := r.count(2)
+	d.consts = make(map[string]int, k)
+	for ; k > 0; k-- {
+		s := r.str()
+		d.consts[s] = int(r.uvarint())
+	}
+	d.digits = []byte(r.str())
+	if r.err != nil || r.p != len(r.b) || len(d.digits) != digitTableLen {
+		return nil, errCorrupt
+	}
+	if h != nil {
+		if h.seen == nil {
+			h.seen = map[string]*tokHead{}
+		}
+		h.seen[string(b)] = d
+	}
+	return d, nil
 }
 
 // pieces returns the chunk counts of the token table (tokTable.pieces).
@@ -1023,7 +1069,7 @@ func (cf *cacheFile) index() (*Index, error) {
 
 // segment returns the segment read in place: the sections checked when
 // the file is opened are checked, the rest is read when needed.
-func (cf *cacheFile) segment() (*segment, error) {
+func (cf *cacheFile) segment(heads *tokHeads) (*segment, error) {
 	// The sections checked whole stay in the mapping: read into memory
 	// instead (pread), they would cost less memory (through the mapping,
 	// each maps the 64 KiB around it, once per segment) but more time
@@ -1043,7 +1089,7 @@ func (cf *cacheFile) segment() (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	tok, err := cf.tokens(n)
+	tok, err := cf.tokens(n, heads)
 	if err != nil {
 		return nil, err
 	}

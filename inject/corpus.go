@@ -69,6 +69,7 @@ type Corpus struct {
 	topicIdx map[string]int
 	indexes  map[string]*Index // by analyzer key, built on demand
 	tok      *tokTable         // token counts of the notes' lines, from the cache build
+	session  []uint32          // notes' session numbers (Corpus.sessions), when computed
 
 	conflicts []mdmem.ConflictMarker // git conflict markers in the files read
 }

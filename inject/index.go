@@ -423,10 +423,28 @@ func (c *Corpus) Rank(p RankParams, task string, tags []string, eligible func(i 
 }
 
 // ranking is the final scores of a Rank, from which the best hits are
-// taken as far as they are needed.
+// taken as far as they are needed, without a Hit for every scored note.
 type ranking struct {
-	hits   []Hit // eligible notes with a positive score, unordered
-	sorted int   // hits[:sorted] are the best, in order
+	scores []float64 // per note
+	ok     []bool    // per note: eligible (nil: all)
+	count  int       // eligible notes with a positive score
+	hits   []Hit     // the best len(hits) of them, in order
+}
+
+// newRanking counts the hits of scores.
+func newRanking(scores []float64, ok []bool) *ranking {
+	r := &ranking{scores: scores, ok: ok}
+	for d := range scores {
+		if r.matches(d) {
+			r.count++
+		}
+	}
+	return r
+}
+
+// matches reports whether note d is a hit: eligible with a positive score.
+func (r *ranking) matches(d int) bool {
+	return d < len(r.scores) && r.scores[d] > 0 && (r.ok == nil || r.ok[d])
 }
 
 func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i int) bool) *ranking {
@@ -470,23 +488,20 @@ func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i 
 		c.fallback() // rank again on the Markdown
 		return c.rank(p, task, tags, eligible)
 	}
-	return &ranking{hits: positive(scores, ok)}
+	return newRanking(scores, ok)
 }
 
 // top returns the best n hits in order (n <= 0: all).
 func (r *ranking) top(n int) []Hit {
-	if n <= 0 || n > len(r.hits) {
-		n = len(r.hits)
+	if n <= 0 || n > r.count {
+		n = r.count
 	}
-	if n > r.sorted {
-		if n*4 >= len(r.hits) {
+	if n > len(r.hits) {
+		if n*4 >= r.count {
+			r.hits = positive(r.scores, r.ok)
 			sortHits(r.hits)
-			r.sorted = len(r.hits)
 		} else {
-			rest := r.hits[r.sorted:]
-			selectBest(rest, n-r.sorted)
-			sortHits(rest[:n-r.sorted])
-			r.sorted = n
+			r.hits = topHits(r.scores, r.ok, n)
 		}
 	}
 	return r.hits[:n:n]
@@ -587,8 +602,7 @@ func (ix *Index) score(p RankParams, q []qterm, scores []float64) {
 // best first, at most n.
 func topHits(scores []float64, ok []bool, n int) []Hit {
 	if n <= 0 {
-		r := &ranking{hits: positive(scores, ok)}
-		return r.top(n)
+		return newRanking(scores, ok).top(0)
 	}
 	// One pass keeping the best n in a heap whose root is the worst kept.
 	h := make([]Hit, 0, n)
@@ -690,53 +704,45 @@ func (c *Corpus) smoothNeighbors(scores []float64, mu float64) []float64 {
 	if lz := c.lz; lz != nil {
 		for k, p := range lz.parts {
 			a, b := lz.start[k], lz.start[k+1]
-			smooth(scores[a:b], out[a:b], mu, segSessions(p.session))
+			smooth(scores[a:b], out[a:b], mu, p.session)
 		}
 		return out
 	}
-	smooth(scores, out, mu, noteSessions(c.notes))
+	smooth(scores, out, mu, c.sessions())
 	return out
 }
 
-// sessions tell which notes have a creation date and which share a
-// session (file and creation time).
-type sessions interface {
-	has(d int) bool
-	same(a, b int) bool // a has a creation date and b the same session
-}
-
-// segSessions are a segment's session numbers (0: no creation date).
-type segSessions []uint32
-
-func (s segSessions) has(d int) bool     { return s[d] != 0 }
-func (s segSessions) same(a, b int) bool { return s[a] != 0 && s[a] == s[b] }
-
-// noteSessions are the sessions of notes parsed from the Markdown.
-type noteSessions []Note
-
-func (s noteSessions) has(d int) bool { return !s[d].Created.IsZero() }
-func (s noteSessions) same(a, b int) bool {
-	x, y := &s[a], &s[b]
-	return !x.Created.IsZero() && x.File == y.File && x.Created.Equal(y.Created)
+// sessions numbers the parsed notes' sessions as the cache does
+// (sessionNumbers): 0 without a creation date, else one number per file
+// and creation time.
+func (c *Corpus) sessions() []uint32 {
+	if c.session == nil {
+		metas := make([]noteMeta, len(c.notes))
+		for i := range c.notes {
+			metas[i] = metaOf(&c.notes[i])
+		}
+		c.session = sessionNumbers(fileRanges(len(c.notes), func(i int) string { return c.notes[i].File }), metas)
+	}
+	return c.session
 }
 
 // smooth adds to out the share mu of the better session neighbour's
-// score within NeighborWindow, decayed by distance.
-func smooth[S sessions](scores, out []float64, mu float64, s S) {
+// score within NeighborWindow, decayed by distance; session numbers the
+// notes' sessions (0: no creation date).
+func smooth(scores, out []float64, mu float64, session []uint32) {
 	for d := range scores {
-		if !s.has(d) {
+		s := session[d]
+		if s == 0 {
 			continue
 		}
 		best := 0.0
 		for dist := 1; dist <= NeighborWindow; dist++ {
 			decay := 1 / float64(dist)
-			for _, nb := range [2]int{d - dist, d + dist} {
-				if nb < 0 || nb >= len(scores) || scores[nb]*decay <= best {
-					continue
-				}
-				if s.same(d, nb) {
-					best = scores[nb] * decay
-				}
+			if nb := d - dist; nb >= 0 && scores[nb]*decay > best && session[nb] == s {
+				best = scores[nb] * decay
+			}
+			if nb := d + dist; nb < len(scores) && scores[nb]*decay > best && session[nb] == s {
+				best = scores[nb] * decay
 			}
 		}
 		out[d] += mu * best

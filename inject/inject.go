@@ -624,7 +624,11 @@ func (run *injectRun) rankTopics() {
 		return
 	}
 	rk := c.rank(run.rp, run.task, o.Tags, run.eligibleL2)
-	run.markMatched(rk.hits)
+	for _, i := range run.overflow {
+		if rk.matches(i) {
+			run.matched[i] = true
+		}
+	}
 	want := o.TopK
 	if want <= 0 {
 		want = 256
@@ -632,7 +636,7 @@ func (run *injectRun) rankTopics() {
 	run.hits = rk.top(want)
 	if o.TopK <= 0 {
 		run.more = func() bool {
-			if len(run.hits) == len(rk.hits) {
+			if len(run.hits) == rk.count {
 				return false
 			}
 			run.hits = rk.top(4 * len(run.hits))
@@ -650,7 +654,7 @@ func (run *injectRun) rankTopics() {
 		}
 		run.markMatched(run.hits)
 	}
-	if len(rk.hits) == 0 && strings.TrimSpace(run.task) == "" {
+	if rk.count == 0 && strings.TrimSpace(run.task) == "" {
 		// Tags alone: every tagged entry, newest first.
 		run.hits, run.more = taggedByDate(c, run.eligibleL2), noMore
 		if o.TopK > 0 && len(run.hits) > o.TopK {

@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -233,14 +235,14 @@ type segment struct {
 	ix     *Index
 }
 
-// loadSegment opens a segment and checks it was built for keys (and, when
-// tok is set, holds that tokenizer's counts); nil if not.
-func loadSegment(ctx context.Context, dir, name string) *segment {
+// loadSegment opens a segment and checks it; nil if it fails. Token table
+// heads are decoded through heads (shared by one load's segments).
+func loadSegment(ctx context.Context, dir, name string, heads *tokHeads) *segment {
 	cf, err := openSegment(ctx, filepath.Join(segmentDir(dir), name))
 	if err != nil {
 		return nil
 	}
-	sg, err := cf.segment()
+	sg, err := cf.segment(heads)
 	if err != nil {
 		return nil
 	}
@@ -332,6 +334,7 @@ type segmentLoad struct {
 	prior    *tokTable
 	counted  map[string]lineCount // the replaced segments' notes' counts, by their records
 	replaced []*segment           // the old manifest's segments not kept, that could be read
+	heads    tokHeads             // the segments' token table heads, each decoded once
 }
 
 // keptSegment is a segment of the old manifest whose files' keys (and
@@ -372,7 +375,7 @@ func (l *segmentLoad) keep(old *manifest) []keptSegment {
 		}
 		if !ok {
 			l.changed = true
-			if sg := loadSegment(l.ctx, l.dir, ref.Name); sg != nil { // for its chunk counts and ids
+			if sg := loadSegment(l.ctx, l.dir, ref.Name, &l.heads); sg != nil { // for its chunk counts and ids
 				l.addPrior(sg)
 				l.replaced = append(l.replaced, sg)
 			}
@@ -400,7 +403,7 @@ func (l *segmentLoad) open(kept []keptSegment) []*segment {
 	for range min(runtime.GOMAXPROCS(0), 4) {
 		wg.Go(func() {
 			for k := int(next.Add(1)) - 1; k < len(kept); k = int(next.Add(1)) - 1 {
-				sg := loadSegment(l.ctx, l.dir, kept[k].name)
+				sg := loadSegment(l.ctx, l.dir, kept[k].name, &l.heads)
 				if sg != nil && sameKey(sg.key, kept[k].key) && tokenizerFits(sg.tok, l.cnt) {
 					out[k] = sg
 				}
@@ -534,7 +537,7 @@ func (l *segmentLoad) buildSegment(i, j int) (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	sg := loadSegment(l.ctx, l.dir, name)
+	sg := loadSegment(l.ctx, l.dir, name, &l.heads)
 	if sg == nil {
 		return nil, errUncachable
 	}
@@ -826,18 +829,29 @@ func joinSegments(ctx context.Context, dir string, segs []*segment, dups []int32
 // in place: nil unless all have one for the same tokenizer.
 func joinTokens(segs []*segment, start []int) *tokTable {
 	var t *tokTable
+	shared := false // t.consts is a segment's (never written)
 	for _, sg := range segs {
 		st := sg.tok
 		if st == nil || t != nil && st.name != t.name {
 			return nil
 		}
-		if t == nil {
-			t = &tokTable{name: st.name, consts: map[string]int{}, digits: st.digits, start: start}
-		}
-		for s, k := range st.consts {
-			t.consts[s] = k
+		switch {
+		case t == nil:
+			t = &tokTable{name: st.name, consts: st.consts, digits: st.digits, start: start}
+			shared = true
+		case sameMap(st.consts, t.consts):
+		default:
+			if shared {
+				t.consts, shared = maps.Clone(t.consts), false
+			}
+			maps.Copy(t.consts, st.consts)
 		}
 		t.parts = append(t.parts, st)
 	}
 	return t
+}
+
+// sameMap reports whether a and b are the same map (not equal contents).
+func sameMap(a, b map[string]int) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

@@ -191,7 +191,7 @@ func TestOneLineEditRewritesOneSegment(t *testing.T) {
 	if len(added) != 1 || len(after) != 4 {
 		t.Fatalf("segments added %v, %d in all; want one new, 4 in all", added, len(after))
 	}
-	sg := loadSegment(ctx, dir, added[0])
+	sg := loadSegment(ctx, dir, added[0], nil)
 	if sg == nil || len(sg.key) != 1 || sg.key[0].Path != "topics/t1.md" {
 		t.Fatalf("the new segment does not hold topics/t1.md alone")
 	}
