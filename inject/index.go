@@ -697,19 +697,18 @@ func (c *Corpus) expand(ix *Index, p RankParams, q []qterm, top []Hit) []qterm {
 // note, when the neighbour is in the same file and has the same creation
 // date (notes written from one session tend to be needed together). A
 // corpus read from the cache is smoothed segment by segment: notes of
-// different segments are in different files.
+// different segments are in different files. It smooths scores in place
+// and returns them.
 func (c *Corpus) smoothNeighbors(scores []float64, mu float64) []float64 {
-	out := make([]float64, len(scores))
-	copy(out, scores)
 	if lz := c.lz; lz != nil {
 		for k, p := range lz.parts {
 			a, b := lz.start[k], lz.start[k+1]
-			smooth(scores[a:b], out[a:b], mu, p.session)
+			smooth(scores[a:b], mu, p.session)
 		}
-		return out
+		return scores
 	}
-	smooth(scores, out, mu, c.sessions())
-	return out
+	smooth(scores, mu, c.sessions())
+	return scores
 }
 
 // sessions numbers the parsed notes' sessions as the cache does
@@ -726,26 +725,32 @@ func (c *Corpus) sessions() []uint32 {
 	return c.session
 }
 
-// smooth adds to out the share mu of the better session neighbour's
-// score within NeighborWindow, decayed by distance; session numbers the
-// notes' sessions (0: no creation date).
-func smooth(scores, out []float64, mu float64, session []uint32) {
+// smooth adds to each score the share mu of the better session
+// neighbour's score (as it was before smoothing) within NeighborWindow,
+// decayed by distance; session numbers the notes' sessions (0: no
+// creation date). It works in place: the scores before d, already
+// smoothed, are kept as they were in a ring of NeighborWindow.
+func smooth(scores []float64, mu float64, session []uint32) {
+	w := NeighborWindow
+	was := make([]float64, w) // was[(d-dist)%w]: scores[d-dist] before smoothing
 	for d := range scores {
-		s := session[d]
-		if s == 0 {
-			continue
-		}
-		best := 0.0
-		for dist := 1; dist <= NeighborWindow; dist++ {
-			decay := 1 / float64(dist)
-			if nb := d - dist; nb >= 0 && scores[nb]*decay > best && session[nb] == s {
-				best = scores[nb] * decay
+		orig := scores[d]
+		if s := session[d]; s != 0 {
+			best := 0.0
+			for dist := 1; dist <= w; dist++ {
+				decay := 1 / float64(dist)
+				if nb := d - dist; nb >= 0 && was[nb%w]*decay > best && session[nb] == s {
+					best = was[nb%w] * decay
+				}
+				if nb := d + dist; nb < len(scores) && scores[nb]*decay > best && session[nb] == s {
+					best = scores[nb] * decay
+				}
 			}
-			if nb := d + dist; nb < len(scores) && scores[nb]*decay > best && session[nb] == s {
-				best = scores[nb] * decay
-			}
+			scores[d] += mu * best
 		}
-		out[d] += mu * best
+		if w > 0 {
+			was[d%w] = orig
+		}
 	}
 }
 

@@ -51,7 +51,7 @@ func segmentName() string {
 var segmentTarget int64 = 256 << 10
 
 // manifestMagic starts the manifest, with the format version.
-const manifestMagic = "memctl-index-v7\n"
+const manifestMagic = "memctl-index-v8\n"
 
 // fileKey identifies one memory file's version: any write changes its
 // size, mtime or ctime, and a replacement by rename changes its inode. A
@@ -146,10 +146,31 @@ type manifest struct {
 }
 
 // segmentRef names a segment file, how many memory files it covers and
-// how many notes it holds.
+// how many notes it holds, and the stamp of the file as it was when its
+// checked sections last passed their CRCs (zero: none).
 type segmentRef struct {
 	Name         string
 	Files, Notes int
+	Checked      segStamp
+}
+
+// segStamp identifies one version of a segment file: any write to it
+// changes its ctime (which no one can set), and a replacement its inode.
+// A segment whose stamp is recorded in the manifest passed its checks
+// whole as that file, and its checked sections are not checked again
+// while its stamp is the same; the stamp is recorded only once the
+// file's ctime is racyWindow older than the check, so that a write in
+// the same timestamp tick as the segment's own cannot go unseen. The
+// postings and records keep their checks on first use.
+type segStamp struct {
+	Size, Ctime int64
+	Ino         uint64
+}
+
+// stampable reports whether a segment checked whole at ref (Unix
+// nanoseconds) may record st.
+func (st segStamp) stampable(ref int64) bool {
+	return st.Size > 0 && st.Ctime < ref-int64(racyWindow)
 }
 
 // encode lays the manifest out: magic, varint fields, CRC-32C.
@@ -169,6 +190,9 @@ func (m *manifest) encode() []byte {
 		b = appendString(b, s.Name)
 		b = binary.AppendUvarint(b, uint64(s.Files))
 		b = binary.AppendUvarint(b, uint64(s.Notes))
+		b = binary.AppendVarint(b, s.Checked.Size)
+		b = binary.AppendVarint(b, s.Checked.Ctime)
+		b = binary.AppendUvarint(b, s.Checked.Ino)
 	}
 	b = binary.AppendUvarint(b, uint64(len(m.dups)))
 	for _, d := range m.dups {
@@ -200,14 +224,15 @@ func readManifest(dir string) *manifest {
 			m.files[i].Hash = nil
 		}
 	}
-	m.segs = make([]segmentRef, r.count(2))
+	m.segs = make([]segmentRef, r.count(5))
 	covered := 0
 	for i := range m.segs {
 		name, files, notes := r.str(), r.uvarint(), r.uvarint()
 		if files > math.MaxInt32 || notes > math.MaxInt32 {
 			return nil
 		}
-		m.segs[i] = segmentRef{Name: name, Files: int(files), Notes: int(notes)}
+		m.segs[i] = segmentRef{Name: name, Files: int(files), Notes: int(notes),
+			Checked: segStamp{Size: r.varint(), Ctime: r.varint(), Ino: r.uvarint()}}
 		s := m.segs[i]
 		if s.Files < 1 || s.Files > len(m.files)-covered || s.Name != filepath.Base(s.Name) || !strings.HasSuffix(s.Name, ".seg") {
 			return nil
@@ -227,26 +252,31 @@ func readManifest(dir string) *manifest {
 // segment is one segment file read in place: its files' keys, notes,
 // topics, token counts and index, its notes numbered from 0.
 type segment struct {
-	name   string
-	key    []fileKey
-	notes  *segNotes
-	topics []TopicInfo
-	tok    *tokTable
-	ix     *Index
+	name    string
+	stamp   segStamp // the file's, when opened
+	trusted bool     // its checked sections were not checked: stamp is the manifest's
+	key     []fileKey
+	notes   *segNotes
+	topics  []TopicInfo
+	tok     *tokTable
+	ix      *Index
 }
 
-// loadSegment opens a segment and checks it; nil if it fails. Token table
-// heads are decoded through heads (shared by one load's segments).
-func loadSegment(ctx context.Context, dir, name string, heads *tokHeads) *segment {
+// loadSegment opens a segment and checks it; nil if it fails. Its
+// checked sections are not checked again when the file's stamp is
+// checked, the one the manifest recorded (zero: none). Token table heads
+// are decoded through heads (shared by one load's segments).
+func loadSegment(ctx context.Context, dir, name string, heads *tokHeads, checked segStamp) *segment {
 	cf, err := openSegment(ctx, filepath.Join(segmentDir(dir), name))
 	if err != nil {
 		return nil
 	}
-	sg, err := cf.segment(heads)
+	trusted := checked.Size > 0 && checked == cf.stamp
+	sg, err := cf.segment(heads, trusted)
 	if err != nil {
 		return nil
 	}
-	sg.name = name
+	sg.name, sg.stamp, sg.trusted = name, cf.stamp, trusted
 	return sg
 }
 
@@ -313,7 +343,7 @@ func loadSegments(ctx context.Context, v *mdmem.ReadView, dir string, cnt Counte
 	if err != nil {
 		return nil, err
 	}
-	if l.changed || l.droppable(start) {
+	if l.changed || l.droppable(start, segs) {
 		l.writeManifest(start, segs, c.lz.dups, old)
 	}
 	return c, nil
@@ -341,9 +371,10 @@ type segmentLoad struct {
 // recorded content hashes) still match: kept if it opens and passes its
 // checks (segmentLoad.open).
 type keptSegment struct {
-	name string
-	at   int       // its first file
-	key  []fileKey // its files' keys
+	name    string
+	at      int       // its first file
+	key     []fileKey // its files' keys
+	checked segStamp  // the manifest's stamp of it
 }
 
 // keep finds the old manifest's segments that still hold their files as
@@ -375,13 +406,13 @@ func (l *segmentLoad) keep(old *manifest) []keptSegment {
 		}
 		if !ok {
 			l.changed = true
-			if sg := loadSegment(l.ctx, l.dir, ref.Name, &l.heads); sg != nil { // for its chunk counts and ids
+			if sg := loadSegment(l.ctx, l.dir, ref.Name, &l.heads, ref.Checked); sg != nil { // for its chunk counts and ids
 				l.addPrior(sg)
 				l.replaced = append(l.replaced, sg)
 			}
 			continue
 		}
-		kept = append(kept, keptSegment{name: ref.Name, at: at, key: fk})
+		kept = append(kept, keptSegment{name: ref.Name, at: at, key: fk, checked: ref.Checked})
 		for j := range fk {
 			l.covered[at+j] = true
 		}
@@ -403,7 +434,7 @@ func (l *segmentLoad) open(kept []keptSegment) []*segment {
 	for range min(runtime.GOMAXPROCS(0), 4) {
 		wg.Go(func() {
 			for k := int(next.Add(1)) - 1; k < len(kept); k = int(next.Add(1)) - 1 {
-				sg := loadSegment(l.ctx, l.dir, kept[k].name, &l.heads)
+				sg := loadSegment(l.ctx, l.dir, kept[k].name, &l.heads, kept[k].checked)
 				if sg != nil && sameKey(sg.key, kept[k].key) && tokenizerFits(sg.tok, l.cnt) {
 					out[k] = sg
 				}
@@ -537,7 +568,7 @@ func (l *segmentLoad) buildSegment(i, j int) (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	sg := loadSegment(l.ctx, l.dir, name, &l.heads)
+	sg := loadSegment(l.ctx, l.dir, name, &l.heads, segStamp{})
 	if sg == nil {
 		return nil, errUncachable
 	}
@@ -590,12 +621,19 @@ func segmentTokens(c *Corpus, cnt Counter, prior *tokTable, counted map[string]l
 	return t
 }
 
-// droppable reports whether a recorded content hash may be dropped now:
-// its file is no longer racy (the check is repeated against the
-// manifest's own write time when it is written).
-func (l *segmentLoad) droppable(start time.Time) bool {
+// droppable reports whether the manifest is worth rewriting though
+// nothing changed: a recorded content hash may be dropped now (its file
+// is no longer racy), or a segment checked whole this run may record its
+// stamp (the checks are repeated against the manifest's own write time
+// when it is written).
+func (l *segmentLoad) droppable(start time.Time, segs []*segment) bool {
 	for i, k := range l.key {
 		if l.hashes[i] != nil && !k.racy(start.UnixNano()) {
+			return true
+		}
+	}
+	for _, sg := range segs {
+		if !sg.trusted && sg.stamp.stampable(start.UnixNano()) {
 			return true
 		}
 	}
@@ -609,14 +647,18 @@ func (l *segmentLoad) droppable(start time.Time) bool {
 // clock): its hash is recorded, from the bytes parsed or checked this run.
 func (l *segmentLoad) writeManifest(start time.Time, segs []*segment, dups []int32, old *manifest) {
 	m := &manifest{files: make([]fileKey, len(l.key)), dups: dups}
-	for _, sg := range segs {
-		m.segs = append(m.segs, segmentRef{Name: sg.name, Files: len(sg.key), Notes: sg.notes.n})
-	}
 	p := filepath.Join(l.dir, filepath.FromSlash(IndexCacheFile))
 	err := writeCacheAtomic(l.ctx, p, mdmem.PrivateFileMode, func(f *os.File) error {
 		ref := start.UnixNano()
 		if fi, err := f.Stat(); err == nil {
 			ref = min(ref, fi.ModTime().UnixNano())
+		}
+		for _, sg := range segs {
+			sr := segmentRef{Name: sg.name, Files: len(sg.key), Notes: sg.notes.n}
+			if sg.trusted || sg.stamp.stampable(ref) { // checked whole this run, or as this file before
+				sr.Checked = sg.stamp
+			}
+			m.segs = append(m.segs, sr)
 		}
 		for i, k := range l.key {
 			k.Hash = nil

@@ -191,7 +191,7 @@ func TestOneLineEditRewritesOneSegment(t *testing.T) {
 	if len(added) != 1 || len(after) != 4 {
 		t.Fatalf("segments added %v, %d in all; want one new, 4 in all", added, len(after))
 	}
-	sg := loadSegment(ctx, dir, added[0], nil)
+	sg := loadSegment(ctx, dir, added[0], nil, segStamp{})
 	if sg == nil || len(sg.key) != 1 || sg.key[0].Path != "topics/t1.md" {
 		t.Fatalf("the new segment does not hold topics/t1.md alone")
 	}
@@ -492,5 +492,66 @@ func TestRandomEditsManySegments(t *testing.T) {
 		name := fmt.Sprint("round ", round)
 		samePostings(t, name, c.Index(Rankers[DefaultRanker].An), plain.Index(Rankers[DefaultRanker].An))
 		sameOutput(t, name, c, plain, lazyInjects(t, rng, 3))
+	}
+}
+
+// TestCheckedSegmentTrustedUntilItsFileChanges: once a segment has passed
+// its checks whole and its file is older than racyWindow, the manifest
+// records its stamp, and later loads skip the checks of its checked
+// sections; any write to the file (which changes its ctime) brings them
+// back, so a corrupt byte is caught and the segment rebuilt.
+func TestCheckedSegmentTrustedUntilItsFileChanges(t *testing.T) {
+	t.Parallel() // sleeps past racyWindow
+	ctx := context.Background()
+	dir := writeMem(t, map[string]string{"MEMORY.md": sampleMain, "topics/db-notes.md": sampleDB})
+	plain, err := LoadCorpus(ctx, dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCorpus(ctx, dir, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range readManifest(dir).segs {
+		if s.Checked != (segStamp{}) {
+			t.Fatalf("segment %s, written just now, has a stamp", s.Name)
+		}
+	}
+	time.Sleep(racyWindow + 200*time.Millisecond)
+	if _, err := LoadCorpus(ctx, dir, true); err != nil {
+		t.Fatal(err)
+	}
+	ref := readManifest(dir).segs[0]
+	if ref.Checked.Size == 0 {
+		t.Fatal("no stamp recorded for a segment checked whole after the window")
+	}
+	if sg := loadSegment(ctx, dir, ref.Name, nil, ref.Checked); sg == nil || !sg.trusted {
+		t.Fatal("a segment with its recorded stamp was not trusted")
+	}
+	p := filepath.Join(segmentDir(dir), ref.Name)
+	cf, err := openSegment(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := []byte{cf.sec[secFlags][0] ^ 0x40} // a place code no note has: caught by the section's CRC only
+	if _, err := f.WriteAt(b, cf.off[secFlags]); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if sg := loadSegment(ctx, dir, ref.Name, nil, ref.Checked); sg != nil {
+		t.Fatal("a segment written after its stamp was recorded was trusted")
+	}
+	c, err := LoadCorpus(ctx, dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameOutput(t, "after the write", c, plain, lazyInjects(t, rand.New(rand.NewSource(41)), 6))
+	if readManifest(dir).segs[0].Name == ref.Name {
+		t.Fatal("the corrupt segment was kept")
 	}
 }
