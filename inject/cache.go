@@ -1184,7 +1184,10 @@ func (ix *Index) valid(nDocs int) bool {
 func (ix *Index) readRun(t int32, r *run, buf *[]uint64) bool {
 	cf := ix.keep
 	a, n := int(ix.PostStart[t]), int(ix.PostStart[t+1]-ix.PostStart[t])
-	*buf = slices.Grow((*buf)[:0], (n*postingSize+7)/8)
+	if c := cap(*buf); c < (n*postingSize+7)/8 {
+		*buf = slices.Grow((*buf)[:0], (n*postingSize+7)/8)
+		osfile.Prefault(osfile.Bytes((*buf)[:cap(*buf)]))
+	}
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(*buf))), cap(*buf)*8)[:n*postingSize]
 	if _, err := cf.file.ReadAt(raw, cf.off[secPost]+int64(a*postingSize)); err != nil {
 		return false

@@ -6,6 +6,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/memctl/memctl/mdmem/osfile"
 )
 
 // Fields of the BM25F index.
@@ -459,11 +461,13 @@ func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i 
 	var ok []bool
 	if eligible != nil {
 		ok = make([]bool, ix.N)
+		osfile.Prefault(osfile.Bytes(ok))
 		for d := range ok {
 			ok[d] = eligible(d)
 		}
 	}
-	scores := make([]float64, ix.N)
+	scores := make([]float64, ix.N) // written whole at 100k notes and more when a word is common
+	osfile.Prefault(osfile.Bytes(scores))
 	ix.score(p, q, scores)
 	if p.FbDocs > 0 && p.FbTerms > 0 && p.FbWeight > 0 {
 		top := topHits(scores, ok, p.FbDocs)

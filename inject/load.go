@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/memctl/memctl/mdmem"
+	"github.com/memctl/memctl/mdmem/osfile"
 )
 
 // readCorpus reads the memory in dir, through the view v, as NewCorpus(mdmem.Load(dir)) does —
@@ -63,6 +65,10 @@ func readCorpus(ctx context.Context, v *mdmem.ReadView, dir string) (*Corpus, er
 
 func (c *Corpus) addDoc(d *mdmem.Doc) {
 	c.conflicts = append(c.conflicts, d.Conflicts...)
+	if n := len(c.notes) + len(d.Entries); n > cap(c.notes) {
+		c.notes = slices.Grow(c.notes, len(d.Entries))
+		osfile.Prefault(osfile.Bytes(c.notes[len(c.notes):cap(c.notes)]))
+	}
 	for _, e := range d.Entries {
 		c.notes = append(c.notes, noteOf(e))
 	}

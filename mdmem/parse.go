@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/memctl/memctl/mdmem/osfile"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
@@ -82,6 +83,7 @@ func (d *Doc) newEntry() *Entry {
 			n = min(16+bytes.Count(d.Src, []byte("\n")), 4096)
 		}
 		d.slab = make([]Entry, 0, n)
+		osfile.Prefault(osfile.Bytes(d.slab[:n]))
 	}
 	d.slab = d.slab[:len(d.slab)+1]
 	return &d.slab[len(d.slab)-1]
