@@ -109,6 +109,9 @@ var (
 )
 
 func cachedStem(w string) string {
+	if !stemmable(w) { // most distinct words of a large memory: numbers and ids
+		return w
+	}
 	stemMu.Lock()
 	defer stemMu.Unlock()
 	if s, ok := stemCache[w]; ok {

@@ -498,7 +498,7 @@ func (l *segmentLoad) addPrior(sg *segment) {
 		return
 	}
 	if l.counted == nil {
-		l.counted = map[string]lineCount{}
+		l.counted = make(map[string]lineCount, min(sg.notes.n, maxPieceMemo))
 	}
 	for i := 0; i < sg.notes.n && len(l.counted) < maxPieceMemo; i++ {
 		l.counted[recs[sg.notes.recOff[i]:sg.notes.recOff[i+1]]] = lineCount{sg.tok.line[i], sg.tok.ref[i]}

@@ -5,13 +5,8 @@ package inject
 // 1980). Words with other characters and words of up to two letters are
 // returned unchanged.
 func Stem(w string) string {
-	if len(w) <= 2 {
+	if !stemmable(w) {
 		return w
-	}
-	for i := 0; i < len(w); i++ {
-		if w[i] < 'a' || w[i] > 'z' {
-			return w
-		}
 	}
 	s := stemmer{b: []byte(w)}
 	s.k = len(s.b) - 1
@@ -24,6 +19,20 @@ func Stem(w string) string {
 		s.step5()
 	}
 	return string(s.b[:s.k+1])
+}
+
+// stemmable reports whether Stem may change w: a word of three or more
+// letters a-z (numbers, identifiers and other scripts are kept as they are).
+func stemmable(w string) bool {
+	if len(w) <= 2 {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 type stemmer struct {
