@@ -848,7 +848,11 @@ func commitPlan(ctx context.Context, s *mdmem.Store, in *Input, plan *Plan, msg 
 	for _, c := range plan.Consumed {
 		tx.Consume(c, outcome[c])
 	}
-	return tx.Commit(ctx, msg)
+	commit, err := tx.Commit(ctx, msg)
+	if err == nil {
+		s.CarryChecks(ctx, tx.Base(), commit, plan.Files, in.Now)
+	}
+	return commit, err
 }
 
 func fileExists(p string) bool {

@@ -299,8 +299,10 @@ func buildIndex(c *Corpus, an Analyzer) *Index {
 	}
 	nPost := ix.PostStart[len(df)]
 	ix.PostDoc = make([]int32, nPost)
+	osfile.Prefault(osfile.Bytes(ix.PostDoc))
 	for f := range ix.PostTF {
 		ix.PostTF[f] = make([]uint16, nPost)
+		osfile.Prefault(osfile.Bytes(ix.PostTF[f]))
 	}
 	fill := df // reused: df[t] becomes the next free posting of term t
 	copy(fill, ix.PostStart[:len(df)])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/memctl/memctl/mdmem/osfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -105,7 +106,7 @@ func ReadMemoryFile(dir, rel string) ([]byte, error) {
 	if err := checkMemoryFile(dir, rel); err != nil {
 		return nil, err
 	}
-	return os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	return osfile.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 }
 
 // checkMemoryFile refuses what ReadMemoryFile refuses, without reading:

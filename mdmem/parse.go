@@ -110,7 +110,7 @@ func ParseDoc(path string, src []byte) *Doc {
 	if len(regions) > 0 {
 		src = blankRegions(src, regions)
 	}
-	d := &Doc{Path: path, Src: src, str: string(src)}
+	d := &Doc{Path: path, Src: src, str: osfile.String(src)}
 	if path != MainFile {
 		d.Topic = TopicSlug(path)
 	}
