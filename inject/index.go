@@ -482,7 +482,7 @@ func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i 
 		c.proximity(ix, p, task, scores, ok)
 	}
 	if p.Neighbor > 0 {
-		scores = c.smoothNeighbors(scores, p.Neighbor)
+		c.smoothNeighbors(scores, p.Neighbor)
 	}
 	if p.Dates {
 		c.boostDates(task, scores)
@@ -703,18 +703,16 @@ func (c *Corpus) expand(ix *Index, p RankParams, q []qterm, top []Hit) []qterm {
 // note, when the neighbour is in the same file and has the same creation
 // date (notes written from one session tend to be needed together). A
 // corpus read from the cache is smoothed segment by segment: notes of
-// different segments are in different files. It smooths scores in place
-// and returns them.
-func (c *Corpus) smoothNeighbors(scores []float64, mu float64) []float64 {
+// different segments are in different files. It smooths scores in place.
+func (c *Corpus) smoothNeighbors(scores []float64, mu float64) {
 	if lz := c.lz; lz != nil {
 		for k, p := range lz.parts {
 			a, b := lz.start[k], lz.start[k+1]
 			smooth(scores[a:b], mu, p.session)
 		}
-		return scores
+		return
 	}
 	smooth(scores, mu, c.sessions())
-	return scores
 }
 
 // sessions numbers the parsed notes' sessions as the cache does
