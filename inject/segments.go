@@ -314,16 +314,19 @@ func loadSegments(ctx context.Context, v *mdmem.ReadView, dir string, cnt Counte
 	old := readManifest(dir)
 	l := &segmentLoad{ctx: ctx, v: v, dir: dir, cnt: cnt, files: files, key: key,
 		at: make([]*segment, len(key)), hashes: make([][]byte, len(key))}
-	// The kept segments are opened while the changed files are parsed
-	// into new ones; the files of a kept segment that fails its checks
-	// are parsed after.
+	// The kept segments are opened, and the replaced ones read for their
+	// counts, while the changed files are parsed into new ones; the files
+	// of a kept segment that fails its checks are parsed after.
 	kept := l.keep(old)
+	l.replacedRead = make(chan struct{})
+	go l.readReplaced()
 	opened := make(chan []*segment, 1)
 	go func() { opened <- l.open(kept) }()
 	err = l.build()
 	if l.place(kept, <-opened) && err == nil {
 		err = l.build()
 	}
+	<-l.replacedRead // sameIDs reads them
 	if err != nil {
 		return nil, err
 	}
@@ -364,6 +367,11 @@ type segmentLoad struct {
 	prior    *tokTable
 	counted  map[string]lineCount // the replaced segments' notes' counts, by their records
 	replaced []*segment           // the old manifest's segments not kept, that could be read
+	// toReplace are the old manifest's segments not kept; readReplaced
+	// reads them into replaced, prior and counted, then closes
+	// replacedRead.
+	toReplace    []segmentRef
+	replacedRead chan struct{}
 	heads    tokHeads             // the segments' token table heads, each decoded once
 }
 
@@ -406,10 +414,7 @@ func (l *segmentLoad) keep(old *manifest) []keptSegment {
 		}
 		if !ok {
 			l.changed = true
-			if sg := loadSegment(l.ctx, l.dir, ref.Name, &l.heads, ref.Checked); sg != nil { // for its chunk counts and ids
-				l.addPrior(sg)
-				l.replaced = append(l.replaced, sg)
-			}
+			l.toReplace = append(l.toReplace, ref)
 			continue
 		}
 		kept = append(kept, keptSegment{name: ref.Name, at: at, key: fk, checked: ref.Checked})
@@ -470,6 +475,19 @@ func (l *segmentLoad) anyCovered(at, n int) bool {
 		}
 	}
 	return false
+}
+
+// readReplaced reads the old manifest's segments keep did not keep, in
+// order, for their chunk counts and ids (addPrior, sameIDs); it runs while
+// the changed files are read and parsed, and closes l.replacedRead.
+func (l *segmentLoad) readReplaced() {
+	defer close(l.replacedRead)
+	for _, ref := range l.toReplace {
+		if sg := loadSegment(l.ctx, l.dir, ref.Name, &l.heads, ref.Checked); sg != nil {
+			l.addPrior(sg)
+			l.replaced = append(l.replaced, sg)
+		}
+	}
 }
 
 // addPrior keeps a replaced segment's token counts (fixed strings, digits,
@@ -563,6 +581,7 @@ func (l *segmentLoad) buildSegment(i, j int) (*segment, error) {
 	// and the notes' sections are written.
 	built := make(chan *Index, 1)
 	go func() { built <- buildIndex(c, Rankers[DefaultRanker].An) }()
+	<-l.replacedRead // the replaced segments' counts
 	c.tok = segmentTokens(c, l.cnt, l.prior, l.counted)
 	name, err := writeSegment(l.ctx, l.dir, corpusSource(l.key[i:j], c, func() *Index { return <-built }))
 	if err != nil {
