@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/memctl/memctl/mdmem/osfile"
 )
 
 // Conflict markers: a person's own `git pull` (or merge, rebase, stash
@@ -199,12 +201,8 @@ func (s *Store) CheckConflicts() error {
 		files = append(files, TopicPath(slug))
 	}
 	for _, rel := range files {
-		src, err := ReadMemoryFile(s.Dir, rel)
-		if err != nil {
-			continue // missing, or refused (a symbolic link, too large): the writer's own read says so
-		}
-		if marks, _ := findConflicts(src); len(marks) > 0 {
-			e.Markers = append(e.Markers, ConflictMarker{File: rel, Line: marks[0].line, Marker: marks[0].marker})
+		if m, ok := s.firstConflict(rel); ok {
+			e.Markers = append(e.Markers, m)
 		}
 	}
 	if e.Unmerged, err = s.unmergedPaths(); err != nil {
@@ -214,6 +212,39 @@ func (s *Store) CheckConflicts() error {
 		return nil
 	}
 	return e
+}
+
+// firstConflict returns the first conflict marker of a memory file. The
+// file is scanned through a read-only mapping, not copied: every write
+// takes the lock, which scans every file. A file that is missing or
+// refused (a symbolic link, too large) has none here: the writer's own
+// read says so.
+func (s *Store) firstConflict(rel string) (ConflictMarker, bool) {
+	if checkMemoryFile(s.Dir, rel) != nil {
+		return ConflictMarker{}, false
+	}
+	f, err := os.Open(filepath.Join(s.Dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return ConflictMarker{}, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+		return ConflictMarker{}, false
+	}
+	src, unmap, err := osfile.Map(f, fi.Size())
+	if err != nil {
+		if src, err = ReadMemoryFile(s.Dir, rel); err != nil {
+			return ConflictMarker{}, false
+		}
+		unmap = func() {}
+	}
+	defer unmap()
+	marks, _ := findConflicts(src)
+	if len(marks) == 0 {
+		return ConflictMarker{}, false
+	}
+	return ConflictMarker{File: rel, Line: marks[0].line, Marker: marks[0].marker}, true
 }
 
 // unmergedPaths returns the memory-relative paths git's index holds at a
