@@ -75,3 +75,28 @@ func TestVocabStepRanksANoteWrittenInOtherWords(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifierWordsAreNotTerms: "kind of", "type of", "sort of" in a
+// task say what sort of answer is wanted, so a note holding "kind" or
+// "type" is not a match; the words still count elsewhere.
+func TestClassifierWordsAreNotTerms(t *testing.T) {
+	c := loadMem(t, map[string]string{"topics/db.md": "# DB\n\n" +
+		"- [fact-001] The orders table has a btree index (conversation · 2023-07-15)\n" +
+		"- [fact-002] The type checker runs in CI (conversation · 2023-07-16)\n" +
+		"- [fact-003] Mel is kind to the new hires (conversation · 2023-07-17)\n"})
+	for _, tc := range []struct{ task, want string }{
+		{"What type of index does the orders table use?", "fact-001"},
+		{"What kind of index is it, what sort of table?", "fact-001"},
+		{"Which kinds of index, which types of table?", "fact-001"},
+		{"When does the type checker run?", "fact-002"},
+		{"Is Mel kind?", "fact-003"},
+	} {
+		var got []string
+		for _, h := range c.Rank(Rankers[DefaultRanker], tc.task, nil, nil) {
+			got = append(got, c.Note(h.Doc).ID)
+		}
+		if fmt.Sprint(got) != "["+tc.want+"]" {
+			t.Errorf("%q: hits %v, want [%s]", tc.task, got, tc.want)
+		}
+	}
+}
