@@ -34,13 +34,14 @@ func TestVocabTermsStandForTheTasksWordsInTheMemorysForm(t *testing.T) {
 			"Who went with her grandma and her grandmother?", "[]"},
 		{"a synonym beside the word the memory holds, at half weight",
 			"Which kids went to the workshop?", "[children:0.5]"},
-		{"two words the memory writes as one", "Where did the road trip go?", "[roadtrip:0.5]"},
+		{"two words the memory writes as one", "Where did the road trip go?", "[roadtrip:0.5 went:1]"},
 		{"one word the memory writes as two", "What grows in the backgarden?", "[back:0.5 garden:0.5]"},
 		{"a short form of a topic's name", "What did Mel make?", "[melani:1]"},
 		{"a short form two topics begin with: none", "What does Bo repair?", "[]"},
 		{"a slug of several words is not a name's long form", "What does Meliss play?", "[]"},
 		{"a short form at a sentence's start is not taken for a name", "Mel made what?", "[]"},
 		{"a word the memory holds is left alone", "Did Melanie visit the canyon?", "[]"},
+		{"another form of an irregular verb, for a form the memory lacks", "Who did Melanie take to the workshop?", "[took:1]"},
 		{"no match anywhere: nothing added", "What is the capital of Peru?", "[]"},
 	} {
 		held := map[string]bool{}
