@@ -18,6 +18,7 @@ var jsonVolatile = []struct {
 	{regexp.MustCompile(`\b[0-9a-f]{40}\b`), "<commit>"},
 	{regexp.MustCompile(`\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`), "<time>"},
 	{regexp.MustCompile(`\d{4}-\d\d-\d\d`), "<date>"},
+	{regexp.MustCompile(`(\\n)\d\d-\d\d([: ])`), "$1<day>$2"}, // a date line without the year
 	{regexp.MustCompile(`("[a-z0-9_]*(_seconds|_ms)": )[0-9.e+-]+`), "${1}0"},
 	{regexp.MustCompile(`("(version|go_version|platform)": )"[^"]*"`), `$1"<build>"`},
 }

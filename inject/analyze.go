@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"regexp"
 	"strings"
 	"sync"
 	"unicode"
@@ -157,3 +158,14 @@ let yet via per`) {
 	}
 	return m
 }()
+
+// classifier matches "kind of", "type of", "sort of" (and plurals): in a
+// task ("What kind of music does Mel like?", "which type of index") they
+// say what sort of answer is wanted, not what it is about, and a note
+// holding "kind" or "type" is no nearer to it.
+var classifier = regexp.MustCompile(`(?i)\b(?:kinds?|types?|sorts?)\s+of\b`)
+
+// withoutClassifiers is the task without its classifier phrases.
+func withoutClassifiers(task string) string {
+	return classifier.ReplaceAllLiteralString(task, " ")
+}

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,9 @@ func randomFiles(rng *rand.Rand, n, m int) map[string]string {
 	return files
 }
 
+// yearless finds a date line without the year (01-05:, 01-05 (old):).
+var yearless = regexp.MustCompile(`\n[0-9]{2}-[0-9]{2}[: ]`)
+
 // TestCachedCountsMatch: inject on a cached memory, with the token counts
 // stored at the cache build, gives the same bytes and counts as counting
 // every line, and never loads the tokenizer.
@@ -73,7 +77,7 @@ func TestCachedCountsMatch(t *testing.T) {
 	ctx := context.Background()
 	seen := map[string]int{}
 	defer func() {
-		for _, s := range []string{"old):", "Not shown:", " more.\n", ":", " (scope)"} {
+		for _, s := range []string{"old):", "Not shown:", " more.\n", ":", " (scope)", "01-05:"} {
 			if seen[s] == 0 {
 				t.Errorf("no block had %q: the test does not cover it", s)
 			}
@@ -106,7 +110,9 @@ func TestCachedCountsMatch(t *testing.T) {
 				o.MaxChars = []int{0, 0, 500}[rng.Intn(3)]
 				o.CoreMaxLines = rng.Intn(40)
 				o.StaleDays = []int{0, 1, 30, 90, 400}[rng.Intn(5)]
-				o.Now = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, rng.Intn(4000))
+				// From the notes' first year on: date lines with and
+				// without the year (the today line's).
+				o.Now = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, rng.Intn(4000))
 				o.Task = []string{"order cache redis slow report 缓存", "kafka deploy", "", "fence ``` header"}[rng.Intn(4)]
 				o.Scopes = [][]string{nil, {"all"}}[rng.Intn(2)]
 				o.Counter = fresh
@@ -134,6 +140,9 @@ func TestCachedCountsMatch(t *testing.T) {
 				}
 				if strings.Contains(got.Block, ".md:") {
 					seen[":"]++
+				}
+				if yearless.MatchString(got.Block) {
+					seen["01-05:"]++
 				}
 				if got.Block != "" && ref.Count(got.Block) != got.UsedTokens {
 					t.Fatalf("%s: summed %d, whole block %d", name, got.UsedTokens, ref.Count(got.Block))

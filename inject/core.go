@@ -36,7 +36,9 @@ func (c *Corpus) coreSize(docs []int, o *Options, cnt *tokenCtx) CoreSize {
 // CoreTokens counts the tokens the core entries among entries take in a
 // block rendered with cnt at now (the date lines' staleness marks need
 // it; zero: none): the measure of core_max_tokens, which consolidate's
-// volume control keeps the core under.
+// volume control keeps the core under. Date lines are counted with their
+// year, as a block without a today line prints them (inject --write): a
+// block with one prints no more.
 func CoreTokens(entries []*mdmem.Entry, cnt Counter, now time.Time, staleDays int) int {
 	c := &Corpus{}
 	var docs []int
@@ -47,7 +49,7 @@ func CoreTokens(entries []*mdmem.Entry, cnt Counter, now time.Time, staleDays in
 		}
 	}
 	c.init()
-	o := &Options{Now: now, StaleDays: staleDays, Counter: cnt}
+	o := &Options{Now: now, NoTodayLine: true, StaleDays: staleDays, Counter: cnt}
 	return c.coreSize(docs, o, c.tokens(cnt, false)).Tokens
 }
 

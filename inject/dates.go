@@ -17,11 +17,36 @@ var monthNames = map[string]time.Month{
 	"september": 9, "sep": 9, "sept": 9, "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
 }
 
-// taskDates finds the months and years a task names: "in June", "July
-// 2023", "October 13, 2023", "in 2023". "May" (and the short names) count
-// only next to a number or after "in", "of" or "since", where they cannot
-// be a verb or another word.
-func taskDates(task string) (months map[time.Month]bool, years map[int]bool) {
+// monthDay is a day a task names without its year or with it: "16 June",
+// "June 16th", "8th of December".
+type monthDay struct {
+	m time.Month
+	d int
+}
+
+// dayNumber reads a day of the month: 1 to 31, bare or ordinal ("8th",
+// "21st").
+func dayNumber(w string) (int, bool) {
+	for _, suf := range []string{"st", "nd", "rd", "th"} {
+		if t, ok := strings.CutSuffix(w, suf); ok {
+			w = t
+			break
+		}
+	}
+	if len(w) == 0 || len(w) > 2 {
+		return 0, false
+	}
+	d, err := strconv.Atoi(w)
+	return d, err == nil && d >= 1 && d <= 31
+}
+
+// taskDates finds the months, years and days a task names: "in June",
+// "July 2023", "October 13, 2023" (a day, its month and year), "on 8th
+// of December", "in 2023". "May" (and the short names) count only next
+// to a number or after "in", "of" or "since", where they cannot be a verb
+// or another word. A day is a number of 1 to 31, bare or ordinal, just
+// before or after a month's name, or before "of" and the name.
+func taskDates(task string) (months map[time.Month]bool, years map[int]bool, days map[monthDay]bool) {
 	words := strings.FieldsFunc(strings.ToLower(task), func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
 	})
@@ -42,6 +67,21 @@ func taskDates(task string) (months map[time.Month]bool, years map[int]bool) {
 				}
 				months[m] = true
 			}
+			for _, j := range []int{i - 1, i + 1, i - 2} {
+				if j < 0 || j >= len(words) || j == i-2 && words[i-1] != "of" {
+					continue
+				}
+				if d, ok := dayNumber(words[j]); ok {
+					if days == nil {
+						days = map[monthDay]bool{}
+					}
+					days[monthDay{m, d}] = true
+					if months == nil {
+						months = map[time.Month]bool{}
+					}
+					months[m] = true
+				}
+			}
 		}
 		if len(w) == 4 && (strings.HasPrefix(w, "19") || strings.HasPrefix(w, "20")) {
 			if y, err := strconv.Atoi(w); err == nil {
@@ -52,13 +92,14 @@ func taskDates(task string) (months map[time.Month]bool, years map[int]bool) {
 			}
 		}
 	}
-	return months, years
+	return months, years, days
 }
 
 // boostDates raises the notes that already match the task and whose date
-// falls in a month (and year) the task names.
+// falls in a month (and year) the task names, and those of a day it names
+// twice as much.
 func (c *Corpus) boostDates(task string, scores []float64) {
-	months, years := taskDates(task)
+	months, years, days := taskDates(task)
 	if months == nil && years == nil {
 		return
 	}
@@ -76,6 +117,9 @@ func (c *Corpus) boostDates(task string, scores []float64) {
 		}
 		if (months == nil || months[t.Month()]) && (years == nil || years[t.Year()]) {
 			scores[d] += dateBoost * top
+			if days[monthDay{t.Month(), t.Day()}] {
+				scores[d] += dateBoost * top // the day too: one more word
+			}
 		}
 	}
 }

@@ -8,16 +8,32 @@ import (
 )
 
 func TestTaskDates(t *testing.T) {
-	for _, tc := range []struct{ task, months, years string }{
-		{"When did Melanie go camping in June?", "[June]", "[]"},
-		{"What setback did she face in October 2023?", "[October]", "[2023]"},
-		{"What did she show on October 13, 2023?", "[October]", "[2023]"},
-		{"How many times in 2023?", "[]", "[2023]"},
-		{"You may add a note about the mar key", "[]", "[]"},
-		{"Since may the cache is two-level", "[May]", "[]"},
-		{"Met on 3 May", "[May]", "[]"},
+	for _, tc := range []struct{ task, months, years, days string }{
+		{"When did Melanie go camping in June?", "[June]", "[]", "[]"},
+		{"What setback did she face in October 2023?", "[October]", "[2023]", "[]"},
+		{"What did she show on October 13, 2023?", "[October]", "[2023]", "[October 13]"},
+		{"How many times in 2023?", "[]", "[2023]", "[]"},
+		{"You may add a note about the mar key", "[]", "[]", "[]"},
+		{"Since may the cache is two-level", "[May]", "[]", "[]"},
+		{"Met on 3 May", "[May]", "[]", "[May 3]"},
+		{"What book did Tim finish on 8th December, 2023?", "[December]", "[2023]", "[December 8]"},
+		{"the 21st of June and June 2nd", "[June]", "[]", "[June 2 June 21]"},
+		{"Where was he between August 11 and August 15 2023?", "[August]", "[2023]", "[August 11 August 15]"},
+		{"Where was the picture of December 1,2023 taken?", "[December]", "[2023]", "[December 1]"},
+		{"in 40 June days, 2 weeks after June", "[June]", "[]", "[]"},
 	} {
-		m, y := taskDates(tc.task)
+		m, y, d := taskDates(tc.task)
+		var ds []string
+		for mo := time.January; mo <= time.December; mo++ {
+			for day := 1; day <= 31; day++ {
+				if d[monthDay{mo, day}] {
+					ds = append(ds, fmt.Sprint(mo, " ", day))
+				}
+			}
+		}
+		if got := "[" + strings.Join(ds, " ") + "]"; got != tc.days {
+			t.Errorf("%q: days %s, want %s", tc.task, got, tc.days)
+		}
 		var ms, ys []string
 		for mo := time.January; mo <= time.December; mo++ {
 			if m[mo] {
@@ -57,5 +73,28 @@ func TestDateBoost(t *testing.T) {
 	hits = c.Rank(Rankers[DefaultRanker], "When did Melanie go camping in July?", nil, nil)
 	if c.Note(hits[0].Doc).ID != "fact-001" {
 		t.Errorf("July note not first: %v", hits)
+	}
+}
+
+// TestDayBoost: of notes matching the words alike, the one dated the day
+// the task names ranks above one of another day of that month.
+func TestDayBoost(t *testing.T) {
+	c := loadMem(t, map[string]string{"topics/t.md": "# T\n\n" +
+		"- [fact-001] Maria shared news about her new job (conversation · 2023-06-03)\n" +
+		"- [fact-002] Maria shared news about her new gym (conversation · 2023-06-16)\n" +
+		"- [fact-003] Maria shared news about her new car (conversation · 2023-06-28)\n"})
+	for _, tc := range []struct{ task, want string }{
+		{"What news did Maria share on 16 June, 2023?", "fact-002"},
+		{"What news did Maria share on June 28th?", "fact-003"},
+		{"What news did Maria share on the 3rd of June?", "fact-001"},
+	} {
+		hits := c.Rank(Rankers[DefaultRanker], tc.task, nil, nil)
+		if len(hits) != 3 || c.Note(hits[0].Doc).ID != tc.want {
+			var got []string
+			for _, h := range hits {
+				got = append(got, c.Note(h.Doc).ID)
+			}
+			t.Errorf("%q: %v, want %s first", tc.task, got, tc.want)
+		}
 	}
 }

@@ -452,6 +452,9 @@ func (r *ranking) matches(d int) bool {
 }
 
 func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i int) bool) *ranking {
+	if p.Vocab {
+		task = withoutClassifiers(task)
+	}
 	ix := c.Index(p.An)
 	q := ix.query(task, tags)
 	if p.Vocab {

@@ -92,7 +92,8 @@ type Item struct {
 	Line    string // its rendered line, with newline
 	AgeDays int    // age in days when older than StaleDays, else -1
 	doc     int
-	day     string // its date line's date ("" in --meta mode or without a date)
+	day     string // its date, 2026-01-05 ("" in --meta mode or without a date): the order of date lines
+	dayText string // its date line's date: day, without the year when the today line says it (01-05)
 	group   string // the rest of its date line (source, staleness mark) under a heading that says none
 	mk      marks  // its marks, dated or not (none in --meta mode): what a heading may say for all
 }
@@ -244,8 +245,8 @@ func (p *packer) section(it *Item) string {
 func (p *packer) dateLine(it *Item) (tok, chars [4]int) {
 	for v := range 4 {
 		suf := it.mk.less(variantMarks(it.mk, v)).suffix()
-		tok[v] = p.cnt.group(it.day, suf)
-		chars[v] = utf8.RuneCountInString(it.day + suf)
+		tok[v] = p.cnt.group(it.dayText, suf)
+		chars[v] = utf8.RuneCountInString(it.dayText + suf)
 	}
 	return tok, chars
 }
@@ -853,6 +854,7 @@ func newItem(c *Corpus, doc int, tier string, score float64, o *Options, cnt *to
 		it.Tokens = cnt.line(doc, it.Line)
 		it.mk.src = srcMark(n.Source)
 		if it.day = dayOf(n); it.day != "" {
+			it.dayText = o.dayText(it.day)
 			it.mk.stale = it.AgeDays >= 0
 			it.group = it.mk.suffix()
 		}

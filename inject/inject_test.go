@@ -127,10 +127,10 @@ func TestInjectBasic(t *testing.T) {
 	if !strings.Contains(r.Block, "\n2025-01-05 (old):\npref-002 Answers in English, short\n") {
 		t.Errorf("stale mark missing:\n%s", r.Block)
 	}
-	if !strings.Contains(r.Block, "\n2026-01-05:\npref-001 Example code uses Python 3.11; no Python 2 syntax\n") {
+	if !strings.Contains(r.Block, "\n01-05:\npref-001 Example code uses Python 3.11; no Python 2 syntax\n") {
 		t.Errorf("fresh entry marked, or the user's own source printed:\n%s", r.Block)
 	}
-	if !strings.Contains(r.Block, "\n2026-01-03 (incident review):\nfact-032 ") {
+	if !strings.Contains(r.Block, "\n01-03 (incident review):\nfact-032 ") {
 		t.Errorf("a source other than the user's not printed:\n%s", r.Block)
 	}
 	if n := o.Counter.Count(r.Block); n != r.UsedTokens {
@@ -222,6 +222,9 @@ func TestBudgetProperty(t *testing.T) {
 			for _, budget := range []int{1, 10, 30, 45, 60, 80, 100, 150, 250, 400, 777, 1500, 4000} {
 				o := baseOpts(t)
 				o.Counter, o.Budget, o.Task = cnt, budget, "order cache redis slow report 缓存"
+				// Now in the notes' year or the next: date lines with and
+				// without the year.
+				o.Now = time.Date(2025+rng.Intn(2), time.Month(1+rng.Intn(12)), 15, 0, 0, 0, 0, time.UTC)
 				o.TopK = rng.Intn(3) * 8
 				o.L2Reserve = rng.Float64()
 				o.CoreMaxLines = rng.Intn(30)
@@ -585,7 +588,7 @@ func TestHeaderTemplate(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(r.Block, "Notes of 2026-02-01.\ntoday: 2026-02-01\n```memctl\n## Rules\n") ||
-			!strings.Contains(r.Block, "## Rules\n2026-01-08 (code review):\ncons-003 ") || o.Counter.Count(r.Block) != r.UsedTokens {
+			!strings.Contains(r.Block, "## Rules\n01-08 (code review):\ncons-003 ") || o.Counter.Count(r.Block) != r.UsedTokens {
 			t.Errorf("rules section (%d tokens, counted %d):\n%s", r.UsedTokens, o.Counter.Count(r.Block), r.Block)
 		}
 	}
@@ -684,6 +687,43 @@ func TestNoTodayLineKeepsTheBlockDateFree(t *testing.T) {
 	}
 }
 
+// TestDateLineWithoutTheTodayLinesYear: a date line of the today line's
+// year leaves the year out (01-05), one of another year keeps it, and a
+// block without a today line (inject --write) keeps every year; the
+// block's tokens are still the sum of its lines'.
+func TestDateLineWithoutTheTodayLinesYear(t *testing.T) {
+	c := sample(t)
+	for _, tc := range []struct {
+		noToday   bool
+		want, not []string
+	}{
+		{false, []string{"\n2025-01-05 (old):\npref-002 ", "\n01-05:\npref-001 ", "\n01-03 (incident review):\nfact-032 "},
+			[]string{"\n2026-01-05:", "\n2026-01-03 "}},
+		{true, []string{"\n2025-01-05 (old):\npref-002 ", "\n2026-01-05:\npref-001 ", "\n2026-01-03 (incident review):\nfact-032 "},
+			[]string{"\n01-05:", "\n01-03 "}},
+	} {
+		o := baseOpts(t)
+		o.Task, o.NoTodayLine = "fix the slow report API", tc.noToday
+		r, err := Inject(c, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(r.Block, w) {
+				t.Errorf("no today line %v: no %q:\n%s", tc.noToday, w, r.Block)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(r.Block, w) {
+				t.Errorf("no today line %v: %q:\n%s", tc.noToday, w, r.Block)
+			}
+		}
+		if n := o.Counter.Count(r.Block); n != r.UsedTokens {
+			t.Errorf("UsedTokens %d, whole block counts %d", r.UsedTokens, n)
+		}
+	}
+}
+
 // TestMarksEverySectionEntryShares: a mark every entry of a section has
 // (the source when not the user's own, "old") is printed once, on the
 // section's heading, and on none of its date lines; a section where one
@@ -695,7 +735,7 @@ func TestMarksEverySectionEntryShares(t *testing.T) {
 	}{
 		{"one agent source, some old",
 			"- [fact-001] redis cache one (session summary · 2025-06-01)\n- [fact-002] redis cache two (session summary · 2026-01-20)\n",
-			[]string{"## Retrieved (agent: session summary)", "2025-06-01 (old):", "fact-001 redis cache one", "2026-01-20:", "fact-002 redis cache two"}},
+			[]string{"## Retrieved (agent: session summary)", "2025-06-01 (old):", "fact-001 redis cache one", "01-20:", "fact-002 redis cache two"}},
 		{"one agent source, all old",
 			"- [fact-001] redis cache one (agent · 2025-06-01)\n- [fact-002] redis cache two (agent · 2025-07-01)\n",
 			[]string{"## Retrieved (agent, old)", "2025-06-01:", "fact-001 redis cache one", "2025-07-01:", "fact-002 redis cache two"}},

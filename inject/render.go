@@ -126,6 +126,20 @@ func dayOf(n *Note) string {
 	return d.UTC().Format("2006-01-02")
 }
 
+// dayText is how a date line writes day (2026-01-05): without the year,
+// 01-05, when the block's today line says that year, in full otherwise
+// (another year, no today line). The year of most notes is the today
+// line's, and it costs three of a date line's seven tokens.
+func (o *Options) dayText(day string) string {
+	if o.Now.IsZero() || o.NoTodayLine || len(day) != len("2006-01-02") {
+		return day
+	}
+	if day[:5] == o.Now.UTC().Format("2006-") {
+		return day[5:]
+	}
+	return day
+}
+
 // srcMark is how a date line names a note's source: "" for the user's own
 // statement, "agent" or "agent: session_summary" for an agent's, else
 // the source itself.
@@ -441,8 +455,8 @@ func render(items []Item, o *Options, left []LeftOut, cnt *tokenCtx) (block stri
 			}
 			if key != "" && key != prev {
 				suf := it.mk.less(shared).suffix()
-				body.WriteString(it.day + suf)
-				total += cnt.group(it.day, suf)
+				body.WriteString(it.dayText + suf)
+				total += cnt.group(it.dayText, suf)
 			}
 			prev = key
 			body.WriteString(it.Line)

@@ -136,7 +136,11 @@ func (sc *StatsCounter) Stats(recs []mdmem.UsageRecord, bad int, logEnabled bool
 	if s.Conflicting == nil {
 		s.Conflicting = []string{}
 	}
-	cs := c.coreSize(core, &o, c.tokens(o.Counter, false))
+	// The core as CoreTokens counts it (date lines with their year), the
+	// measure consolidate keeps under core_max_tokens.
+	co := o
+	co.NoTodayLine = true
+	cs := c.coreSize(core, &co, c.tokens(o.Counter, false))
 	s.Core.Entries, s.Core.Lines, s.Core.Bytes, s.Core.Tokens = cs.Entries, cs.Lines, cs.Bytes, cs.Tokens
 	if w := CoreFitWarning(cs.Tokens, o); w != "" {
 		s.Warnings = append(s.Warnings, w)

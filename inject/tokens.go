@@ -417,13 +417,23 @@ func (x *tokenCtx) digitRun(d string) (int, bool) {
 	return total, true
 }
 
-// day counts a date, 2026-01-05: digit runs and hyphens.
+// day counts a date, 2026-01-05 or, on a date line without the year,
+// 01-05: digit runs and hyphens.
 func (x *tokenCtx) day(day string) (int, bool) {
-	if x.t == nil || len(day) != 10 {
+	var parts [3]string
+	n := 0
+	switch {
+	case x.t == nil:
+		return 0, false
+	case len(day) == len("2006-01-02"):
+		parts, n = [3]string{day[:4], day[5:7], day[8:]}, 3
+	case len(day) == len("01-02"):
+		parts, n = [3]string{day[:2], day[3:]}, 2
+	default:
 		return 0, false
 	}
-	total := 2 * x.str("-")
-	for _, part := range []string{day[:4], day[5:7], day[8:]} {
+	total := (n - 1) * x.str("-")
+	for _, part := range parts[:n] {
 		k, ok := x.digitRun(part)
 		if !ok {
 			return 0, false

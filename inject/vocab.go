@@ -16,6 +16,8 @@ import (
 //
 //   - a word in other everyday words of the same meaning (mdmem/lexicon:
 //     "kids" and "children", "grandma" and "grandmother");
+//   - another form of an irregular verb ("make" and "made", "go" and
+//     "went"), which the stemmer cannot bring together;
 //   - a compound written as one word or two ("roadtrip", "road trip");
 //   - a short form of a name the memory files a topic under ("Mel" for
 //     the topic "melanie").
@@ -54,6 +56,9 @@ func (c *Corpus) vocabTerms(ix *Index, task string, held map[string]bool) map[st
 	for i, w := range words {
 		t := ix.An.term(w)
 		for _, o := range lexicon.Synonyms(w) {
+			add(o, weight(t))
+		}
+		for _, o := range lexicon.Forms(w) { // "make" → "made"
 			add(o, weight(t))
 		}
 		if i+1 < len(words) && t != "" && ix.An.term(words[i+1]) != "" {

@@ -34,13 +34,14 @@ func TestVocabTermsStandForTheTasksWordsInTheMemorysForm(t *testing.T) {
 			"Who went with her grandma and her grandmother?", "[]"},
 		{"a synonym beside the word the memory holds, at half weight",
 			"Which kids went to the workshop?", "[children:0.5]"},
-		{"two words the memory writes as one", "Where did the road trip go?", "[roadtrip:0.5]"},
+		{"two words the memory writes as one", "Where did the road trip go?", "[roadtrip:0.5 went:1]"},
 		{"one word the memory writes as two", "What grows in the backgarden?", "[back:0.5 garden:0.5]"},
 		{"a short form of a topic's name", "What did Mel make?", "[melani:1]"},
 		{"a short form two topics begin with: none", "What does Bo repair?", "[]"},
 		{"a slug of several words is not a name's long form", "What does Meliss play?", "[]"},
 		{"a short form at a sentence's start is not taken for a name", "Mel made what?", "[]"},
 		{"a word the memory holds is left alone", "Did Melanie visit the canyon?", "[]"},
+		{"another form of an irregular verb, for a form the memory lacks", "Who did Melanie take to the workshop?", "[took:1]"},
 		{"no match anywhere: nothing added", "What is the capital of Peru?", "[]"},
 	} {
 		held := map[string]bool{}
@@ -72,6 +73,31 @@ func TestVocabStepRanksANoteWrittenInOtherWords(t *testing.T) {
 		p.Vocab = false
 		if hits := c.Rank(p, tc.task, nil, nil); len(hits) > 0 && c.Note(hits[0].Doc).ID == tc.want {
 			t.Errorf("%q: %s ranks first without the vocabulary step too: the test shows nothing", tc.task, tc.want)
+		}
+	}
+}
+
+// TestClassifierWordsAreNotTerms: "kind of", "type of", "sort of" in a
+// task say what sort of answer is wanted, so a note holding "kind" or
+// "type" is not a match; the words still count elsewhere.
+func TestClassifierWordsAreNotTerms(t *testing.T) {
+	c := loadMem(t, map[string]string{"topics/db.md": "# DB\n\n" +
+		"- [fact-001] The orders table has a btree index (conversation · 2023-07-15)\n" +
+		"- [fact-002] The type checker runs in CI (conversation · 2023-07-16)\n" +
+		"- [fact-003] Mel is kind to the new hires (conversation · 2023-07-17)\n"})
+	for _, tc := range []struct{ task, want string }{
+		{"What type of index does the orders table use?", "fact-001"},
+		{"What kind of index is it, what sort of table?", "fact-001"},
+		{"Which kinds of index, which types of table?", "fact-001"},
+		{"When does the type checker run?", "fact-002"},
+		{"Is Mel kind?", "fact-003"},
+	} {
+		var got []string
+		for _, h := range c.Rank(Rankers[DefaultRanker], tc.task, nil, nil) {
+			got = append(got, c.Note(h.Doc).ID)
+		}
+		if fmt.Sprint(got) != "["+tc.want+"]" {
+			t.Errorf("%q: hits %v, want [%s]", tc.task, got, tc.want)
 		}
 	}
 }

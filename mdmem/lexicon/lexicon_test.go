@@ -41,3 +41,37 @@ func TestEveryWordIsInOneGroup(t *testing.T) {
 		}
 	}
 }
+
+func TestFormsOfIrregularVerbs(t *testing.T) {
+	for _, tc := range []struct {
+		word  string
+		forms []string
+	}{
+		{"went", []string{"go", "gone"}},
+		{"go", []string{"went", "gone"}},
+		{"made", []string{"make"}},
+		{"bought", []string{"buy"}},
+		{"walked", nil}, // regular: the stemmer's
+		{"left", nil},   // also a direction
+		{"Went", nil},   // lower-case words only
+	} {
+		if got := Forms(tc.word); !slices.Equal(got, tc.forms) {
+			t.Errorf("Forms(%q) = %q, want %q", tc.word, got, tc.forms)
+		}
+	}
+}
+
+func TestEveryVerbFormIsInOneVerb(t *testing.T) {
+	seen := map[string]bool{}
+	for _, v := range verbs {
+		if len(v) < 2 {
+			t.Errorf("verb %q has one form", v)
+		}
+		for _, w := range v {
+			if seen[w] {
+				t.Errorf("%q is a form of two verbs", w)
+			}
+			seen[w] = true
+		}
+	}
+}
