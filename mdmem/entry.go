@@ -126,7 +126,19 @@ func splitID(id string) (string, int, bool) {
 
 // FormatID renders an id with at least three digits: ("dec", 14) → "dec-014".
 func FormatID(prefix string, n int) string {
-	return fmt.Sprintf("%s-%03d", prefix, n)
+	if n < 0 {
+		return fmt.Sprintf("%s-%03d", prefix, n)
+	}
+	// fmt's "%s-%03d" without fmt: an import formats a million ids.
+	b := make([]byte, 0, len(prefix)+11)
+	b = append(append(b, prefix...), '-')
+	switch {
+	case n < 10:
+		b = append(b, '0', '0')
+	case n < 100:
+		b = append(b, '0')
+	}
+	return string(strconv.AppendInt(b, int64(n), 10))
 }
 
 // Global reports whether the entry has no scope (visible in every scope).

@@ -325,7 +325,7 @@ func printable(b []byte) bool {
 // when the pieces together, and not each alone, are a word the patterns
 // use ("pre vious" → "previous").
 func joinSplitWords(n string) string {
-	if !hasWordPrefix(n) || !mayJoin(n) {
+	if !mayJoin(n) {
 		return n
 	}
 	words := strings.Fields(n)
@@ -382,27 +382,37 @@ func spaced(s string) string {
 }
 
 // mayJoin reports whether joinSplitWords would join words of n: whether a
+// word of n is one of wordPrefixes (joinSplitWords' first test), and a
 // word that may start a join (not a detector word; one of wordPrefixes,
 // or a single letter) and the one or two after it spell a detector word
-// of 6 bytes or more. It allocates nothing (most texts join nothing).
+// of 6 bytes or more. It reads n once, looks each word up once, and
+// allocates nothing (most texts join nothing).
 func mayJoin(n string) bool {
-	var spans [48][2]int
+	type word struct {
+		start, end int
+		kind       uint8 // wordKind
+	}
+	var spans [48]word
 	words := spans[:0]
+	prefix := false
 	eachField(n, func(start, end int) bool {
-		words = append(words, [2]int{start, end})
+		k := wordKind(n[start:end])
+		prefix = prefix || k&kindPrefix != 0
+		words = append(words, word{start, end, k})
 		return true
 	})
-	dw, prefixes := detectorWords(), wordPrefixes()
+	if !prefix {
+		return false
+	}
 	var buf [64]byte
 	for i, w := range words {
-		word := n[w[0]:w[1]]
-		if dw[word] || len(word) >= 2 && !prefixes[word] {
+		if w.kind&kindDetector != 0 || w.end-w.start >= 2 && w.kind&kindPrefix == 0 {
 			continue
 		}
-		j := append(buf[:0], word...)
+		j := append(buf[:0], n[w.start:w.end]...)
 		for k := 1; k <= 2 && i+k < len(words); k++ {
-			j = append(j, n[words[i+k][0]:words[i+k][1]]...)
-			if len(j) >= 6 && dw[string(j)] {
+			j = append(j, n[words[i+k].start:words[i+k].end]...)
+			if len(j) >= 6 && wordKind(string(j))&kindDetector != 0 {
 				return true
 			}
 		}
@@ -410,17 +420,50 @@ func mayJoin(n string) bool {
 	return false
 }
 
-// hasWordPrefix reports whether a word of n (as strings.Fields splits
-// it) is one of wordPrefixes, without splitting n.
-func hasWordPrefix(n string) bool {
-	prefixes := wordPrefixes()
-	found := false
-	eachField(n, func(start, end int) bool {
-		found = prefixes[n[start:end]]
-		return !found
-	})
-	return found
+// What wordKind says of a word.
+const (
+	kindDetector = 1 << iota // one of detectorWords
+	kindPrefix               // one of wordPrefixes
+)
+
+// wordKind says whether w is one of detectorWords and whether it is one
+// of wordPrefixes. Both hold words of 2 to wordKinds' longest bytes of
+// ASCII lower-case letters only, so another word is neither without a
+// look-up: most words of a text.
+func wordKind(w string) uint8 {
+	k := wordKinds()
+	if len(w) < 2 || len(w) > k.longest {
+		return 0
+	}
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c < 'a' || c > 'z' {
+			return 0
+		}
+	}
+	return k.kinds[w]
 }
+
+// wordKinds maps the words of detectorWords and wordPrefixes to their
+// wordKind, with the length of the longest.
+var wordKinds = sync.OnceValue(func() struct {
+	kinds   map[string]uint8
+	longest int
+} {
+	k := map[string]uint8{}
+	longest := 0
+	for w := range detectorWords() {
+		k[w] |= kindDetector
+		longest = max(longest, len(w))
+	}
+	for w := range wordPrefixes() {
+		k[w] |= kindPrefix
+		longest = max(longest, len(w))
+	}
+	return struct {
+		kinds   map[string]uint8
+		longest int
+	}{k, longest}
+})
 
 // eachField calls f with the bounds of each word of n, as strings.Fields
 // splits it (unicode.IsSpace), without allocating, until f returns false.

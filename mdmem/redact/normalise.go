@@ -79,7 +79,7 @@ func tokenRun(s string, i, d int) int {
 // and stands between two token bytes is removed too, so a key wrapped
 // over two lines reads as one; with joinSpaces, also a single space
 // between two long runs of token bytes, so a key split by a space does.
-func normalise(text string, mode int) *normText {
+func normalise(text string, mode int) normText {
 	join := mode != joinNone
 	ascii, plain := true, true
 	for i := 0; i < len(text) && plain; i++ {
@@ -93,7 +93,7 @@ func normalise(text string, mode int) *normText {
 		}
 	}
 	if plain && (ascii || norm.NFKC.IsNormalString(text)) {
-		return &normText{s: text, size: len(text)} // already in normal form
+		return normText{s: text, size: len(text)} // already in normal form
 	}
 	var b strings.Builder
 	b.Grow(len(text))
@@ -135,7 +135,7 @@ func normalise(text string, mode int) *normText {
 		}
 		i += size
 	}
-	return &normText{s: b.String(), off: off, size: len(text)}
+	return normText{s: b.String(), off: off, size: len(text)}
 }
 
 // Normalise returns text in NFKC form with hidden characters (see Hidden)

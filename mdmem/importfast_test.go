@@ -1,0 +1,54 @@
+package mdmem
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// FormatID builds ids without fmt; it must give fmt's "%s-%03d" for every
+// number, at each width and at the bounds.
+func TestFormatIDGivesWhatSprintfGives(t *testing.T) {
+	ns := []int{0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 12345, MaxIDNumber - 1, MaxIDNumber, MaxIDNumber + 1, -1, -12, -1000}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		ns = append(ns, r.IntN(MaxIDNumber+1))
+	}
+	for _, p := range []string{"fact", "dec", "a", ""} {
+		for _, n := range ns {
+			if got, want := FormatID(p, n), fmt.Sprintf("%s-%03d", p, n); got != want {
+				t.Fatalf("FormatID(%q, %d) = %q, want %q", p, n, got, want)
+			}
+		}
+	}
+}
+
+// presentKey hashes the normalised text from a buffer of its own; the key
+// must be the hash of what the plain definition gives, for ASCII and
+// other text, any case, white space and trailing punctuation.
+func TestPresentKeyIsTheHashOfTheNormalisedText(t *testing.T) {
+	plain := func(category, content string) textKey {
+		h := sha256.Sum256([]byte(category + "\x00" + strings.TrimRight(strings.ToLower(OneLine(content)), ".!;:,")))
+		return textKey(h[:16])
+	}
+	texts := []string{"", ".", "...!", "Hello World.", "  Two  spaces\tand a tab ;", "ÄÖÜ straße İstanbul ΣΑΣ.",
+		"Ünïcode, then punctuation,,", strings.Repeat("Long text ", 60) + "!", "ends in a letter", "K\u212aelvin sign"}
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []rune("aZ .!;:,\t\nÄé\u0130\u212a1")
+	for range 3000 {
+		rs := make([]rune, r.IntN(40))
+		for i := range rs {
+			rs[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		texts = append(texts, string(rs))
+	}
+	for _, cat := range []string{"note", "preference", ""} {
+		for _, s := range texts {
+			if got, want := presentKey(cat, s), plain(cat, s); got != want {
+				t.Fatalf("presentKey(%q, %q) differs from the hash of the normalised text", cat, s)
+			}
+		}
+	}
+}
