@@ -7,11 +7,16 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"math"
 	"os"
+	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // splice replaces Src[start:end] with text. Inserts have start == end.
@@ -793,8 +798,9 @@ type Created struct {
 
 // ChangedLoad is Changed with the files the edit creates apart, as
 // loaders: with a spill (SpillTo), each is read back from it when loaded,
-// so a large import holds one file at a time. The checks are Changed's,
-// the final one (verify) loading each created file in turn.
+// so a large import holds a file per core at a time. The checks are
+// Changed's, the final one (verify) loading each created file in turn on
+// one of the cores.
 func (ed *Editor) ChangedLoad() (map[string][]byte, map[string]Created, error) {
 	if ed.spill != nil && ed.spill.err != nil {
 		return nil, nil, fmt.Errorf("edit spill: %w", ed.spill.err)
@@ -843,14 +849,59 @@ func (ed *Editor) ChangedLoad() (map[string][]byte, map[string]Created, error) {
 	return out, created, ed.verify(out, created)
 }
 
+// verifyCreated checks that each created file holds the entries inserted
+// into it, in order, and nothing else: by the hash of their ids'
+// sequence, so that a large import holds no list of them. The files are
+// independent: they are read back and parsed on every core, a file per
+// core at a time. The error is that of the first file, by path, that
+// fails.
+func verifyCreated(created map[string]Created) error {
+	paths := slices.Sorted(maps.Keys(created))
+	errs := make([]error, len(paths))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(paths)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(paths); i = int(next.Add(1)) - 1 {
+				errs[i] = verifyCreatedFile(paths[i], created[paths[i]])
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verifyCreatedFile is verifyCreated of one file.
+func verifyCreatedFile(path string, c Created) error {
+	data, err := c.Load()
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	for _, e := range ParseDoc(path, data).Entries {
+		addIDToSeq(h, e.ID)
+	}
+	if !bytes.Equal(h.Sum(nil), c.ids) {
+		return fmt.Errorf("internal error: edit would leave %s without the entries inserted into it, or with others; nothing written", path)
+	}
+	return nil
+}
+
 // verify re-parses the changed files and checks that the entries are
 // exactly those expected: every entry not removed is still there once, and
 // every inserted one is there. It is the last guard against an edit that
 // would lose or duplicate a memory.
 //
 // It keeps one count per id (expected copies minus copies found) and
-// parses one changed file at a time, so a large import holds a single
-// parsed file, not all of them.
+// parses one changed file at a time (a created file per core), so a
+// large import holds a parsed file or two, not all of them.
 func (ed *Editor) verify(out map[string][]byte, created map[string]Created) error {
 	n := len(ed.inserted)
 	for _, d := range ed.m.Docs() {
@@ -879,21 +930,8 @@ func (ed *Editor) verify(out map[string][]byte, created map[string]Created) erro
 			diff[e.ID]--
 		}
 	}
-	// A created file holds the entries inserted into it, in order, and
-	// nothing else: checked by the hash of their ids' sequence, so that a
-	// large import holds no list of them.
-	for path, c := range created {
-		data, err := c.Load()
-		if err != nil {
-			return err
-		}
-		h := sha256.New()
-		for _, e := range ParseDoc(path, data).Entries {
-			addIDToSeq(h, e.ID)
-		}
-		if !bytes.Equal(h.Sum(nil), c.ids) {
-			return fmt.Errorf("internal error: edit would leave %s without the entries inserted into it, or with others; nothing written", path)
-		}
+	if err := verifyCreated(created); err != nil {
+		return err
 	}
 	for id, n := range diff {
 		switch {
