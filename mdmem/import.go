@@ -49,6 +49,9 @@ type ImportOptions struct {
 	// AllowDuplicates imports a line even when an entry of its category
 	// already holds its text.
 	AllowDuplicates bool
+	// Lines is how many candidates next yields, if known (0: not known):
+	// the tables that grow with each line are sized for them up front.
+	Lines int
 }
 
 // ImportFold is one folded import line.
@@ -95,7 +98,7 @@ func (s *Store) ImportStream(ctx context.Context, opts ImportOptions, next func(
 		return nil, err
 	}
 	defer unlock()
-	run, err := s.newImportRun(ctx)
+	run, err := s.newImportRun(ctx, opts.Lines)
 	if err != nil {
 		return nil, err
 	}
@@ -217,8 +220,9 @@ func isASCIIText(s string) bool {
 type textKey [16]byte
 
 // newImportRun commits a person's uncommitted edits, then loads the
-// memory and the id state the import writes on.
-func (s *Store) newImportRun(ctx context.Context) (*importRun, error) {
+// memory and the id state the import writes on, with room for lines
+// more entries.
+func (s *Store) newImportRun(ctx context.Context, lines int) (*importRun, error) {
 	he, err := s.CommitHandEdits(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("commit hand edits: %w", err)
@@ -237,12 +241,14 @@ func (s *Store) newImportRun(ctx context.Context) (*importRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	entries := mem.Entries()
 	r := &importRun{
 		s: s, ed: mem.Edit(), alloc: NewIDAllocator(st, mem),
 		res:    &ImportResult{Places: map[string]int{}},
-		titled: map[string]bool{}, payloads: pendingPayloads(mem), present: map[textKey]int32{},
+		titled: map[string]bool{}, payloads: pendingPayloads(mem), present: make(map[textKey]int32, lines+len(entries)),
 	}
-	for _, e := range mem.Entries() {
+	r.ids.packed = make([]uint64, 0, lines)
+	for _, e := range entries {
 		if e.ID != "" {
 			r.old = append(r.old, e.ID)
 			r.present[presentKey(e.Category, e.Content)] = int32(-len(r.old))
