@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FormatID builds ids without fmt; it must give fmt's "%s-%03d" for every
@@ -49,6 +50,30 @@ func TestPresentKeyIsTheHashOfTheNormalisedText(t *testing.T) {
 			if got, want := presentKey(cat, s), plain(cat, s); got != want {
 				t.Fatalf("presentKey(%q, %q) differs from the hash of the normalised text", cat, s)
 			}
+		}
+	}
+}
+
+// FormatTime keeps the text of the last instant it formatted; whatever
+// the order of the calls, each text must be that of its own instant.
+func TestFormatTimeGivesEachInstantItsText(t *testing.T) {
+	plain := func(t time.Time) string {
+		t = t.UTC()
+		if t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 && t.Nanosecond() == 0 {
+			return t.Format("2006-01-02")
+		}
+		return t.Format(time.RFC3339)
+	}
+	now := time.Now()
+	paris := time.FixedZone("CET", 3600)
+	times := []time.Time{{}, now, now.Round(0), now.Add(time.Second), now.In(paris),
+		time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), time.Date(2026, 1, 2, 0, 0, 0, 0, paris),
+		time.Date(2026, 1, 2, 0, 0, 0, 1, time.UTC), time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 2000 {
+		tm := times[r.IntN(len(times))]
+		if got, want := FormatTime(tm), plain(tm); got != want {
+			t.Fatalf("FormatTime(%v) = %q, want %q", tm, got, want)
 		}
 	}
 }
