@@ -257,6 +257,18 @@ func TestWordKindIsTheMapsAnswer(t *testing.T) {
 		if len(w) < 2 || len(w) > k.longest || strings.Trim(w, "abcdefghijklmnopqrstuvwxyz") != "" {
 			t.Fatalf("%q is a detector word or prefix outside wordKind's shortcut", w)
 		}
+		if !k.filter.has(fnv1a(w)) {
+			t.Fatalf("%q is a detector word or prefix the filter does not hold", w)
+		}
+	}
+	filtered := 0
+	for _, w := range strings.Fields("seed note about subject and widget for the scale benchmark deploys run on fridays user prefers dark mode") {
+		if wordKind(w) == 0 && !k.filter.has(fnv1a(w)) {
+			filtered++
+		}
+	}
+	if filtered == 0 {
+		t.Error("the filter answers no word of plain prose: it saves no look-up")
 	}
 	words := []string{"", "a", "pre", "Pre", "previous", "previou", "instructions", "é", "x1", "ignore", "ign0re"}
 	for w := range k.kinds {

@@ -435,34 +435,61 @@ func wordKind(w string) uint8 {
 	if len(w) < 2 || len(w) > k.longest {
 		return 0
 	}
+	h := uint32(2166136261) // FNV-1a, for the filter
 	for i := 0; i < len(w); i++ {
-		if c := w[i]; c < 'a' || c > 'z' {
+		c := w[i]
+		if c < 'a' || c > 'z' {
 			return 0
 		}
+		h = (h ^ uint32(c)) * 16777619
+	}
+	if !k.filter.has(h) { // no word of the map has this hash
+		return 0
 	}
 	return k.kinds[w]
 }
 
-// wordKinds maps the words of detectorWords and wordPrefixes to their
-// wordKind, with the length of the longest.
-var wordKinds = sync.OnceValue(func() struct {
-	kinds   map[string]uint8
-	longest int
-} {
-	k := map[string]uint8{}
-	longest := 0
+// wordFilter is a set of word hashes (a Bloom filter of one function,
+// 2^16 bits): a word whose hash is not in it is not among the words
+// whose hashes were added.
+type wordFilter [1 << 10]uint64
+
+func (f *wordFilter) add(h uint32) { h ^= h >> 16; f[h>>6&1023] |= 1 << (h & 63) }
+func (f *wordFilter) has(h uint32) bool {
+	h ^= h >> 16
+	return f[h>>6&1023]&(1<<(h&63)) != 0
+}
+
+// fnv1a is the hash wordKind works out as it reads a word.
+func fnv1a(w string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(w); i++ {
+		h = (h ^ uint32(w[i])) * 16777619
+	}
+	return h
+}
+
+// wordKindSet is what wordKind looks words up in.
+type wordKindSet struct {
+	kinds   map[string]uint8 // the words of detectorWords and wordPrefixes, to their wordKind
+	filter  wordFilter       // their hashes (fnv1a)
+	longest int              // the length of the longest
+}
+
+// wordKinds builds the wordKindSet.
+var wordKinds = sync.OnceValue(func() *wordKindSet {
+	k := &wordKindSet{kinds: map[string]uint8{}}
 	for w := range detectorWords() {
-		k[w] |= kindDetector
-		longest = max(longest, len(w))
+		k.kinds[w] |= kindDetector
 	}
 	for w := range wordPrefixes() {
-		k[w] |= kindPrefix
-		longest = max(longest, len(w))
+		k.kinds[w] |= kindPrefix
 	}
-	return struct {
-		kinds   map[string]uint8
-		longest int
-	}{k, longest}
+	for w := range k.kinds {
+		k.longest = max(k.longest, len(w))
+		k.filter.add(fnv1a(w))
+	}
+	return k
 })
 
 // eachField calls f with the bounds of each word of n, as strings.Fields

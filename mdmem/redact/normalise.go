@@ -250,13 +250,22 @@ func isASCII(s string) bool {
 	return true
 }
 
+// isLetter is unicode.IsLetter, without a call for ASCII (whose letters
+// are A to Z and a to z).
+func isLetter(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r|0x20 >= 'a' && r|0x20 <= 'z'
+	}
+	return unicode.IsLetter(r)
+}
+
 // mayHoldLeetWord reports whether s has a letter right next to a digit or
 // $, which every leetWord match has: without one, Fold skips the regexp
 // (most texts, read at import's rate of a million lines).
 func mayHoldLeetWord(s string) bool {
 	prevLetter, prevDigit := false, false
 	for _, r := range s {
-		letter := unicode.IsLetter(r)
+		letter := isLetter(r)
 		digit := r >= '0' && r <= '9' || r == '$'
 		if letter && prevDigit || digit && prevLetter {
 			return true
@@ -272,7 +281,7 @@ func mayHoldSpelledOut(s string) bool {
 	k := 0 // length of the letter-separator alternation ending here, from a letter
 	for _, r := range s {
 		switch {
-		case unicode.IsLetter(r):
+		case isLetter(r):
 			if k%2 == 0 && k > 0 {
 				k++
 			} else {
