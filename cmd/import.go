@@ -116,9 +116,10 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 	// person labels; from stdin, a script or an agent's shell, they count
 	// as an agent's.
 	atTerminal := f.IO.InTTY && opts.File != "" && opts.File != "-"
-	unseen := 0
+	unseen, lines := 0, 0
 	bad, err := eachCandidate(ctx, f, s.Config.Add.MaxContentBytes, s.Config.Add.Redactor(), check, func(c *mdmem.Candidate) error {
 		unseen += witness(c, atTerminal)
+		lines++
 		return w.Write(c)
 	})
 	if err != nil {
@@ -137,7 +138,7 @@ func runImport(ctx context.Context, f *Factory, opts *importOptions) error {
 	if _, err := spool.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	res, err := s.ImportStream(ctx, mdmem.ImportOptions{AllowDuplicates: opts.AllowDuplicates}, mdmem.NewSpoolReader(spool).Read)
+	res, err := s.ImportStream(ctx, mdmem.ImportOptions{AllowDuplicates: opts.AllowDuplicates, Lines: lines}, mdmem.NewSpoolReader(spool).Read)
 	if err != nil {
 		return err
 	}

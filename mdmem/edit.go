@@ -7,11 +7,16 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"math"
 	"os"
+	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // splice replaces Src[start:end] with text. Inserts have start == end.
@@ -277,14 +282,29 @@ type fileBuf struct {
 	chunks [][2]int64 // spilled parts: offset and length in the spill file
 	spill  *spill
 	ids    hash.Hash // of the inserted entries' ids (idSeqHash)
+	idBuf  []byte    // ids not hashed yet, as addIDToSeq writes them
 }
 
-// inserted records that the entry id went into the file.
+// inserted records that the entry id went into the file. The ids reach
+// the hash in blocks (what the hash reads is the same sequence of bytes):
+// a write per id costs more than the hashing.
 func (f *fileBuf) inserted(id string) {
+	if len(f.idBuf)+len(id)+1 > cap(f.idBuf) {
+		f.flushIDs()
+		if f.idBuf == nil {
+			f.idBuf = make([]byte, 0, 4096)
+		}
+	}
+	f.idBuf = append(append(f.idBuf, id...), 0)
+}
+
+// flushIDs hashes the ids inserted reports but has not hashed yet.
+func (f *fileBuf) flushIDs() {
 	if f.ids == nil {
 		f.ids = sha256.New()
 	}
-	addIDToSeq(f.ids, id)
+	_, _ = f.ids.Write(f.idBuf)
+	f.idBuf = f.idBuf[:0]
 }
 
 // addIDToSeq adds id to a hash of a sequence of ids.
@@ -793,8 +813,9 @@ type Created struct {
 
 // ChangedLoad is Changed with the files the edit creates apart, as
 // loaders: with a spill (SpillTo), each is read back from it when loaded,
-// so a large import holds one file at a time. The checks are Changed's,
-// the final one (verify) loading each created file in turn.
+// so a large import holds a file per core at a time. The checks are
+// Changed's, the final one (verify) loading each created file in turn on
+// one of the cores.
 func (ed *Editor) ChangedLoad() (map[string][]byte, map[string]Created, error) {
 	if ed.spill != nil && ed.spill.err != nil {
 		return nil, nil, fmt.Errorf("edit spill: %w", ed.spill.err)
@@ -838,9 +859,55 @@ func (ed *Editor) ChangedLoad() (map[string][]byte, map[string]Created, error) {
 		if err := checkReadableSize(TopicPath(slug), b.size); err != nil {
 			return nil, nil, err
 		}
+		b.flushIDs()
 		created[TopicPath(slug)] = Created{Size: b.size, Load: b.bytes, ids: idSeqSum(b.ids)}
 	}
 	return out, created, ed.verify(out, created)
+}
+
+// verifyCreated checks that each created file holds the entries inserted
+// into it, in order, and nothing else: by the hash of their ids'
+// sequence, so that a large import holds no list of them. The files are
+// independent: they are read back and parsed on every core, a file per
+// core at a time. The error is that of the first file, by path, that
+// fails.
+func verifyCreated(created map[string]Created) error {
+	paths := slices.Sorted(maps.Keys(created))
+	errs := make([]error, len(paths))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(paths)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(paths); i = int(next.Add(1)) - 1 {
+				errs[i] = verifyCreatedFile(paths[i], created[paths[i]])
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verifyCreatedFile is verifyCreated of one file.
+func verifyCreatedFile(path string, c Created) error {
+	data, err := c.Load()
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	for _, e := range ParseDoc(path, data).Entries {
+		addIDToSeq(h, e.ID)
+	}
+	if !bytes.Equal(h.Sum(nil), c.ids) {
+		return fmt.Errorf("internal error: edit would leave %s without the entries inserted into it, or with others; nothing written", path)
+	}
+	return nil
 }
 
 // verify re-parses the changed files and checks that the entries are
@@ -849,8 +916,8 @@ func (ed *Editor) ChangedLoad() (map[string][]byte, map[string]Created, error) {
 // would lose or duplicate a memory.
 //
 // It keeps one count per id (expected copies minus copies found) and
-// parses one changed file at a time, so a large import holds a single
-// parsed file, not all of them.
+// parses one changed file at a time (a created file per core), so a
+// large import holds a parsed file or two, not all of them.
 func (ed *Editor) verify(out map[string][]byte, created map[string]Created) error {
 	n := len(ed.inserted)
 	for _, d := range ed.m.Docs() {
@@ -879,21 +946,8 @@ func (ed *Editor) verify(out map[string][]byte, created map[string]Created) erro
 			diff[e.ID]--
 		}
 	}
-	// A created file holds the entries inserted into it, in order, and
-	// nothing else: checked by the hash of their ids' sequence, so that a
-	// large import holds no list of them.
-	for path, c := range created {
-		data, err := c.Load()
-		if err != nil {
-			return err
-		}
-		h := sha256.New()
-		for _, e := range ParseDoc(path, data).Entries {
-			addIDToSeq(h, e.ID)
-		}
-		if !bytes.Equal(h.Sum(nil), c.ids) {
-			return fmt.Errorf("internal error: edit would leave %s without the entries inserted into it, or with others; nothing written", path)
-		}
+	if err := verifyCreated(created); err != nil {
+		return err
 	}
 	for id, n := range diff {
 		switch {

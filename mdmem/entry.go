@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -126,7 +127,19 @@ func splitID(id string) (string, int, bool) {
 
 // FormatID renders an id with at least three digits: ("dec", 14) → "dec-014".
 func FormatID(prefix string, n int) string {
-	return fmt.Sprintf("%s-%03d", prefix, n)
+	if n < 0 {
+		return fmt.Sprintf("%s-%03d", prefix, n)
+	}
+	// fmt's "%s-%03d" without fmt: an import formats a million ids.
+	b := make([]byte, 0, len(prefix)+11)
+	b = append(append(b, prefix...), '-')
+	switch {
+	case n < 10:
+		b = append(b, '0', '0')
+	case n < 100:
+		b = append(b, '0')
+	}
+	return string(strconv.AppendInt(b, int64(n), 10))
 }
 
 // Global reports whether the entry has no scope (visible in every scope).
@@ -146,31 +159,36 @@ func (e *Entry) Render() string { return e.renderWith("- ") }
 // renderWith renders the entry behind the given list marker.
 func (e *Entry) renderWith(marker string) string {
 	var b strings.Builder
+	content := OneLine(e.Content)
+	meta := e.renderMeta()
+	b.Grow(len(marker) + len(e.ID) + len(content) + len(meta) + 16) // one allocation
 	b.WriteString(marker)
 	if e.ID != "" {
 		b.WriteString("[")
 		b.WriteString(e.ID)
 		b.WriteString("] ")
 	}
-	content := OneLine(e.Content)
 	b.WriteString(content)
-	meta := e.renderMeta()
 	switch {
 	case meta == "":
 		if _, _, ok := splitTrailer(content); ok {
 			b.WriteString(" (·)") // keep a trailer-like ending part of the content
 		}
 	case !isTrailer(meta):
-		b.WriteString(" (" + meta + " ·)") // a lone free part: mark it as metadata
+		b.WriteString(" (")
+		b.WriteString(meta)
+		b.WriteString(" ·)") // a lone free part: mark it as metadata
 	default:
-		b.WriteString(" (" + meta + ")")
+		b.WriteString(" (")
+		b.WriteString(meta)
+		b.WriteString(")")
 	}
 	b.WriteString("\n")
 	return b.String()
 }
 
 func (e *Entry) renderMeta() string {
-	var parts []string
+	parts := make([]string, 0, 8)
 	if e.Source != "" {
 		parts = append(parts, cleanMeta(e.Source))
 	}
@@ -282,12 +300,28 @@ func isOneLineRunes(s string) bool {
 // FormatTime renders a time as a date when it is midnight UTC, else as an
 // RFC 3339 UTC timestamp.
 func FormatTime(t time.Time) string {
-	t = t.UTC()
-	if t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 && t.Nanosecond() == 0 {
-		return t.Format("2006-01-02")
+	// The text depends on the instant alone; the last one is kept, as an
+	// import renders a million entries created at one.
+	if last := lastFormatted.Load(); last != nil && last.t.Equal(t) {
+		return last.s
 	}
-	return t.Format(time.RFC3339)
+	u := t.UTC()
+	s := u.Format(time.RFC3339)
+	if u.Hour() == 0 && u.Minute() == 0 && u.Second() == 0 && u.Nanosecond() == 0 {
+		s = u.Format("2006-01-02")
+	}
+	lastFormatted.Store(&formattedTime{t.Round(0), s}) // without a monotonic reading: Equal compares instants
+	return s
 }
+
+// formattedTime is an instant and its FormatTime.
+type formattedTime struct {
+	t time.Time
+	s string
+}
+
+// lastFormatted is the instant FormatTime formatted last.
+var lastFormatted atomic.Pointer[formattedTime]
 
 var timeLayouts = []string{"2006-01-02", time.RFC3339, "2006-01-02T15:04Z07:00", "2006-01-02 15:04", "2006-01-02T15:04:05"}
 

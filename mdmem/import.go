@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode"
 )
@@ -50,6 +49,9 @@ type ImportOptions struct {
 	// AllowDuplicates imports a line even when an entry of its category
 	// already holds its text.
 	AllowDuplicates bool
+	// Lines is how many candidates next yields, if known (0: not known):
+	// the tables that grow with each line are sized for them up front.
+	Lines int
 }
 
 // ImportFold is one folded import line.
@@ -96,15 +98,15 @@ func (s *Store) ImportStream(ctx context.Context, opts ImportOptions, next func(
 		return nil, err
 	}
 	defer unlock()
-	run, err := s.newImportRun(ctx)
+	run, err := s.newImportRun(ctx, opts.Lines)
 	if err != nil {
 		return nil, err
 	}
 	defer run.spill.Close()
 	run.allowDup = opts.AllowDuplicates
 	// The candidates come in batches, read ahead on a goroutine of their
-	// own; the instruction check, pure and the dearest part, runs on every
-	// core; placing runs here, in input order, as a loop of next and place
+	// own; the instruction check, pure and the dearest part, and the
+	// line's presentKey run on every core; placing runs here, in input order, as a loop of next and place
 	// would.
 	c, done := first, false
 	readBatch := func() ([]importLine, error) {
@@ -124,7 +126,7 @@ func (s *Store) ImportStream(ctx context.Context, opts ImportOptions, next func(
 	}
 	check := func(batch []importLine) {
 		for i := range batch {
-			batch[i].notes()
+			batch[i].prepare()
 		}
 	}
 	placeAll := func(batch []importLine) error {
@@ -178,16 +180,49 @@ type importRun struct {
 // hold their texts twice; two different texts share one with a
 // probability of about n²/2¹²⁹.
 func presentKey(category, content string) textKey {
-	h := sha256.Sum256([]byte(category + "\x00" + strings.TrimRight(strings.ToLower(OneLine(content)), ".!;:,")))
+	// The hash of category, a zero byte and
+	// strings.TrimRight(strings.ToLower(OneLine(content)), ".!;:,"),
+	// built in a buffer on the stack: ToLower of ASCII text is that of
+	// each byte.
+	text := OneLine(content)
+	var buf [256]byte
+	b := append(append(buf[:0], category...), 0)
+	head := len(b)
+	if isASCIIText(text) {
+		for i := 0; i < len(text); i++ {
+			c := text[i]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+		}
+	} else {
+		b = append(b, strings.ToLower(text)...)
+	}
+	for len(b) > head && strings.IndexByte(".!;:,", b[len(b)-1]) >= 0 {
+		b = b[:len(b)-1]
+	}
+	h := sha256.Sum256(b)
 	return textKey(h[:16])
+}
+
+// isASCIIText reports whether s is all ASCII.
+func isASCIIText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // textKey is the hash of an import line's category and normalised text.
 type textKey [16]byte
 
 // newImportRun commits a person's uncommitted edits, then loads the
-// memory and the id state the import writes on.
-func (s *Store) newImportRun(ctx context.Context) (*importRun, error) {
+// memory and the id state the import writes on, with room for lines
+// more entries.
+func (s *Store) newImportRun(ctx context.Context, lines int) (*importRun, error) {
 	he, err := s.CommitHandEdits(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("commit hand edits: %w", err)
@@ -206,12 +241,14 @@ func (s *Store) newImportRun(ctx context.Context) (*importRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	entries := mem.Entries()
 	r := &importRun{
 		s: s, ed: mem.Edit(), alloc: NewIDAllocator(st, mem),
 		res:    &ImportResult{Places: map[string]int{}},
-		titled: map[string]bool{}, payloads: pendingPayloads(mem), present: map[textKey]int32{},
+		titled: map[string]bool{}, payloads: pendingPayloads(mem), present: make(map[textKey]int32, lines+len(entries)),
 	}
-	for _, e := range mem.Entries() {
+	r.ids.packed = make([]uint64, 0, lines)
+	for _, e := range entries {
 		if e.ID != "" {
 			r.old = append(r.old, e.ID)
 			r.present[presentKey(e.Category, e.Content)] = int32(-len(r.old))
@@ -228,16 +265,19 @@ func (s *Store) newImportRun(ctx context.Context) (*importRun, error) {
 	return r, nil
 }
 
-// importLine is a candidate of an import with its instruction checks.
+// importLine is a candidate of an import with what placing it needs that
+// depends on the line alone, worked out on every core (prepare).
 type importLine struct {
 	c *Candidate
 	// instruction is InstructionNote of the entry's text (OneLine of the
 	// candidate's); raw that of the candidate's text as given.
 	instruction, raw string
+	key              textKey // presentKey of the candidate
 }
 
-// notes sets the line's instruction checks.
-func (l *importLine) notes() {
+// prepare sets the line's instruction checks and its presentKey.
+func (l *importLine) prepare() {
+	l.key = presentKey(l.c.Category, l.c.Content)
 	text := OneLine(l.c.Content)
 	l.instruction = InstructionNote(text)
 	l.raw = l.instruction
@@ -255,7 +295,7 @@ func (r *importRun) place(l *importLine) error {
 		r.res.Folded = append(r.res.Folded, fold)
 		return nil
 	}
-	key := presentKey(c.Category, c.Content)
+	key := l.key
 	if i, ok := r.present[key]; ok && !r.allowDup {
 		var id string
 		if i >= 0 {
@@ -409,8 +449,8 @@ func idRangeTrailers(ids iter.Seq[string]) [][2]string {
 		return FormatID(prefixes[x.prefix], int(x.n))
 	}
 	sort.Slice(nums, func(i, j int) bool {
-		if a, b := prefixes[nums[i].prefix], prefixes[nums[j].prefix]; a != b {
-			return a < b
+		if nums[i].prefix != nums[j].prefix {
+			return prefixes[nums[i].prefix] < prefixes[nums[j].prefix]
 		}
 		return nums[i].n < nums[j].n
 	})
@@ -432,7 +472,11 @@ func idRangeTrailers(ids iter.Seq[string]) [][2]string {
 // canonicalID reports whether id, numbered n, is FormatID of its prefix
 // and n: its number has no more leading zeros than the three digits.
 func canonicalID(id string, n int) bool {
-	return len(id)-strings.LastIndexByte(id, '-')-1 == max(3, len(strconv.Itoa(n)))
+	digits := 1
+	for v := n; v >= 10; v /= 10 {
+		digits++
+	}
+	return len(id)-strings.LastIndexByte(id, '-')-1 == max(3, digits)
 }
 
 // idList is a list of entry ids, the numbered ones FormatID gives packed
@@ -442,6 +486,7 @@ type idList struct {
 	packed   []uint64 // prefix index << 32 | number, or 1<<63 | index into other
 	prefixes []string
 	index    map[string]uint32
+	last     uint32 // the index of the prefix added last
 	other    []string
 }
 
@@ -456,7 +501,10 @@ func (l *idList) add(id string) {
 		l.other = append(l.other, id)
 		return
 	}
-	pi, seen := l.index[p]
+	pi, seen := l.last, l.index != nil && p == l.prefixes[l.last] // an import's ids share few prefixes
+	if !seen {
+		pi, seen = l.index[p]
+	}
 	if !seen {
 		if l.index == nil {
 			l.index = map[string]uint32{}
@@ -465,6 +513,7 @@ func (l *idList) add(id string) {
 		l.prefixes = append(l.prefixes, p)
 		l.index[p] = pi
 	}
+	l.last = pi
 	l.packed = append(l.packed, uint64(pi)<<32|uint64(n))
 }
 

@@ -125,9 +125,12 @@ func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
 			return err
 		}
 	}
-	for name, vals := range map[string][]string{"scope": c.Scope, "refs": c.Refs, "tags": c.Tags} {
-		for i := range vals {
-			if vals[i], err = r.Redact(name, vals[i]); err != nil {
+	for _, f := range [...]struct {
+		name string
+		vals []string
+	}{{"scope", c.Scope}, {"refs", c.Refs}, {"tags", c.Tags}} {
+		for i := range f.vals {
+			if f.vals[i], err = r.Redact(f.name, f.vals[i]); err != nil {
 				return err
 			}
 		}
@@ -192,8 +195,11 @@ func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
 			return fmt.Errorf("%w %q: it is reserved (inject --scope all means every scope)", ErrBadScope, sc)
 		}
 	}
-	for what, vals := range map[string][]string{"scope": c.Scope, "refs": c.Refs, "tags": c.Tags} {
-		if err := small(what, vals); err != nil {
+	for _, f := range [...]struct {
+		what string
+		vals []string
+	}{{"scope", c.Scope}, {"refs", c.Refs}, {"tags", c.Tags}} {
+		if err := small(f.what, f.vals); err != nil {
 			return err
 		}
 	}

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -131,9 +133,15 @@ func (r *Repo) Prepare(ctx context.Context, req PrepareRequest) (*Prepared, erro
 	}
 	sort.Strings(paths)
 	ar := newAttrResolver(r)
-	changes := map[string]change{}
-	var out []Change
-	for _, p := range paths {
+	// The blobs are hashed, compressed and written on every core, a file
+	// per core at a time (a large import's files are most of its commit);
+	// everything else runs here, in path order.
+	var blobs sync.WaitGroup
+	defer blobs.Wait() // before an early return lets the store close
+	cores := make(chan struct{}, runtime.GOMAXPROCS(0))
+	blobErrs := make([]error, len(paths))
+	cs := make([]Change, 0, len(paths))
+	for i, p := range paths {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -162,9 +170,7 @@ func (r *Repo) Prepare(ctx context.Context, req PrepareRequest) (*Prepared, erro
 		if oldOK && old.mode == modeExec {
 			wf.mode = modeExec
 		}
-		if wf.missing {
-			changes[tp] = change{del: true}
-		} else {
+		if !wf.missing {
 			conv, err := ar.conversion(tp)
 			if err != nil {
 				return nil, err
@@ -176,15 +182,34 @@ func (r *Repo) Prepare(ctx context.Context, req PrepareRequest) (*Prepared, erro
 				_, b, err := j.o.read(old.hash)
 				return err == nil && bytes.Contains(b, []byte("\r\n"))
 			})
-			if wf.hash, err = j.o.write("blob", wf.data); err != nil {
-				return nil, err
-			}
-			wf.data = nil
-			c.New = wf.hash.String()
-			c.Mode = wf.mode
-			changes[tp] = change{mode: wf.mode, hash: wf.hash}
+			cores <- struct{}{}
+			blobs.Add(1)
+			go func() {
+				defer func() { <-cores; blobs.Done() }()
+				wf.hash, blobErrs[i] = j.o.write("blob", wf.data)
+				wf.data = nil
+			}()
 		}
 		j.files = append(j.files, wf)
+		cs = append(cs, c)
+	}
+	blobs.Wait()
+	for _, err := range blobErrs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	changes := map[string]change{}
+	var out []Change
+	for i, wf := range j.files {
+		c := cs[i]
+		if wf.missing {
+			changes[wf.treePath] = change{del: true}
+		} else {
+			c.New = wf.hash.String()
+			c.Mode = wf.mode
+			changes[wf.treePath] = change{mode: wf.mode, hash: wf.hash}
+		}
 		if c.Old != c.New {
 			out = append(out, c)
 		}

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -25,8 +26,12 @@ import (
 type objStore struct {
 	gitDir string
 	st     *filesystem.Storage
-	dirty  map[string]bool // object directories to fsync
-	files  []string        // written objects not yet fsynced
+	// mu guards st (go-git's storage is not safe for concurrent use),
+	// dirty and files: write may run on several goroutines (Prepare
+	// writes a commit's blobs on every core) while read and has run.
+	mu    sync.Mutex
+	dirty map[string]bool // object directories to fsync
+	files []string        // written objects not yet fsynced
 }
 
 // newObjStore opens a fresh go-git storage; a fresh one per operation so
@@ -45,6 +50,8 @@ func (o *objStore) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 		return typ, b, nil
 	}
 	// Packed (or a loose file this reader does not take): go-git.
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	obj, err := o.st.EncodedObject(plumbing.AnyObject, h)
 	if err != nil {
 		return 0, nil, fmt.Errorf("git: read object %s: %w", h, err)
@@ -119,6 +126,8 @@ func (o *objStore) has(h plumbing.Hash) bool {
 	if _, err := os.Stat(o.loosePath(h)); err == nil {
 		return true
 	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	return o.st.HasEncodedObject(h) == nil
 }
 
@@ -138,7 +147,9 @@ func hashObject(typ string, content []byte) plumbing.Hash {
 
 // write stores a loose object unless it exists. The file and its directory
 // are fsynced by syncDirs, batched: on journaling filesystems the first
-// fsync commits the others' data too, which makes the rest cheap.
+// fsync commits the others' data too, which makes the rest cheap. Calls
+// may run on several goroutines: the hashing and compressing overlap,
+// the look-ups in the store and the bookkeeping do not.
 func (o *objStore) write(typ string, content []byte) (plumbing.Hash, error) {
 	h := hashObject(typ, content)
 	if o.has(h) {
@@ -146,11 +157,16 @@ func (o *objStore) write(typ string, content []byte) (plumbing.Hash, error) {
 	}
 	final := o.loosePath(h)
 	dir := filepath.Dir(final)
-	if _, err := os.Stat(dir); err != nil {
-		if err := os.MkdirAll(dir, 0o777); err != nil {
-			return h, err
+	o.mu.Lock()
+	_, err := os.Stat(dir)
+	if err != nil {
+		if err = os.MkdirAll(dir, 0o777); err == nil {
+			o.dirty[filepath.Dir(dir)] = true
 		}
-		o.dirty[filepath.Dir(dir)] = true
+	}
+	o.mu.Unlock()
+	if err != nil {
+		return h, err
 	}
 	// git's fsck tolerates leftover files named tmp_obj_* after a crash.
 	f, err := os.CreateTemp(dir, "tmp_obj_memctl_")
@@ -177,8 +193,10 @@ func (o *objStore) write(typ string, content []byte) (plumbing.Hash, error) {
 		_ = os.Remove(tmp)
 		return h, fmt.Errorf("git: write object %s: %w", h, err)
 	}
+	o.mu.Lock()
 	o.dirty[dir] = true
 	o.files = append(o.files, final)
+	o.mu.Unlock()
 	return h, nil
 }
 

@@ -104,15 +104,16 @@ func TestConfusablesAreNotASCII(t *testing.T) {
 	}
 }
 
-// joinSplitWordsFull is joinSplitWords without mayJoin, as it was.
+// joinSplitWordsFull is joinSplitWords without mayJoin, as it was, words
+// split by strings.Fields and looked up in the maps.
 func joinSplitWordsFull(n string) string {
-	if !hasWordPrefix(n) {
+	words := strings.Fields(n)
+	dw, prefixes := detectorWords(), wordPrefixes()
+	if !slices.ContainsFunc(words, func(w string) bool { return prefixes[w] }) {
 		return n
 	}
-	words := strings.Fields(n)
 	words2 := make([]string, 0, len(words))
 	changed := false
-	dw, prefixes := detectorWords(), wordPrefixes()
 	var j []byte
 	for i := 0; i < len(words); {
 		joined := false
@@ -190,6 +191,99 @@ func TestSpacedIsFieldsJoined(t *testing.T) {
 	for _, s := range texts {
 		if got, want := spaced(s), strings.Join(strings.Fields(s), " "); got != want {
 			t.Fatalf("spaced(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// scanOneLoop is scanOne as a walk over every rule, each skipped by its
+// own tests: what scanOne's sets of rules must give.
+func (sc Scanner) scanOneLoop(n *normText, joined bool, found []Finding) []Finding {
+	lower := lowerASCII(n.s)
+	run, hex := -1, 0
+	hits := ruleKeywords().hits(lower)
+	for i, r := range rules {
+		if r.pii && !sc.PII || joined && !r.join {
+			continue
+		}
+		if r.keywords != nil && !hits.has(i) || r.keywords == nil && digitRun(n.s) < r.minDigits {
+			continue
+		}
+		found = scanRule(r, n, lower, &run, &hex, found)
+	}
+	return found
+}
+
+func TestScanOneRunsTheRulesALoopOverThemRuns(t *testing.T) {
+	var lists [][]string
+	for _, r := range rules {
+		lists = append(lists, r.keywords)
+	}
+	texts := keywordTexts(t, lists)
+	rng := rand.New(rand.NewPCG(25, 2))
+	pieces := []string{"4539", "1488", "0343", "6467", "DE89", "3704", "0044", "0532", "0130", "00", "123-45-6789", " ", "-", "\n", "+1 ", "(555) ", "iban ", "ssn ", "card ", "a", "@", "x.com"}
+	for range 5000 {
+		var b strings.Builder
+		for range rng.IntN(10) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		texts = append(texts, b.String())
+	}
+	found := 0
+	for _, text := range texts {
+		for _, mode := range []int{joinNone, joinLines, joinSpaces} {
+			n := normalise(text, mode)
+			for _, sc := range []Scanner{{}, {PII: true}} {
+				got, want := sc.scanOne(&n, mode != joinNone, nil), sc.scanOneLoop(&n, mode != joinNone, nil)
+				if !slices.Equal(got, want) {
+					t.Fatalf("scanOne(%q, mode %d, PII %v) = %v, the loop over the rules gives %v", text, mode, sc.PII, got, want)
+				}
+				found += len(got)
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no text had a finding: the comparison proves nothing")
+	}
+	t.Logf("%d texts, %d findings", len(texts), found)
+}
+
+// wordKind answers without a look-up for a word that is not 2 to longest
+// ASCII lower-case letters: exact only while every detector word and
+// word prefix is one.
+func TestWordKindIsTheMapsAnswer(t *testing.T) {
+	k := wordKinds()
+	dw, prefixes := detectorWords(), wordPrefixes()
+	for w := range k.kinds {
+		if len(w) < 2 || len(w) > k.longest || strings.Trim(w, "abcdefghijklmnopqrstuvwxyz") != "" {
+			t.Fatalf("%q is a detector word or prefix outside wordKind's shortcut", w)
+		}
+		if !k.filter.has(fnv1a(w)) {
+			t.Fatalf("%q is a detector word or prefix the filter does not hold", w)
+		}
+	}
+	filtered := 0
+	for _, w := range strings.Fields("seed note about subject and widget for the scale benchmark deploys run on fridays user prefers dark mode") {
+		if wordKind(w) == 0 && !k.filter.has(fnv1a(w)) {
+			filtered++
+		}
+	}
+	if filtered == 0 {
+		t.Error("the filter answers no word of plain prose: it saves no look-up")
+	}
+	words := []string{"", "a", "pre", "Pre", "previous", "previou", "instructions", "é", "x1", "ignore", "ign0re"}
+	for w := range k.kinds {
+		words = append(words, w, strings.ToUpper(w), w+"s", w+"x", w[1:])
+	}
+	for _, w := range words {
+		want := uint8(0)
+		if dw[w] {
+			want |= kindDetector
+		}
+		if prefixes[w] {
+			want |= kindPrefix
+		}
+		if got := wordKind(w); got != want {
+			t.Fatalf("wordKind(%q) = %d, the maps say %d", w, got, want)
 		}
 	}
 }

@@ -325,7 +325,7 @@ func printable(b []byte) bool {
 // when the pieces together, and not each alone, are a word the patterns
 // use ("pre vious" → "previous").
 func joinSplitWords(n string) string {
-	if !hasWordPrefix(n) || !mayJoin(n) {
+	if !mayJoin(n) {
 		return n
 	}
 	words := strings.Fields(n)
@@ -382,27 +382,37 @@ func spaced(s string) string {
 }
 
 // mayJoin reports whether joinSplitWords would join words of n: whether a
+// word of n is one of wordPrefixes (joinSplitWords' first test), and a
 // word that may start a join (not a detector word; one of wordPrefixes,
 // or a single letter) and the one or two after it spell a detector word
-// of 6 bytes or more. It allocates nothing (most texts join nothing).
+// of 6 bytes or more. It reads n once, looks each word up once, and
+// allocates nothing (most texts join nothing).
 func mayJoin(n string) bool {
-	var spans [48][2]int
+	type word struct {
+		start, end int
+		kind       uint8 // wordKind
+	}
+	var spans [48]word
 	words := spans[:0]
+	prefix := false
 	eachField(n, func(start, end int) bool {
-		words = append(words, [2]int{start, end})
+		k := wordKind(n[start:end])
+		prefix = prefix || k&kindPrefix != 0
+		words = append(words, word{start, end, k})
 		return true
 	})
-	dw, prefixes := detectorWords(), wordPrefixes()
+	if !prefix {
+		return false
+	}
 	var buf [64]byte
 	for i, w := range words {
-		word := n[w[0]:w[1]]
-		if dw[word] || len(word) >= 2 && !prefixes[word] {
+		if w.kind&kindDetector != 0 || w.end-w.start >= 2 && w.kind&kindPrefix == 0 {
 			continue
 		}
-		j := append(buf[:0], word...)
+		j := append(buf[:0], n[w.start:w.end]...)
 		for k := 1; k <= 2 && i+k < len(words); k++ {
-			j = append(j, n[words[i+k][0]:words[i+k][1]]...)
-			if len(j) >= 6 && dw[string(j)] {
+			j = append(j, n[words[i+k].start:words[i+k].end]...)
+			if len(j) >= 6 && wordKind(string(j))&kindDetector != 0 {
 				return true
 			}
 		}
@@ -410,17 +420,77 @@ func mayJoin(n string) bool {
 	return false
 }
 
-// hasWordPrefix reports whether a word of n (as strings.Fields splits
-// it) is one of wordPrefixes, without splitting n.
-func hasWordPrefix(n string) bool {
-	prefixes := wordPrefixes()
-	found := false
-	eachField(n, func(start, end int) bool {
-		found = prefixes[n[start:end]]
-		return !found
-	})
-	return found
+// What wordKind says of a word.
+const (
+	kindDetector = 1 << iota // one of detectorWords
+	kindPrefix               // one of wordPrefixes
+)
+
+// wordKind says whether w is one of detectorWords and whether it is one
+// of wordPrefixes. Both hold words of 2 to wordKinds' longest bytes of
+// ASCII lower-case letters only, so another word is neither without a
+// look-up: most words of a text.
+func wordKind(w string) uint8 {
+	k := wordKinds()
+	if len(w) < 2 || len(w) > k.longest {
+		return 0
+	}
+	h := uint32(2166136261) // FNV-1a, for the filter
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c < 'a' || c > 'z' {
+			return 0
+		}
+		h = (h ^ uint32(c)) * 16777619
+	}
+	if !k.filter.has(h) { // no word of the map has this hash
+		return 0
+	}
+	return k.kinds[w]
 }
+
+// wordFilter is a set of word hashes (a Bloom filter of one function,
+// 2^16 bits): a word whose hash is not in it is not among the words
+// whose hashes were added.
+type wordFilter [1 << 10]uint64
+
+func (f *wordFilter) add(h uint32) { h ^= h >> 16; f[h>>6&1023] |= 1 << (h & 63) }
+func (f *wordFilter) has(h uint32) bool {
+	h ^= h >> 16
+	return f[h>>6&1023]&(1<<(h&63)) != 0
+}
+
+// fnv1a is the hash wordKind works out as it reads a word.
+func fnv1a(w string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(w); i++ {
+		h = (h ^ uint32(w[i])) * 16777619
+	}
+	return h
+}
+
+// wordKindSet is what wordKind looks words up in.
+type wordKindSet struct {
+	kinds   map[string]uint8 // the words of detectorWords and wordPrefixes, to their wordKind
+	filter  wordFilter       // their hashes (fnv1a)
+	longest int              // the length of the longest
+}
+
+// wordKinds builds the wordKindSet.
+var wordKinds = sync.OnceValue(func() *wordKindSet {
+	k := &wordKindSet{kinds: map[string]uint8{}}
+	for w := range detectorWords() {
+		k.kinds[w] |= kindDetector
+	}
+	for w := range wordPrefixes() {
+		k.kinds[w] |= kindPrefix
+	}
+	for w := range k.kinds {
+		k.longest = max(k.longest, len(w))
+		k.filter.add(fnv1a(w))
+	}
+	return k
+})
 
 // eachField calls f with the bounds of each word of n, as strings.Fields
 // splits it (unicode.IsSpace), without allocating, until f returns false.

@@ -79,7 +79,7 @@ func tokenRun(s string, i, d int) int {
 // and stands between two token bytes is removed too, so a key wrapped
 // over two lines reads as one; with joinSpaces, also a single space
 // between two long runs of token bytes, so a key split by a space does.
-func normalise(text string, mode int) *normText {
+func normalise(text string, mode int) normText {
 	join := mode != joinNone
 	ascii, plain := true, true
 	for i := 0; i < len(text) && plain; i++ {
@@ -93,7 +93,7 @@ func normalise(text string, mode int) *normText {
 		}
 	}
 	if plain && (ascii || norm.NFKC.IsNormalString(text)) {
-		return &normText{s: text, size: len(text)} // already in normal form
+		return normText{s: text, size: len(text)} // already in normal form
 	}
 	var b strings.Builder
 	b.Grow(len(text))
@@ -135,7 +135,7 @@ func normalise(text string, mode int) *normText {
 		}
 		i += size
 	}
-	return &normText{s: b.String(), off: off, size: len(text)}
+	return normText{s: b.String(), off: off, size: len(text)}
 }
 
 // Normalise returns text in NFKC form with hidden characters (see Hidden)
@@ -250,13 +250,22 @@ func isASCII(s string) bool {
 	return true
 }
 
+// isLetter is unicode.IsLetter, without a call for ASCII (whose letters
+// are A to Z and a to z).
+func isLetter(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r|0x20 >= 'a' && r|0x20 <= 'z'
+	}
+	return unicode.IsLetter(r)
+}
+
 // mayHoldLeetWord reports whether s has a letter right next to a digit or
 // $, which every leetWord match has: without one, Fold skips the regexp
 // (most texts, read at import's rate of a million lines).
 func mayHoldLeetWord(s string) bool {
 	prevLetter, prevDigit := false, false
 	for _, r := range s {
-		letter := unicode.IsLetter(r)
+		letter := isLetter(r)
 		digit := r >= '0' && r <= '9' || r == '$'
 		if letter && prevDigit || digit && prevLetter {
 			return true
@@ -272,7 +281,7 @@ func mayHoldSpelledOut(s string) bool {
 	k := 0 // length of the letter-separator alternation ending here, from a letter
 	for _, r := range s {
 		switch {
-		case unicode.IsLetter(r):
+		case isLetter(r):
 			if k%2 == 0 && k > 0 {
 				k++
 			} else {

@@ -12,6 +12,8 @@ package redact
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"sort"
 	"strings"
 	"sync"
@@ -152,69 +154,113 @@ func (sc Scanner) Scan(text string) []Finding {
 	}
 	var found []Finding
 	plain := normalise(text, joinNone)
-	found = sc.scanOne(plain, false, found)
+	found = sc.scanOne(&plain, false, found)
 	if strings.Contains(strings.TrimRight(text, "\n"), "\n") {
-		found = sc.scanOne(normalise(text, joinLines), true, found)
+		lines := normalise(text, joinLines)
+		found = sc.scanOne(&lines, true, found)
 	}
 	if splitToken(text) {
-		found = sc.scanOne(normalise(text, joinSpaces), true, found)
+		spaces := normalise(text, joinSpaces)
+		found = sc.scanOne(&spaces, true, found)
 	}
 	return merge(found)
 }
 
 func (sc Scanner) scanOne(n *normText, joined bool, found []Finding) []Finding {
 	lower := lowerASCII(n.s)
-	digits, run, hex := -1, -1, 0
-	var hits kwSet
-	filled := false
-	for i, r := range rules {
-		if r.pii && !sc.PII || joined && !r.join {
-			continue
+	run, hex := -1, 0
+	// The rules that may run, as a set: those whose keyword the text
+	// holds, and, when the text has a run of digits as long as one of the
+	// others needs, those; without the PII rules unless asked, and only
+	// the rules that read joined text when it is joined. A text no rule
+	// concerns (most of them) costs no walk over the rules.
+	set := ruleSets()
+	hits := ruleKeywords().hits(lower)
+	digits := digitRun(n.s)
+	var todo kwSet
+	for w := range todo {
+		todo[w] = hits[w] & set.keyword[w]
+		if digits >= set.minDigits {
+			todo[w] |= set.digits[w]
 		}
-		if r.keywords != nil {
-			if !filled {
-				hits = ruleKeywords().hits(lower)
-				filled = true
-			}
-			if !hits.has(i) {
+		if !sc.PII {
+			todo[w] &^= set.pii[w]
+		}
+		if joined {
+			todo[w] &= set.join[w]
+		}
+	}
+	for w, ws := range todo {
+		for ; ws != 0; ws &= ws - 1 { // the rules in order, as a loop over rules would take them
+			r := rules[w*64+bits.TrailingZeros64(ws)]
+			if r.keywords == nil && digits < r.minDigits {
 				continue
 			}
-		} else {
-			if digits < 0 {
-				digits = digitRun(n.s)
-			}
-			if digits < r.minDigits {
-				continue
-			}
-		}
-		if r.minRun > 0 || r.minHex > 0 {
-			if run < 0 {
-				run, hex = runs(n.s)
-			}
-			if run < r.minRun || hex < r.minHex {
-				continue
-			}
-		}
-		if r.hint != nil && !r.hint(n.s, lower) {
-			continue
-		}
-		re := r.regexp()
-		for _, loc := range re.FindAllStringSubmatchIndex(n.s, -1) {
-			m := make([]string, len(loc)/2)
-			for i := range m {
-				if loc[2*i] >= 0 {
-					m[i] = n.s[loc[2*i]:loc[2*i+1]]
-				}
-			}
-			s, e := loc[2*r.group], loc[2*r.group+1]
-			if s < 0 || r.ok != nil && !r.ok(m, lower, s, e) {
-				continue
-			}
-			found = append(found, Finding{Kind: r.kind, Start: n.orig(s), End: n.orig(e)})
+			found = scanRule(r, n, lower, &run, &hex, found)
 		}
 	}
 	return found
 }
+
+// scanRule appends the findings of rule r in n (lower is its lower-case
+// copy; run and hex are runs' results, -1 until worked out).
+func scanRule(r *rule, n *normText, lower string, run, hex *int, found []Finding) []Finding {
+	if r.minRun > 0 || r.minHex > 0 {
+		if *run < 0 {
+			*run, *hex = runs(n.s)
+		}
+		if *run < r.minRun || *hex < r.minHex {
+			return found
+		}
+	}
+	if r.hint != nil && !r.hint(n.s, lower) {
+		return found
+	}
+	re := r.regexp()
+	for _, loc := range re.FindAllStringSubmatchIndex(n.s, -1) {
+		m := make([]string, len(loc)/2)
+		for i := range m {
+			if loc[2*i] >= 0 {
+				m[i] = n.s[loc[2*i]:loc[2*i+1]]
+			}
+		}
+		s, e := loc[2*r.group], loc[2*r.group+1]
+		if s < 0 || r.ok != nil && !r.ok(m, lower, s, e) {
+			continue
+		}
+		found = append(found, Finding{Kind: r.kind, Start: n.orig(s), End: n.orig(e)})
+	}
+	return found
+}
+
+// ruleSet is what scanOne knows of the rules before it reads them one by
+// one: which have keywords, which need a run of digits instead (and the
+// shortest such run any of them needs), which are PII and which also
+// read the joined text.
+type ruleSet struct {
+	keyword, digits, pii, join kwSet
+	minDigits                  int
+}
+
+// ruleSets sorts the rules into a ruleSet.
+var ruleSets = sync.OnceValue(func() *ruleSet {
+	m := &ruleSet{minDigits: math.MaxInt}
+	for i, r := range rules {
+		if r.keywords != nil {
+			m.keyword.add(i)
+		} else {
+			m.digits.add(i)
+			m.minDigits = min(m.minDigits, r.minDigits)
+		}
+		if r.pii {
+			m.pii.add(i)
+		}
+		if r.join {
+			m.join.add(i)
+		}
+	}
+	return m
+})
 
 // ruleKeywords indexes the rules' keywords.
 var ruleKeywords = sync.OnceValue(func() *keywordIndex {
