@@ -68,7 +68,7 @@ type fileKey struct {
 
 // racyWindow is the coarsest timestamp granularity allowed for (FAT's 2
 // s; ext4, XFS, APFS and NTFS are much finer).
-const racyWindow = 2 * time.Second
+const racyWindow = mdmem.RacyWindow
 
 // racy reports whether a write in the same timestamp tick as k's could
 // go unseen by a cache written at ref (Unix nanoseconds).

@@ -2,12 +2,16 @@ package mdmem
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 
@@ -189,8 +193,12 @@ func (e *ConflictError) Error() string {
 
 // CheckConflicts returns a *ConflictError when a memory file (MEMORY.md, a
 // topic file) holds conflict markers or git's index holds an unmerged
-// entry for a path of the memory directory; nil when neither.
-func (s *Store) CheckConflicts() error {
+// entry for a path of the memory directory; nil when neither. A file whose
+// stat data (size, mtime, ctime, inode) is the one recorded when it was
+// last found without markers is not read again (conflictsCheckedPath), as
+// git status does not read a file its index describes.
+func (s *Store) CheckConflicts(ctx context.Context) error {
+	start := time.Now()
 	e := &ConflictError{}
 	files := []string{MainFile}
 	slugs, err := ListTopicSlugs(s.Dir)
@@ -200,10 +208,22 @@ func (s *Store) CheckConflicts() error {
 	for _, slug := range slugs {
 		files = append(files, TopicPath(slug))
 	}
+	was := s.readConflictsChecked()
+	clean := map[string]statKey{}
 	for _, rel := range files {
-		if m, ok := s.firstConflict(rel); ok {
-			e.Markers = append(e.Markers, m)
+		k, ok := statKeyOf(filepath.Join(s.Dir, filepath.FromSlash(rel)))
+		if ok && was[rel] == k {
+			clean[rel] = k
+			continue
 		}
+		if m, found := s.firstConflict(rel); found {
+			e.Markers = append(e.Markers, m)
+		} else if ok {
+			clean[rel] = k
+		}
+	}
+	if !maps.Equal(was, clean) {
+		s.writeConflictsChecked(ctx, start, clean)
 	}
 	if e.Unmerged, err = s.unmergedPaths(); err != nil {
 		return err
@@ -212,6 +232,83 @@ func (s *Store) CheckConflicts() error {
 		return nil
 	}
 	return e
+}
+
+// RacyWindow is the coarsest file timestamp granularity memctl's caches
+// allow for (FAT's 2 s; ext4, XFS, APFS and NTFS are much finer): a file
+// whose mtime or ctime is that close to a cache's write may change again
+// within the same tick, keeping its stat data, so its stat data alone
+// does not vouch for it.
+const RacyWindow = 2 * time.Second
+
+// conflictsCheckedPath lists the memory files last found without conflict
+// markers, each with its stat data then (a cache: CheckConflicts).
+const conflictsCheckedPath = CacheDir + "/conflicts-checked"
+
+// statKey is a file's stat data: any write changes its size, mtime or
+// ctime (which no program can set back), a replacement its inode.
+type statKey struct {
+	Size, Mtime, Ctime int64
+	Ino                uint64
+}
+
+// statKeyOf stats a regular file; false when it is not one, or the
+// platform gives no ctime and inode (then nothing is recorded).
+func statKeyOf(path string) (statKey, bool) {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return statKey{}, false
+	}
+	k := statKey{Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
+	k.Ino, k.Ctime = osfile.InodeAndCtime(fi)
+	return k, k.Ino != 0 && k.Ctime != 0
+}
+
+// readConflictsChecked reads conflictsCheckedPath; empty when it is
+// missing or malformed.
+func (s *Store) readConflictsChecked() map[string]statKey {
+	out := map[string]statKey{}
+	b, err := os.ReadFile(s.abs(conflictsCheckedPath))
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" {
+			continue
+		}
+		var k statKey
+		var rel string
+		if n, err := fmt.Sscanf(line, "%d %d %d %d %s", &k.Size, &k.Mtime, &k.Ctime, &k.Ino, &rel); err != nil || n != 5 {
+			return map[string]statKey{}
+		}
+		out[rel] = k
+	}
+	return out
+}
+
+// writeConflictsChecked records the files found clean, but for those
+// whose mtime or ctime is within the racy window of the record's write (a
+// second write in the same timestamp tick could keep their stat data):
+// they are read again next time. Best effort: a cache.
+func (s *Store) writeConflictsChecked(ctx context.Context, start time.Time, clean map[string]statKey) {
+	if EnsureDir(s.Dir, CacheDir) != nil {
+		return
+	}
+	_ = WriteFileAtomicFunc(ctx, s.abs(conflictsCheckedPath), PrivateFileMode, func(f *os.File) error {
+		ref := start.UnixNano()
+		if fi, err := f.Stat(); err == nil {
+			ref = min(ref, fi.ModTime().UnixNano())
+		}
+		limit := ref - int64(RacyWindow)
+		var b strings.Builder
+		for _, rel := range slices.Sorted(maps.Keys(clean)) {
+			if k := clean[rel]; k.Mtime < limit && k.Ctime < limit {
+				fmt.Fprintf(&b, "%d %d %d %d %s\n", k.Size, k.Mtime, k.Ctime, k.Ino, rel)
+			}
+		}
+		_, err := f.WriteString(b.String())
+		return err
+	})
 }
 
 // firstConflict returns the first conflict marker of a memory file. The

@@ -128,7 +128,7 @@ func (s *Store) Lock(ctx context.Context) (unlock func() error, err error) {
 		return nil, err
 	}
 	if !s.AllowConflicts {
-		if err := s.CheckConflicts(); err != nil {
+		if err := s.CheckConflicts(ctx); err != nil {
 			_ = repoUnlock()
 			return nil, err
 		}
