@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -123,8 +122,7 @@ func runInject(ctx context.Context, f *Factory, opts *injectOptions) error {
 	// CPU, most of it page faults of the collector's own structures).
 	// It collects only past injectHeapLimit; the settings are restored
 	// for callers that run on (tests).
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(injectHeapLimit))
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	defer heapLimit(injectHeapLimit, true)()
 	if opts.JSON {
 		if opts.Given["format"] && opts.Format != "json" {
 			return FlagErrorf("--json and --format %s disagree: give one of them", opts.Format)

@@ -37,7 +37,13 @@ keep it if that was meant (add --allow-forgotten brings texts back too).`,
 	return cmd
 }
 
+// lintHeapLimit bounds lint's heap: it reads file by file but keeps every
+// id (1M entries: ~100 MB live at the end), and the collector's default
+// slack would double that.
+const lintHeapLimit = 128 << 20
+
 func runLint(ctx context.Context, f *Factory, opts *lintOptions) error {
+	defer heapLimit(lintHeapLimit, false)()
 	s, err := f.Store(ctx)
 	if err != nil {
 		return err

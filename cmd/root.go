@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -375,4 +376,26 @@ func describeError(err error, ctx context.Context) (code int, msg string, hints 
 		return ExitLocked, err.Error(), append(hints, "another memctl is writing this memory; retry later (writers wait up to git.lock_wait)")
 	}
 	return ExitFailure, err.Error(), hints
+}
+
+// heapLimit sets a soft limit on the Go heap for a one-shot command (the
+// collector works harder near it) unless the person set GOMEMLIMIT, and
+// returns the restore for callers that run on (tests). gcOff also stops
+// collecting below the limit: for a command that allocates a few MB and
+// exits.
+func heapLimit(limit int64, gcOff bool) (restore func()) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	oldLimit := debug.SetMemoryLimit(limit)
+	oldGC := -2
+	if gcOff {
+		oldGC = debug.SetGCPercent(-1)
+	}
+	return func() {
+		if oldGC != -2 {
+			debug.SetGCPercent(oldGC)
+		}
+		debug.SetMemoryLimit(oldLimit)
+	}
 }
