@@ -13,7 +13,7 @@
 #   search of a word (ripgrep where installed) ....... rg over the same files
 #
 # Times are medians of ROUNDS runs (default 5); memory is the peak RSS
-# (/usr/bin/time). The last table gives each figure at the largest size
+# (/usr/bin/time). The last tables give each figure at each larger size
 # as a ratio to the smallest (the issue's "≤ 2.5× from 30k to 300k").
 # Usage: [ROUNDS=n] [SIZES="a b c"] testdata/bench/scale.sh [path/to/memctl]
 set -euo pipefail
@@ -132,13 +132,13 @@ done
 
 set -- $sizes
 lo=$1
-hi=${!#}
-if [ "$lo" != "$hi" ]; then
-  printf '\n### Growth from %d to %d entries (the issue asks ≤ 2.5× for consolidate)\n\n' "$lo" "$hi"
+shift
+for hi in "$@"; do
+  printf '\n### Growth from %d to %d entries (the issue asks ≤ 2.5× for consolidate from 30k to 300k)\n\n' "$lo" "$hi"
   echo "| figure | at $lo | at $hi | ratio |"
   echo "|---|---|---|---|"
   for f in idle:"idle consolidate, ms" twenty:"consolidate of 20 candidates, ms" twentykb:"consolidate of 20 candidates, KiB" inject:"cached inject, ms" edited:"first inject after an edit, ms" statskb:"stats, KiB" lintkb:"lint, KiB" listkb:"list --json, KiB" importkb:"import, KiB"; do
     k=${f%%:*}
     echo "| ${f#*:} | ${fig[$lo,$k]} | ${fig[$hi,$k]} | $(ratio "${fig[$hi,$k]}" "${fig[$lo,$k]}")× |"
   done
-fi
+done
