@@ -56,6 +56,11 @@ func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
+	for _, k := range []string{"GIT_AUTHOR", "GIT_COMMITTER"} {
+		if os.Getenv(k+"_NAME") == "" { // a person's commit needs an identity; CI may have none
+			cmd.Env = append(cmd.Env, k+"_NAME=Test Person", k+"_EMAIL=person@example.com")
+		}
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("git %v: %v\n%s", args, err, out)

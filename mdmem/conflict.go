@@ -222,7 +222,7 @@ func (s *Store) CheckConflicts(ctx context.Context) error {
 			clean[rel] = k
 		}
 	}
-	if !maps.Equal(was, clean) {
+	if !maps.Equal(was, settled(clean, start)) {
 		s.writeConflictsChecked(ctx, start, clean)
 	}
 	if e.Unmerged, err = s.unmergedPaths(); err != nil {
@@ -286,6 +286,21 @@ func (s *Store) readConflictsChecked() map[string]statKey {
 	return out
 }
 
+// settled returns the files of clean whose mtime and ctime are more than
+// RacyWindow before ref: the ones a record may vouch for. The record is
+// written only when that set changed, so a memory written just now does
+// not rewrite it on every lock.
+func settled(clean map[string]statKey, ref time.Time) map[string]statKey {
+	limit := ref.UnixNano() - int64(RacyWindow)
+	out := map[string]statKey{}
+	for rel, k := range clean {
+		if k.Mtime < limit && k.Ctime < limit {
+			out[rel] = k
+		}
+	}
+	return out
+}
+
 // writeConflictsChecked records the files found clean, but for those
 // whose mtime or ctime is within the racy window of the record's write (a
 // second write in the same timestamp tick could keep their stat data):
@@ -299,12 +314,11 @@ func (s *Store) writeConflictsChecked(ctx context.Context, start time.Time, clea
 		if fi, err := f.Stat(); err == nil {
 			ref = min(ref, fi.ModTime().UnixNano())
 		}
-		limit := ref - int64(RacyWindow)
+		rec := settled(clean, time.Unix(0, ref))
 		var b strings.Builder
-		for _, rel := range slices.Sorted(maps.Keys(clean)) {
-			if k := clean[rel]; k.Mtime < limit && k.Ctime < limit {
-				fmt.Fprintf(&b, "%d %d %d %d %s\n", k.Size, k.Mtime, k.Ctime, k.Ino, rel)
-			}
+		for _, rel := range slices.Sorted(maps.Keys(rec)) {
+			k := rec[rel]
+			fmt.Fprintf(&b, "%d %d %d %d %s\n", k.Size, k.Mtime, k.Ctime, k.Ino, rel)
 		}
 		_, err := f.WriteString(b.String())
 		return err
