@@ -372,7 +372,7 @@ type segmentLoad struct {
 	// replacedRead.
 	toReplace    []segmentRef
 	replacedRead chan struct{}
-	heads    tokHeads             // the segments' token table heads, each decoded once
+	heads        tokHeads // the segments' token table heads, each decoded once
 }
 
 // keptSegment is a segment of the old manifest whose files' keys (and
