@@ -66,8 +66,7 @@ type fileKey struct {
 	Hash               []byte // SHA-256 of the content, racy files only
 }
 
-// racyWindow is the coarsest timestamp granularity allowed for (FAT's 2
-// s; ext4, XFS, APFS and NTFS are much finer).
+// racyWindow is the memory's caches' racy window (mdmem.RacyWindow).
 const racyWindow = mdmem.RacyWindow
 
 // racy reports whether a write in the same timestamp tick as k's could

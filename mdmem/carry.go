@@ -2,7 +2,6 @@ package mdmem
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -36,18 +35,17 @@ func (s *Store) CarryChecks(ctx context.Context, base, commit string, written ma
 	if b, err := os.ReadFile(s.abs(handEditCheckedPath)); err == nil && strings.TrimSpace(string(b)) == base {
 		_ = WriteFileAtomic(ctx, s.abs(handEditCheckedPath), []byte(commit+"\n"), PrivateFileMode)
 	}
-	day, days := now.UTC().Format("2006-01-02"), s.Config.Consolidate.ArchiveDays
 	b, err := os.ReadFile(s.abs(retentionCheckedPath))
-	if err != nil || strings.TrimSpace(string(b)) != fmt.Sprintf("%s %s %d", base, day, days) {
+	if err != nil || strings.TrimSpace(string(b)) != s.retentionMark(base, now) {
 		return
 	}
-	scan := NewRetentionScan(now, 0, days)
+	scan := NewRetentionScan(now, 0, s.Config.Consolidate.ArchiveDays)
 	for p, data := range written {
 		if data != nil {
 			scan.Add(ParseDoc(p, data))
 		}
 	}
 	if len(scan.Due()) == 0 {
-		_ = WriteFileAtomic(ctx, s.abs(retentionCheckedPath), []byte(fmt.Sprintf("%s %s %d\n", commit, day, days)), PrivateFileMode)
+		_ = WriteFileAtomic(ctx, s.abs(retentionCheckedPath), []byte(s.retentionMark(commit, now)+"\n"), PrivateFileMode)
 	}
 }

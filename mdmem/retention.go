@@ -137,7 +137,13 @@ func (s *Store) retentionStamp(ctx context.Context, now time.Time) string {
 	if changed, err := s.Repo.Changed(ctx, paths, nil); err != nil || len(changed) > 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s %s %d", head, now.UTC().Format("2006-01-02"), s.Config.Consolidate.ArchiveDays)
+	return s.retentionMark(head, now)
+}
+
+// retentionMark is the content of retentionCheckedPath for a commit, as of
+// now: "<commit> <day> <archive_days>".
+func (s *Store) retentionMark(commit string, now time.Time) string {
+	return fmt.Sprintf("%s %s %d", commit, now.UTC().Format("2006-01-02"), s.Config.Consolidate.ArchiveDays)
 }
 
 // ApplyRetention archives the expired live entries (one commit, "expire")
