@@ -18,13 +18,20 @@ import (
 //     "kids" and "children", "grandma" and "grandmother");
 //   - another form of an irregular verb ("make" and "made", "go" and
 //     "went"), which the stemmer cannot bring together;
+//   - a thing of the kind the word asks for (mdmem/lexicon: "sports" and
+//     "tennis", "countries" and "spain"), at a quarter of a word's weight
+//     (kindWeight): the note names one thing of the kind, which may not
+//     be the one meant;
 //   - a compound written as one word or two ("roadtrip", "road trip");
 //   - a short form of a name the memory files a topic under ("Mel" for
 //     the topic "melanie").
 //
-// Added terms carry half the weight of the word they stand for when that
-// word is in the index too, its full weight when it is not (then they
+// Other added terms carry half the weight of the word they stand for when
+// that word is in the index too, its full weight when it is not (then they
 // are the only reading of the word the memory can match).
+
+// kindWeight is the weight of a thing of the kind a task's word asks for.
+const kindWeight = 0.25
 
 // Lengths for the compound and name steps: shorter pieces match too much.
 const (
@@ -60,6 +67,9 @@ func (c *Corpus) vocabTerms(ix *Index, task string, held map[string]bool) map[st
 		}
 		for _, o := range lexicon.Forms(w) { // "make" → "made"
 			add(o, weight(t))
+		}
+		for _, o := range lexicon.Members(w) { // "sports" → "tennis"
+			add(o, kindWeight)
 		}
 		if i+1 < len(words) && t != "" && ix.An.term(words[i+1]) != "" {
 			add(w+words[i+1], 0.5) // "road trip" → "roadtrip"

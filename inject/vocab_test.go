@@ -20,6 +20,9 @@ var vocabFiles = map[string]string{
 		"- [fact-007] Bob teaches children to swim (conversation · 2023-08-06)\n",
 	"topics/bobby.md": "# Bobby\n\n" +
 		"- [fact-006] Bobby sails (conversation · 2023-08-05)\n",
+	"topics/nina.md": "# Nina\n\n" +
+		"- [fact-008] Nina plays chess with her neighbour (conversation · 2023-08-07)\n" +
+		"- [fact-009] Nina goes skiing every winter (conversation · 2023-08-08)\n",
 }
 
 func TestVocabTermsStandForTheTasksWordsInTheMemorysForm(t *testing.T) {
@@ -42,6 +45,10 @@ func TestVocabTermsStandForTheTasksWordsInTheMemorysForm(t *testing.T) {
 		{"a short form at a sentence's start is not taken for a name", "Mel made what?", "[]"},
 		{"a word the memory holds is left alone", "Did Melanie visit the canyon?", "[]"},
 		{"another form of an irregular verb, for a form the memory lacks", "Who did Melanie take to the workshop?", "[took:1]"},
+		{"things of the kind a word asks for, at a quarter of its weight",
+			"What instruments does Melissa have?", "[violin:0.25]"},
+		{"a thing of the kind the task names itself is not added again",
+			"Does Melissa play the violin or other instruments?", "[]"},
 		{"no match anywhere: nothing added", "What is the capital of Peru?", "[]"},
 	} {
 		held := map[string]bool{}
@@ -64,6 +71,7 @@ func TestVocabStepRanksANoteWrittenInOtherWords(t *testing.T) {
 	for _, tc := range []struct{ task, want string }{
 		{"Where did her grandma go?", "fact-002"},
 		{"Who came on the road trip?", "fact-002"},
+		{"Which sports does Nina like?", "fact-009"},
 	} {
 		p := Rankers[DefaultRanker]
 		hits := c.Rank(p, tc.task, nil, nil)

@@ -2,6 +2,7 @@ package lexicon
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -72,6 +73,53 @@ func TestEveryVerbFormIsInOneVerb(t *testing.T) {
 				t.Errorf("%q is a form of two verbs", w)
 			}
 			seen[w] = true
+		}
+	}
+}
+
+func TestMembersOfAKind(t *testing.T) {
+	for _, tc := range []struct {
+		word, member string
+		want         bool
+	}{
+		{"sports", "tennis", true},
+		{"sport", "tennis", true},
+		{"instruments", "violin", true},
+		{"countries", "spain", true},
+		{"places", "london", true},
+		{"tennis", "sports", false}, // a member asks for nothing
+		{"Sports", "tennis", false}, // lower-case words only
+		{"database", "", false},
+	} {
+		if got := slices.Contains(Members(tc.word), tc.member); got != tc.want {
+			t.Errorf("Members(%q) holds %q: %v, want %v", tc.word, tc.member, got, tc.want)
+		}
+	}
+	if Members("tennis") != nil {
+		t.Errorf("Members(%q) = %q, want none", "tennis", Members("tennis"))
+	}
+}
+
+func TestKindsAreLowerCaseWordsAndNoKindHoldsItsOwnAsk(t *testing.T) {
+	word := func(w string) bool {
+		for _, r := range w {
+			if r < 'a' || r > 'z' {
+				return false
+			}
+		}
+		return len(w) > 1
+	}
+	for _, k := range kinds {
+		asks := strings.Fields(k.asks)
+		for _, m := range append(slices.Clone(asks), strings.Fields(k.members)...) {
+			if !word(m) {
+				t.Errorf("kind %q: %q is not one lower-case word", asks[0], m)
+			}
+		}
+		for _, m := range strings.Fields(k.members) {
+			if slices.Contains(asks, m) {
+				t.Errorf("kind %q holds its own ask %q", asks[0], m)
+			}
 		}
 	}
 }
