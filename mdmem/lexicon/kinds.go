@@ -64,6 +64,23 @@ var kinds = []struct {
 		"photography ceramics sketch sketches mural murals watercolor watercolors collage knitting sewing"},
 	{"holiday holidays celebration celebrations festival festivals", "christmas thanksgiving easter halloween " +
 		"hanukkah diwali ramadan eid passover birthday anniversary"},
+	{"color colors colour colours", "red blue green yellow purple pink orange black white gray grey brown beige " +
+		"turquoise teal navy violet gold silver"},
+	{"fruit fruits", "apple apples banana bananas orange oranges grape grapes strawberry strawberries blueberries " +
+		"raspberries cherries mango mangoes pineapple peach peaches pear pears plum watermelon melon kiwi lemon lime " +
+		"avocado coconut"},
+	{"vegetable vegetables veggies", "carrot carrots broccoli spinach lettuce kale cabbage cauliflower potato " +
+		"potatoes tomato tomatoes onion onions garlic pepper peppers cucumber zucchini peas beans corn celery " +
+		"asparagus eggplant mushrooms pumpkin"},
+	{"flower flowers", "tulip tulips daisy daisies lily lilies sunflower sunflowers orchid orchids lavender " +
+		"peony peonies carnation dahlia marigold hydrangea poppy poppies"},
+	{"music", "rock jazz pop classical blues metal rap reggae folk opera punk techno funk soul gospel piano " +
+		"guitar violin drums"},
+	{"game games boardgame boardgames", "chess checkers poker monopoly scrabble sudoku crossword crosswords " +
+		"solitaire backgammon uno puzzles cards"},
+	{"season seasons", "summer winter spring autumn"},
+	{"clothes clothing outfit outfits", "dress dresses shirt shirts jeans jacket jackets coat sweater hoodie skirt " +
+		"suit shoes sneakers boots hat scarf"},
 	{"subject subjects course courses", "math mathematics science history english art biology chemistry physics " +
 		"literature geography economics psychology philosophy music"},
 }
