@@ -20,7 +20,7 @@ install: ## install memctl into GOBIN
 # Race reports still fail the run: they are printed before that sleep.
 RACE_ENV := GORACE="atexit_sleep_ms=0 $(GORACE)"
 
-test: ## the full suite: unit, fuzz seeds, end-to-end scenarios, race detector (minutes on 2 cores)
+test: ## the full suite: unit, fuzz seeds, end-to-end scenarios, race detector (on every package test and on the scenarios whose commands run goroutines; minutes on 2 cores)
 	$(RACE_ENV) $(GO) test -race -count=1 -timeout 20m ./...
 
 test-short: ## quick tests only (no end-to-end, crash or stress tests)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,18 +34,69 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// TestScript runs the end-to-end scenarios in testdata/script.
+// racedScripts are the scenarios that run memctl built with the race
+// detector when the tests are (make test): those whose commands run
+// goroutines (the MCP server and hooks, parallel LLM calls, the commit's
+// parallel blob writes, the index cache's segments, concurrent writers).
+// The others run a memctl built without it: a race-built memctl starts
+// and runs 2 to 3 times slower, and the scenarios start it thousands of
+// times. Every package's own tests run under the race detector whole.
+var racedScripts = []string{
+	"mcp", "hook", "hooks", "trust_mcp", "consolidate_llm", "consolidate_parallel",
+	"import_stream", "kill_import", "inject", "inject_core", "forget_vector_cache",
+	"concurrent_add", "sync",
+}
+
+// TestScript runs the end-to-end scenarios in testdata/script; with the
+// race detector, those not in racedScripts.
 func TestScript(t *testing.T) {
+	runScripts(t, func(name string) bool { return !raceBuild || !slices.Contains(racedScripts, name) }, raceBuild)
+}
+
+// TestScriptRaced runs racedScripts with memctl built with the race
+// detector, when the tests are.
+func TestScriptRaced(t *testing.T) {
+	if !raceBuild {
+		t.Skip("the tests are built without the race detector: TestScript runs every scenario")
+	}
+	runScripts(t, func(name string) bool { return slices.Contains(racedScripts, name) }, false)
+}
+
+// runScripts runs the scenarios keep selects; plain runs them with a
+// memctl built without the race detector.
+func runScripts(t *testing.T, keep func(name string) bool, plain bool) {
 	if testing.Short() {
 		t.Skip("end-to-end scenarios skipped in -short mode")
 	}
+	all, err := filepath.Glob(filepath.Join("testdata", "script", "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, f := range all {
+		if keep(strings.TrimSuffix(filepath.Base(f), ".txtar")) {
+			files = append(files, f)
+		}
+	}
+	setup := scriptSetup
+	if plain {
+		bin := simBinary(t) // built without the race detector
+		setup = func(env *testscript.Env) error {
+			if err := scriptSetup(env); err != nil {
+				return err
+			}
+			env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Setenv("MEMCTL_BIN", bin)
+			return nil
+		}
+	}
 	testscript.Run(t, testscript.Params{
-		Dir:                 filepath.Join("testdata", "script"),
+		Files:               files,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       *update,
 		Cmds:                scriptCmds,
-		Setup:               scriptSetup,
+		Setup:               setup,
 	})
 }
 

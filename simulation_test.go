@@ -125,7 +125,8 @@ var simBuild struct {
 	err  error
 }
 
-// simBinary builds memctl once per test process.
+// simBinary builds memctl once per test process, without the race
+// detector (the simulations and most scenarios run it).
 func simBinary(t *testing.T) string {
 	if *simBin != "" {
 		return *simBin

@@ -100,7 +100,7 @@ func TestKillLoop(t *testing.T) {
 	var texts []string
 	var ids []string
 	start := time.Now()
-	const loops = 200
+	const loops = 60 // make soak kills far more, at every step of the write path
 	for i := 0; i < loops; i++ {
 		var cs []*mdmem.Candidate
 		for k := 0; k < 3; k++ {
