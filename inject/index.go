@@ -382,6 +382,7 @@ type RankParams struct {
 	Proximity float64          // bonus for query terms adjacent in the query and near in a note
 	Dates     bool             // boost matching notes dated in a month or year the task names
 	Entities  float64          // share of the best score a matching note filed under a topic the task names gains (0: none)
+	Titles    float64          // share of the best score a note quoting a title gains when the task asks for one (titles.go; 0: none)
 	Vocab     bool             // add the memory's own terms for the task's words in other forms (vocab.go)
 }
 
@@ -393,7 +394,7 @@ var Rankers = map[string]RankParams{
 		Name: "bm25", An: Analyzer{Stem: true, StopWords: true}, K1: 1.2,
 		B: [nFields]float64{0.75, 0.5, 0.5}, W: [nFields]float64{1, 0.3, 0.5},
 		FbDocs: 8, FbTerms: 12, FbWeight: 0.35, Neighbor: 0.5, Proximity: 0.15, Dates: true, Entities: 0.1,
-		Vocab: true,
+		Titles: 0.1, Vocab: true,
 	},
 	"bm25-plain": {
 		Name: "bm25-plain", An: Analyzer{StopWords: true}, K1: 1.2,
@@ -492,6 +493,9 @@ func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i 
 	}
 	if p.Entities > 0 {
 		ix.boostEntities(task, p.Entities, scores)
+	}
+	if p.Titles > 0 {
+		c.boostTitles(task, p.Titles, scores, ok)
 	}
 	if ix.corrupt { // a term's postings in the cache failed their check
 		c.fallback() // rank again on the Markdown
