@@ -138,7 +138,8 @@ func simBinary(t *testing.T) string {
 			return
 		}
 		bin := filepath.Join(dir, "memctl")
-		out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+		// No VCS stamp: it says "memctl dev", as the test binary does.
+		out, err := exec.Command("go", "build", "-buildvcs=false", "-o", bin, ".").CombinedOutput()
 		if err != nil {
 			simBuild.err = fmt.Errorf("go build: %v\n%s", err, out)
 			return
