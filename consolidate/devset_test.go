@@ -146,6 +146,10 @@ func runLabelledSet(t testing.TB, ls *labelledSet, oracle bool, config string) *
 			if err := cc.Normalize(devsetNow, 1<<20, nil); err != nil {
 				t.Fatalf("line %d: %v", i+1, err)
 			}
+			// As memctl add at a terminal records them.
+			if os.Getenv("MEMCTL_CONSOLIDATION_SEEN") == "typed" && mdmem.PersonSource(cc.Source) {
+				cc.Seen = mdmem.SeenTyped
+			}
 			out = append(out, &cc)
 		}
 		return out
@@ -304,7 +308,10 @@ func (r *devsetRun) sent(ls *labelledSet, g goldLabel) bool {
 // state per kind with the oracle LLM and with rules only, and the cost.
 // Run with MEMCTL_CONSOLIDATION_SET=<dir> go test ./consolidate/ -run
 // TestLabelledSet -v (MEMCTL_CONSOLIDATION_CONFIG: settings;
-// MEMCTL_CONSOLIDATION_LATENCY: the fake's delay per answer); see
+// MEMCTL_CONSOLIDATION_LATENCY: the fake's delay per answer;
+// MEMCTL_CONSOLIDATION_SEEN=typed: the set's user_explicit lines are the
+// person's typed words, not an agent's claims, in the import and the
+// queue); see
 // BENCHMARKS.md.
 func TestLabelledSet(t *testing.T) {
 	dir := os.Getenv("MEMCTL_CONSOLIDATION_SET")
