@@ -311,8 +311,7 @@ func (r *devsetRun) sent(ls *labelledSet, g goldLabel) bool {
 // MEMCTL_CONSOLIDATION_LATENCY: the fake's delay per answer;
 // MEMCTL_CONSOLIDATION_SEEN=typed: the set's user_explicit lines are the
 // person's typed words, not an agent's claims, in the import and the
-// queue); see
-// BENCHMARKS.md.
+// queue); see BENCHMARKS.md.
 func TestLabelledSet(t *testing.T) {
 	dir := os.Getenv("MEMCTL_CONSOLIDATION_SET")
 	if dir == "" {
