@@ -370,20 +370,20 @@ func (ix *Index) query(text string, extra []string) []qterm {
 
 // RankParams tunes a ranking.
 type RankParams struct {
-	Name      string
-	An        Analyzer
-	K1        float64
-	B         [nFields]float64
-	W         [nFields]float64 // field weights; 0 ignores the field
-	FbDocs    int              // pseudo-relevance feedback documents (0: none)
-	FbTerms   int              // expansion terms taken from them
-	FbWeight  float64          // weight of the expansion in the final query
-	Neighbor  float64          // share of an adjacent same-session note's score added
-	Proximity float64          // bonus for query terms adjacent in the query and near in a note
-	Dates     bool             // boost matching notes dated in a month or year the task names
-	Entities  float64          // share of the best score a matching note filed under a topic the task names gains (0: none)
-	Titles    float64          // share of the best score a note quoting a title gains when the task asks for one (titles.go; 0: none)
-	Vocab     bool             // add the memory's own terms for the task's words in other forms (vocab.go)
+	Name        string
+	An          Analyzer
+	K1          float64
+	B           [nFields]float64
+	W           [nFields]float64 // field weights; 0 ignores the field
+	FbDocs      int              // pseudo-relevance feedback documents (0: none)
+	FbTerms     int              // expansion terms taken from them
+	FbWeight    float64          // weight of the expansion in the final query
+	Neighbor    float64          // share of an adjacent same-session note's score added
+	Proximity   float64          // bonus for query terms adjacent in the query and near in a note
+	Dates       bool             // boost matching notes dated in a month or year the task names
+	Entities    float64          // share of the best score a matching note filed under a topic the task names gains (0: none)
+	AnswerTypes float64          // share of the best score a note giving the sort of answer the task asks for (a title, a place) gains (answertypes.go; 0: none)
+	Vocab       bool             // add the memory's own terms for the task's words in other forms (vocab.go)
 }
 
 // Rankers by name. "bm25" is memctl's ranking; "bm25-plain" is the plain
@@ -394,7 +394,7 @@ var Rankers = map[string]RankParams{
 		Name: "bm25", An: Analyzer{Stem: true, StopWords: true}, K1: 1.2,
 		B: [nFields]float64{0.75, 0.5, 0.5}, W: [nFields]float64{1, 0.3, 0.5},
 		FbDocs: 8, FbTerms: 12, FbWeight: 0.35, Neighbor: 0.5, Proximity: 0.15, Dates: true, Entities: 0.1,
-		Titles: 0.1, Vocab: true,
+		AnswerTypes: 0.1, Vocab: true,
 	},
 	"bm25-plain": {
 		Name: "bm25-plain", An: Analyzer{StopWords: true}, K1: 1.2,
@@ -494,8 +494,8 @@ func (c *Corpus) rank(p RankParams, task string, tags []string, eligible func(i 
 	if p.Entities > 0 {
 		ix.boostEntities(task, p.Entities, scores)
 	}
-	if p.Titles > 0 {
-		c.boostTitles(task, p.Titles, scores, ok)
+	if p.AnswerTypes > 0 {
+		c.boostAnswerTypes(task, p.AnswerTypes, scores, ok)
 	}
 	if ix.corrupt { // a term's postings in the cache failed their check
 		c.fallback() // rank again on the Markdown
