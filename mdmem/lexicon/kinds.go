@@ -11,7 +11,9 @@ import "strings"
 // members, one word each (of a name of several words, the one that tells
 // it apart: "zealand"). Members are general vocabulary and place names,
 // never names of people or products, and a word is left out where its
-// everyday sense is another ("bass" is a fish too, "fall" a season).
+// everyday sense is another ("bass" is a fish too, "fall" a season,
+// "turkey" a food) or that is also a person's given name ("Jordan",
+// "Austin", "Florence").
 var kinds = []struct {
 	asks, members string
 }{
@@ -92,17 +94,17 @@ const (
 		"belgium bolivia bosnia brazil bulgaria cambodia cameroon canada chile china colombia croatia cuba cyprus " +
 		"czechia denmark ecuador egypt england estonia ethiopia fiji finland france georgia germany ghana greece " +
 		"guatemala haiti honduras hungary iceland india indonesia iran iraq ireland israel italy jamaica japan " +
-		"jordan kazakhstan kenya korea kuwait laos latvia lebanon libya lithuania luxembourg madagascar malaysia " +
+		"kazakhstan kenya korea kuwait laos latvia lebanon libya lithuania luxembourg madagascar malaysia " +
 		"maldives malta mexico moldova monaco mongolia montenegro morocco mozambique myanmar nepal netherlands " +
 		"holland zealand nicaragua nigeria norway pakistan panama paraguay peru philippines poland portugal " +
 		"qatar romania russia rwanda scotland senegal serbia singapore slovakia slovenia somalia spain srilanka " +
-		"sudan sweden switzerland syria taiwan tanzania thailand tunisia turkey uganda ukraine uruguay usa " +
+		"sudan sweden switzerland syria taiwan tanzania thailand tunisia uganda ukraine uruguay usa " +
 		"uzbekistan venezuela vietnam wales yemen zambia zimbabwe"
 	cities = "london paris rome madrid barcelona lisbon berlin munich amsterdam brussels vienna prague budapest " +
 		"warsaw athens istanbul moscow dublin edinburgh stockholm oslo copenhagen helsinki zurich geneva milan " +
-		"venice florence naples tokyo kyoto osaka seoul beijing shanghai hongkong singapore bangkok delhi mumbai " +
+		"venice naples tokyo kyoto osaka seoul beijing shanghai hongkong singapore bangkok delhi mumbai " +
 		"dubai cairo nairobi johannesburg sydney melbourne auckland toronto vancouver montreal chicago boston " +
-		"seattle portland denver austin dallas houston miami atlanta orlando nashville phoenix vegas " +
+		"seattle portland denver dallas houston miami atlanta orlando nashville phoenix vegas " +
 		"philadelphia detroit minneapolis pittsburgh baltimore sacramento honolulu anchorage brooklyn manhattan " +
 		"hollywood nyc la sf"
 	usStates = "alabama alaska arizona arkansas california colorado connecticut delaware florida georgia hawaii " +
