@@ -57,6 +57,11 @@ func TestScript(t *testing.T) {
 // TestScriptRaced runs racedScripts with memctl built with the race
 // detector, when the tests are.
 func TestScriptRaced(t *testing.T) {
+	for _, name := range racedScripts {
+		if _, err := os.Stat(filepath.Join("testdata", "script", name+".txtar")); err != nil {
+			t.Errorf("racedScripts names %q: %v", name, err)
+		}
+	}
 	if !raceBuild {
 		t.Skip("the tests are built without the race detector: TestScript runs every scenario")
 	}
