@@ -363,6 +363,7 @@ func hookContext(ctx context.Context, f *Factory, event string, in *hookInput, o
 		if start != nil && len(start.Items) == 0 {
 			start = nil // an empty fence says nothing
 		}
+		logInject(f, s, start)
 		return hookOutput(event, start, err)
 	}
 	// A prompt: the whole budget ranks the entries against it, less the
@@ -384,6 +385,7 @@ func hookContext(ctx context.Context, f *Factory, event string, in *hookInput, o
 	if res != nil && len(res.Items) == 0 {
 		res = nil
 	}
+	logInject(f, s, res)
 	return hookOutput(event, res, err)
 }
 

@@ -195,16 +195,7 @@ func runInject(ctx context.Context, f *Factory, opts *injectOptions) error {
 	for _, w := range res.Warnings {
 		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: %s\n", w)
 	}
-	if s.Config.Inject.Log || f.Getenv("MEMCTL_INJECT_LOG") == "1" {
-		ids := make([]string, 0, len(res.Items))
-		for _, it := range res.Items {
-			ids = append(ids, it.Note.Ref())
-		}
-		rec := mdmem.UsageRecord{Kind: mdmem.UsageInject, Time: f.Now().UTC(), Budget: res.Budget, Tokens: res.UsedTokens, IDs: ids, Omitted: len(res.LeftOut)}
-		if err := mdmem.AppendUsageLog(s.Dir, rec); err != nil {
-			fmt.Fprintf(f.IO.ErrOut, "memctl: warning: inject log: %v\n", err)
-		}
-	}
+	logInject(f, s, res)
 	if opts.Write != "" { // the block between memctl's markers in an agent file
 		changed, err := inject.WriteBlock(ctx, opts.Write, res.Block)
 		if err == nil && changed {
@@ -364,4 +355,22 @@ func configCounter(s *mdmem.Store) inject.Counter {
 		return nil
 	}
 	return cnt
+}
+
+// logInject appends an inject's record to the opt-in inject log
+// (inject.log = true, or MEMCTL_INJECT_LOG=1), for the CLI, the hook and
+// the MCP server alike: stats counts every block an agent was given. A
+// write that fails is a warning; the block is still given.
+func logInject(f *Factory, s *mdmem.Store, res *inject.Result) {
+	if res == nil || !s.Config.Inject.Log && f.Getenv("MEMCTL_INJECT_LOG") != "1" {
+		return
+	}
+	ids := make([]string, 0, len(res.Items))
+	for _, it := range res.Items {
+		ids = append(ids, it.Note.Ref())
+	}
+	rec := mdmem.UsageRecord{Kind: mdmem.UsageInject, Time: f.Now().UTC(), Budget: res.Budget, Tokens: res.UsedTokens, IDs: ids, Omitted: len(res.LeftOut)}
+	if err := mdmem.AppendUsageLog(s.Dir, rec); err != nil {
+		fmt.Fprintf(f.IO.ErrOut, "memctl: warning: inject log: %v\n", err)
+	}
 }

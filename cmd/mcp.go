@@ -425,6 +425,7 @@ func mcpInject(f *Factory, opts *mcpOptions) mcp.ToolHandlerFor[injectIn, any] {
 		if err != nil {
 			return nil, nil, err
 		}
+		logInject(f, s, res)
 		if res.Block == "" {
 			return textResult("(the memory holds nothing for this task)"), nil, nil
 		}
