@@ -29,9 +29,23 @@ func noRaceExitSleep() string {
 
 func TestMain(m *testing.M) {
 	os.Setenv("GORACE", noRaceExitSleep())
-	testscript.Main(m, map[string]func(){
+	testscript.Main(removingSimBinary{m}, map[string]func(){
 		"memctl": func() { os.Exit(cmd.Main(os.Args[1:])) },
 	})
+}
+
+// removingSimBinary runs the tests, then removes the memctl simBinary
+// built for them, so that runs leave no binaries in the temporary
+// directory.
+type removingSimBinary struct{ m *testing.M }
+
+// Run runs the tests and returns their exit code.
+func (r removingSimBinary) Run() int {
+	code := r.m.Run()
+	if simBuild.bin != "" {
+		os.RemoveAll(filepath.Dir(simBuild.bin))
+	}
+	return code
 }
 
 // racedScripts are the scenarios that run memctl built with the race
