@@ -106,8 +106,8 @@ func (s *Store) ImportStream(ctx context.Context, opts ImportOptions, next func(
 	run.allowDup = opts.AllowDuplicates
 	// The candidates come in batches, read ahead on a goroutine of their
 	// own; the instruction check, pure and the dearest part, and the
-	// line's presentKey run on every core; placing runs here, in input order, as a loop of next and place
-	// would.
+	// line's presentKey run on every core; placing runs here, in input
+	// order, as a loop of next and place would.
 	c, done := first, false
 	readBatch := func() ([]importLine, error) {
 		var batch []importLine

@@ -106,6 +106,18 @@ func AgentSource(source string) bool {
 	return agentSources[strings.NewReplacer("-", "_", " ", "_").Replace(strings.ToLower(strings.TrimSpace(source)))]
 }
 
+// namedList is one of a candidate's list fields with its name.
+type namedList struct {
+	name string
+	vals []string
+}
+
+// listFields are the candidate's list fields as they are now: Normalize
+// checks them twice, before and after splitting the scopes.
+func (c *Candidate) listFields() [3]namedList {
+	return [3]namedList{{"scope", c.Scope}, {"refs", c.Refs}, {"tags", c.Tags}}
+}
+
 // Normalize validates a candidate and fills defaults: category known,
 // content non-empty valid UTF-8 within maxBytes, confidence in [0,1], topic
 // a valid slug, dates within CheckDate's range (created_at defaults to
@@ -125,10 +137,7 @@ func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
 			return err
 		}
 	}
-	for _, f := range [...]struct {
-		name string
-		vals []string
-	}{{"scope", c.Scope}, {"refs", c.Refs}, {"tags", c.Tags}} {
+	for _, f := range c.listFields() {
 		for i := range f.vals {
 			if f.vals[i], err = r.Redact(f.name, f.vals[i]); err != nil {
 				return err
@@ -195,11 +204,8 @@ func (c *Candidate) Normalize(now time.Time, maxBytes int, r Redactor) error {
 			return fmt.Errorf("%w %q: it is reserved (inject --scope all means every scope)", ErrBadScope, sc)
 		}
 	}
-	for _, f := range [...]struct {
-		what string
-		vals []string
-	}{{"scope", c.Scope}, {"refs", c.Refs}, {"tags", c.Tags}} {
-		if err := small(f.what, f.vals); err != nil {
+	for _, f := range c.listFields() { // the scopes as split above
+		if err := small(f.name, f.vals); err != nil {
 			return err
 		}
 	}
